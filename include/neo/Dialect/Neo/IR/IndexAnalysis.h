@@ -1,0 +1,47 @@
+//===- IndexAnalysis.h - Ranges of affine index expressions -----*- C++ -*-===//
+//
+// Exact interval bounds of affine expressions (with floordiv/ceildiv/mod by
+// positive constants) over a box-shaped iteration space. Used by the verifier
+// (reads that can never be in bounds), the lowering (which reads need bounds
+// checks) and autodiff.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_DIALECT_NEO_IR_INDEXANALYSIS_H
+#define NEO_DIALECT_NEO_IR_INDEXANALYSIS_H
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/ArrayRef.h"
+#include <cstdint>
+#include <optional>
+
+namespace mlir {
+namespace neo {
+
+/// A closed integer interval [lo, hi].
+struct Interval {
+  int64_t lo = 0, hi = 0;
+  bool contains(int64_t v) const { return lo <= v && v <= hi; }
+  bool intersects(Interval o) const { return lo <= o.hi && o.lo <= hi; }
+};
+
+/// The range of `expr` when each dim `d_i` ranges over [0, bounds[i]-1].
+/// Returns std::nullopt for expressions that are not affine in the supported
+/// sense (symbols, non-constant multiplication or division, non-positive
+/// divisors) or whose range overflows int64.
+std::optional<Interval> getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds);
+
+/// True if `expr` is affine in the sense of neo indexing maps: dims and
+/// constants combined with +, * by a constant, and floordiv/ceildiv/mod by a
+/// positive constant.
+bool isSupportedIndexExpr(AffineExpr expr);
+
+/// True if `map` may produce an index outside `shape` for some point of the
+/// box `bounds` (conservative: true when unsure).
+bool mayBeOutOfBounds(AffineMap map, llvm::ArrayRef<int64_t> bounds,
+                      llvm::ArrayRef<int64_t> shape);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_DIALECT_NEO_IR_INDEXANALYSIS_H

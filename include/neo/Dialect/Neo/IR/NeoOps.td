@@ -1,0 +1,206 @@
+//===- NeoOps.td - Operations of the neo dialect -----------*- tablegen -*-===//
+#ifndef NEO_OPS_TD
+#define NEO_OPS_TD
+
+include "neo/Dialect/Neo/IR/NeoBase.td"
+include "neo/Dialect/Neo/IR/NeoAttrs.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// The element types that neo tensors may hold.
+def Neo_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
+/// A statically shaped tensor of f16, bf16, f32 or f64 (0-d allowed).
+def Neo_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+
+//===----------------------------------------------------------------------===//
+// neo.compute
+//===----------------------------------------------------------------------===//
+
+def Neo_ComputeOp : Neo_Op<"compute", [
+    Pure, IsolatedFromAbove, SingleBlock,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "a tensor defined by an affine tensor expression";
+  let description = [{
+    Defines its result by an affine tensor expression over an iteration space
+    of `P` parallel dims (`space [e_0, ..., e_(P-1)]`, equal to the result
+    shape) followed by `R` reduction dims (`kind [e_P, ...]`). Iteration dims
+    are `d0 .. d{P+R-1}` in the maps and in `neo.index`.
+
+    Each operand is one *read*: operand `i` is read at `maps[i](d)` and its
+    value is passed to the body as block argument `i`. A read whose index
+    falls outside the operand's shape yields `pad[i]` instead (0 when `pad` is
+    omitted). The same value may appear as several operands with different
+    maps (stencils, shift convolution, `A[i,j] + A[j,i]`).
+
+    If `where` is given, iterations whose dims do not satisfy the integer set
+    are skipped. The body's yielded values are combined over the reduction
+    dims by `kind`; an output element that receives no iteration holds the
+    kind's identity (0 for `none` and `sum`, 1 for `prod`, -inf for `max`,
+    +inf for `min`).
+
+    Example, a 3x3 convolution with stride 2 and padding 1:
+
+    ```mlir
+    %o = neo.compute ins(%x, %w : tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>)
+           space [1, 6, 4, 4] sum [4, 3, 3]
+           maps [affine_map<(n, k, p, q, c, r, s) -> (n, c, p * 2 + r - 1, q * 2 + s - 1)>,
+                 affine_map<(n, k, p, q, c, r, s) -> (k, c, r, s)>]
+           -> tensor<1x6x4x4xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.mulf %a, %b : f32
+      neo.yield %m : f32
+    }
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Neo_Tensor>:$inputs,
+    DenseI64ArrayAttr:$bounds,
+    DenseI64ArrayAttr:$reduction_bounds,
+    Neo_ReductionKindAttr:$kind,
+    AffineMapArrayAttr:$indexing_maps,
+    OptionalAttr<DenseF64ArrayAttr>:$pad_values,
+    OptionalAttr<IntegerSetAttr>:$domain
+  );
+  let results = (outs Neo_Tensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `space` custom<IterationSpace>($bounds, $kind, $reduction_bounds)
+    `maps` $indexing_maps
+    (`pad` custom<PadValues>($pad_values)^)?
+    (`where` $domain^)?
+    `->` type($result) attr-dict-with-keyword $body
+  }];
+
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::RankedTensorType":$resultType,
+                   "::mlir::ValueRange":$inputs,
+                   "::llvm::ArrayRef<::mlir::AffineMap>":$maps,
+                   "::llvm::ArrayRef<int64_t>":$reductionBounds,
+                   "::mlir::neo::ReductionKind":$kind,
+                   CArg<"::llvm::ArrayRef<double>", "{}">:$padValues,
+                   CArg<"::mlir::IntegerSet", "{}">:$domain)>
+  ];
+
+  let extraClassDeclaration = [{
+    /// Number of parallel dims (the rank of the result).
+    unsigned getNumParallelDims() { return getBounds().size(); }
+    /// Number of reduction dims.
+    unsigned getNumReductionDims() { return getReductionBounds().size(); }
+    /// Number of iteration dims, parallel then reduction.
+    unsigned getNumDims() { return getNumParallelDims() + getNumReductionDims(); }
+    /// Extents of all iteration dims, parallel then reduction.
+    ::llvm::SmallVector<int64_t> getIterationBounds();
+    /// The indexing map of read `i`.
+    ::mlir::AffineMap getIndexingMap(unsigned i);
+    ::llvm::SmallVector<::mlir::AffineMap> getIndexingMapsArray();
+    /// The pad value of read `i` (0 when none is set).
+    double getPadValue(unsigned i);
+    ::llvm::SmallVector<double> getPadValuesArray();
+    /// True if read `i` may fall outside its operand for some iteration.
+    bool readMayBeOutOfBounds(unsigned i);
+    /// The block of the body and its terminator.
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::Value getYieldedValue();
+    ::mlir::RankedTensorType getResultType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+    /// The identity of the reduction kind (also the value of output elements
+    /// that receive no iteration).
+    static double getIdentity(::mlir::neo::ReductionKind kind);
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Neo_YieldOp : Neo_Op<"yield", [Pure, Terminator, ReturnLike,
+                                  ParentOneOf<["ComputeOp"]>]> {
+  let summary = "yields the scalar value of one iteration of a neo.compute";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def Neo_IndexOp : Neo_Op<"index", [Pure, HasParent<"ComputeOp">]> {
+  let summary = "the value of an iteration dim inside a neo.compute body";
+  let description = [{
+    `neo.index 2` is the current value of iteration dim `d2` of the enclosing
+    `neo.compute` (parallel dims first, then reduction dims).
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// neo.constant
+//===----------------------------------------------------------------------===//
+
+def Neo_ConstantOp : Neo_Op<"constant", [ConstantLike, Pure,
+    TypesMatchWith<"result type matches the value's type", "value", "result",
+                   "$_self">]> {
+  let summary = "a constant tensor";
+  let description = [{
+    ```mlir
+    %c = neo.constant dense<1.0> : tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Neo_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// neo.fused
+//===----------------------------------------------------------------------===//
+
+def Neo_FusedOp : Neo_Op<"fused", [IsolatedFromAbove, SingleBlock,
+    RecursiveMemoryEffects]> {
+  let summary = "a fused kernel: a region of neo ops run as one unit";
+  let description = [{
+    Groups a DAG of neo ops that are scheduled, tiled and launched together.
+    The region's arguments are bound to the operands; `neo.return` gives the
+    results. Produced by `neo-eqsat-fuse`; `neo-inline-fused` dissolves it.
+
+    ```mlir
+    %r:2 = neo.fused ins(%a, %b : tensor<4xf32>, tensor<4xf32>)
+             -> (tensor<4xf32>, tensor<4xf32>) {
+    ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+      ...
+      neo.return %p, %q : tensor<4xf32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Neo_Tensor>:$inputs);
+  let results = (outs Variadic<Neo_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `->` `(` type($results) `)` attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Neo_ReturnOp : Neo_Op<"return", [Pure, Terminator, ReturnLike,
+                                    HasParent<"FusedOp">]> {
+  let summary = "returns the results of a neo.fused kernel";
+  let arguments = (ins Variadic<Neo_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // NEO_OPS_TD

@@ -1,0 +1,70 @@
+//===- Sema.h - Semantic analysis of .neo statements ------------*- C++ -*-===//
+#ifndef NEO_FRONTEND_SEMA_H
+#define NEO_FRONTEND_SEMA_H
+
+#include "neo/Frontend/AST.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace mlir {
+namespace neo {
+namespace frontend {
+
+/// A tensor visible to a statement: a parameter or an earlier statement.
+struct TensorSymbol {
+  mlir::Value value;
+  llvm::SMLoc loc;
+  ElementKind element = ElementKind::F32;
+  std::vector<int64_t> shape;
+};
+
+/// Checks one statement and annotates its tree: binds every index variable
+/// use to its binding, types every expression, infers the extents of index
+/// variables from the accesses, and resolves tensor names. Reports the first
+/// error with a location and returns false.
+class Sema {
+public:
+  Sema(const llvm::StringMap<TensorSymbol> &tensors,
+       std::function<mlir::Location(llvm::SMLoc)> toLoc)
+      : tensors(tensors), toLoc(std::move(toLoc)) {}
+
+  /// `declared` is the type of the statement's output when the function's
+  /// signature gives it; its shape supplies extents of the output indices.
+  bool analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declared);
+
+  /// The element type of the statement (common to all its reads).
+  ElementKind getElementKind() const { return element; }
+
+private:
+  bool resolve(std::unique_ptr<Expr> &e);
+  bool typeCheck(Expr *e);
+  bool inferExtents(Expr *e);
+  bool setInferred(IndexBinding *b, int64_t extent, llvm::SMLoc loc,
+                   llvm::StringRef tensor);
+  mlir::InFlightDiagnostic error(llvm::SMLoc loc, const llvm::Twine &message);
+  bool fail(llvm::SMLoc loc, const llvm::Twine &message) {
+    error(loc, message);
+    return false;
+  }
+
+  const llvm::StringMap<TensorSymbol> &tensors;
+  std::function<mlir::Location(llvm::SMLoc)> toLoc;
+  std::vector<IndexBinding *> scope;
+  unsigned nextOrder = 0;
+  std::optional<ElementKind> elementSeen;
+  llvm::SMLoc elementSeenAt;
+  ElementKind element = ElementKind::F32;
+};
+
+/// Evaluates a constant numeric expression (numbers, unary minus, `inf`).
+std::optional<double> evaluateConstant(const Expr *e);
+
+} // namespace frontend
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_FRONTEND_SEMA_H

@@ -1,0 +1,126 @@
+//===- IndexAnalysis.cpp - Ranges of affine index expressions -------------===//
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+
+static std::optional<int64_t> positiveConstant(AffineExpr e) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    if (c.getValue() > 0)
+      return c.getValue();
+  return std::nullopt;
+}
+
+bool mlir::neo::isSupportedIndexExpr(AffineExpr expr) {
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant:
+  case AffineExprKind::DimId:
+    return true;
+  case AffineExprKind::SymbolId:
+    return false;
+  case AffineExprKind::Add: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    return isSupportedIndexExpr(bin.getLHS()) && isSupportedIndexExpr(bin.getRHS());
+  }
+  case AffineExprKind::Mul: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    bool lc = isa<AffineConstantExpr>(bin.getLHS());
+    bool rc = isa<AffineConstantExpr>(bin.getRHS());
+    if (!lc && !rc)
+      return false;
+    return isSupportedIndexExpr(bin.getLHS()) && isSupportedIndexExpr(bin.getRHS());
+  }
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+  case AffineExprKind::Mod: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    return positiveConstant(bin.getRHS()).has_value() &&
+           isSupportedIndexExpr(bin.getLHS());
+  }
+  }
+  return false;
+}
+
+std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
+                                                llvm::ArrayRef<int64_t> bounds) {
+  switch (expr.getKind()) {
+  case AffineExprKind::Constant: {
+    int64_t v = cast<AffineConstantExpr>(expr).getValue();
+    return Interval{v, v};
+  }
+  case AffineExprKind::DimId: {
+    unsigned pos = cast<AffineDimExpr>(expr).getPosition();
+    if (pos >= bounds.size() || bounds[pos] <= 0)
+      return std::nullopt;
+    return Interval{0, bounds[pos] - 1};
+  }
+  case AffineExprKind::SymbolId:
+    return std::nullopt;
+  case AffineExprKind::Add: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    auto l = getExprRange(bin.getLHS(), bounds);
+    auto r = getExprRange(bin.getRHS(), bounds);
+    if (!l || !r)
+      return std::nullopt;
+    auto lo = llvm::checkedAdd(l->lo, r->lo);
+    auto hi = llvm::checkedAdd(l->hi, r->hi);
+    if (!lo || !hi)
+      return std::nullopt;
+    return Interval{*lo, *hi};
+  }
+  case AffineExprKind::Mul: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    AffineExpr lhs = bin.getLHS(), rhs = bin.getRHS();
+    if (isa<AffineConstantExpr>(lhs))
+      std::swap(lhs, rhs);
+    auto c = dyn_cast<AffineConstantExpr>(rhs);
+    if (!c)
+      return std::nullopt;
+    auto l = getExprRange(lhs, bounds);
+    if (!l)
+      return std::nullopt;
+    auto a = llvm::checkedMul(l->lo, c.getValue());
+    auto b = llvm::checkedMul(l->hi, c.getValue());
+    if (!a || !b)
+      return std::nullopt;
+    return Interval{std::min(*a, *b), std::max(*a, *b)};
+  }
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+  case AffineExprKind::Mod: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    auto c = positiveConstant(bin.getRHS());
+    if (!c)
+      return std::nullopt;
+    auto l = getExprRange(bin.getLHS(), bounds);
+    if (!l)
+      return std::nullopt;
+    if (expr.getKind() == AffineExprKind::FloorDiv)
+      return Interval{llvm::divideFloorSigned(l->lo, *c),
+                      llvm::divideFloorSigned(l->hi, *c)};
+    if (expr.getKind() == AffineExprKind::CeilDiv)
+      return Interval{llvm::divideCeilSigned(l->lo, *c),
+                      llvm::divideCeilSigned(l->hi, *c)};
+    // Mod: exact when the interval stays within one period.
+    if (llvm::divideFloorSigned(l->lo, *c) == llvm::divideFloorSigned(l->hi, *c))
+      return Interval{llvm::mod(l->lo, *c), llvm::mod(l->hi, *c)};
+    return Interval{0, *c - 1};
+  }
+  }
+  return std::nullopt;
+}
+
+bool mlir::neo::mayBeOutOfBounds(AffineMap map, llvm::ArrayRef<int64_t> bounds,
+                                 llvm::ArrayRef<int64_t> shape) {
+  if (map.getNumResults() != shape.size())
+    return true;
+  for (auto [expr, size] : llvm::zip(map.getResults(), shape)) {
+    auto r = getExprRange(expr, bounds);
+    if (!r || r->lo < 0 || r->hi >= size)
+      return true;
+  }
+  return false;
+}

@@ -1,0 +1,410 @@
+//===- NeoOps.cpp - Operations of the neo dialect: builders, syntax, verifiers
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::neo;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseIntList(OpAsmParser &parser,
+                                SmallVectorImpl<int64_t> &values) {
+  return parser.parseCommaSeparatedList(
+      OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        values.push_back(v);
+        return success();
+      });
+}
+
+/// `[4, 16]` for a pure map, `[4, 16] sum [8]` with reductions.
+static ParseResult parseIterationSpace(OpAsmParser &parser,
+                                       DenseI64ArrayAttr &bounds,
+                                       ReductionKindAttr &kind,
+                                       DenseI64ArrayAttr &reductionBounds) {
+  SmallVector<int64_t> par, red;
+  if (parseIntList(parser, par))
+    return failure();
+  ReductionKind k = ReductionKind::None;
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalKeyword(
+          &keyword, {"none", "sum", "max", "min", "prod"}))) {
+    auto parsed = symbolizeReductionKind(keyword);
+    if (!parsed)
+      return parser.emitError(loc, "unknown reduction kind '") << keyword << "'";
+    k = *parsed;
+    if (parseIntList(parser, red))
+      return failure();
+  }
+  MLIRContext *ctx = parser.getContext();
+  bounds = DenseI64ArrayAttr::get(ctx, par);
+  reductionBounds = DenseI64ArrayAttr::get(ctx, red);
+  kind = ReductionKindAttr::get(ctx, k);
+  return success();
+}
+
+static void printIterationSpace(OpAsmPrinter &p, Operation *,
+                                DenseI64ArrayAttr bounds, ReductionKindAttr kind,
+                                DenseI64ArrayAttr reductionBounds) {
+  p << "[";
+  llvm::interleaveComma(bounds.asArrayRef(), p);
+  p << "]";
+  if (kind.getValue() != ReductionKind::None || !reductionBounds.empty()) {
+    p << " " << stringifyReductionKind(kind.getValue()) << " [";
+    llvm::interleaveComma(reductionBounds.asArrayRef(), p);
+    p << "]";
+  }
+}
+
+/// The `[0.0, -inf]` of `pad [0.0, -inf]`.
+static ParseResult parsePadValues(OpAsmParser &parser, DenseF64ArrayAttr &pads) {
+  SmallVector<double> values;
+  if (parser.parseCommaSeparatedList(
+          OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+            bool negative = succeeded(parser.parseOptionalMinus());
+            double v;
+            if (succeeded(parser.parseOptionalKeyword("inf")))
+              v = std::numeric_limits<double>::infinity();
+            else if (succeeded(parser.parseOptionalKeyword("nan")))
+              v = std::numeric_limits<double>::quiet_NaN();
+            else if (parser.parseFloat(v))
+              return failure();
+            values.push_back(negative ? -v : v);
+            return success();
+          }))
+    return failure();
+  pads = DenseF64ArrayAttr::get(parser.getContext(), values);
+  return success();
+}
+
+static void printPadValues(OpAsmPrinter &p, Operation *, DenseF64ArrayAttr pads) {
+  p << "[";
+  llvm::interleaveComma(pads.asArrayRef(), p, [&](double v) {
+    if (std::isnan(v))
+      p << "nan";
+    else if (std::isinf(v))
+      p << (v < 0 ? "-inf" : "inf");
+    else
+      p.printFloat(llvm::APFloat(v));
+  });
+  p << "]";
+}
+
+#define GET_OP_CLASSES
+#include "neo/Dialect/Neo/IR/NeoOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// ComputeOp
+//===----------------------------------------------------------------------===//
+
+void ComputeOp::build(OpBuilder &builder, OperationState &state,
+                      RankedTensorType resultType, ValueRange inputs,
+                      ArrayRef<AffineMap> maps, ArrayRef<int64_t> reductionBounds,
+                      ReductionKind kind, ArrayRef<double> padValues,
+                      IntegerSet domain) {
+  MLIRContext *ctx = builder.getContext();
+  state.addOperands(inputs);
+  state.addTypes(resultType);
+  state.addAttribute(getBoundsAttrName(state.name),
+                     DenseI64ArrayAttr::get(ctx, resultType.getShape()));
+  state.addAttribute(getReductionBoundsAttrName(state.name),
+                     DenseI64ArrayAttr::get(ctx, reductionBounds));
+  state.addAttribute(getKindAttrName(state.name), ReductionKindAttr::get(ctx, kind));
+  state.addAttribute(getIndexingMapsAttrName(state.name),
+                     builder.getAffineMapArrayAttr(maps));
+  if (llvm::any_of(padValues, [](double v) { return v != 0.0 || std::signbit(v); }))
+    state.addAttribute(getPadValuesAttrName(state.name),
+                       DenseF64ArrayAttr::get(ctx, padValues));
+  if (domain)
+    state.addAttribute(getDomainAttrName(state.name), IntegerSetAttr::get(domain));
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value in : inputs)
+    block->addArgument(cast<ShapedType>(in.getType()).getElementType(), state.location);
+}
+
+SmallVector<int64_t> ComputeOp::getIterationBounds() {
+  SmallVector<int64_t> all(getBounds());
+  llvm::append_range(all, getReductionBounds());
+  return all;
+}
+
+AffineMap ComputeOp::getIndexingMap(unsigned i) {
+  return cast<AffineMapAttr>(getIndexingMaps()[i]).getValue();
+}
+
+SmallVector<AffineMap> ComputeOp::getIndexingMapsArray() {
+  return llvm::to_vector(llvm::map_range(getIndexingMaps(), [](Attribute a) {
+    return cast<AffineMapAttr>(a).getValue();
+  }));
+}
+
+double ComputeOp::getPadValue(unsigned i) {
+  if (auto pads = getPadValuesAttr())
+    if (i < pads.size())
+      return pads[i];
+  return 0.0;
+}
+
+SmallVector<double> ComputeOp::getPadValuesArray() {
+  SmallVector<double> pads;
+  for (unsigned i = 0, e = getInputs().size(); i < e; ++i)
+    pads.push_back(getPadValue(i));
+  return pads;
+}
+
+bool ComputeOp::readMayBeOutOfBounds(unsigned i) {
+  auto type = cast<RankedTensorType>(getInputs()[i].getType());
+  return mayBeOutOfBounds(getIndexingMap(i), getIterationBounds(), type.getShape());
+}
+
+Value ComputeOp::getYieldedValue() {
+  auto yield = dyn_cast<YieldOp>(getBodyBlock().getTerminator());
+  if (!yield || yield.getValues().size() != 1)
+    return {};
+  return yield.getValues()[0];
+}
+
+double ComputeOp::getIdentity(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::None:
+  case ReductionKind::Sum:
+    return 0.0;
+  case ReductionKind::Prod:
+    return 1.0;
+  case ReductionKind::Max:
+    return -std::numeric_limits<double>::infinity();
+  case ReductionKind::Min:
+    return std::numeric_limits<double>::infinity();
+  }
+  return 0.0;
+}
+
+void ComputeOp::getAsmBlockArgumentNames(Region &region,
+                                         OpAsmSetValueNameFn setNameFn) {
+  for (BlockArgument arg : region.getArguments())
+    setNameFn(arg, "in");
+}
+
+static std::string str(AffineExpr e) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  e.print(os);
+  return s;
+}
+
+static std::string formatList(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os);
+  os << "]";
+  return s;
+}
+
+LogicalResult ComputeOp::verify() {
+  ArrayRef<int64_t> par = getBounds(), red = getReductionBounds();
+  for (auto [i, b] : llvm::enumerate(par))
+    if (b <= 0)
+      return emitOpError("parallel bound #") << i << " must be positive, got " << b;
+  for (auto [i, b] : llvm::enumerate(red))
+    if (b <= 0)
+      return emitOpError("reduction bound #") << i << " must be positive, got " << b;
+
+  ArrayRef<int64_t> shape = getResultType().getShape();
+  if (shape != par)
+    return emitOpError("result shape ")
+           << formatList(shape) << " does not match the parallel bounds "
+           << formatList(par);
+
+  ReductionKind kind = getKind();
+  if (kind == ReductionKind::None && !red.empty())
+    return emitOpError("reduction kind 'none' requires no reduction dims, but ")
+           << red.size() << " were given";
+  if (kind != ReductionKind::None && red.empty())
+    return emitOpError("reduction kind '")
+           << stringifyReductionKind(kind) << "' requires at least one reduction dim";
+
+  unsigned numDims = getNumDims();
+  SmallVector<int64_t> bounds = getIterationBounds();
+  ArrayAttr maps = getIndexingMaps();
+  if (maps.size() != getInputs().size())
+    return emitOpError("expected ")
+           << getInputs().size() << " indexing maps (one per read), but got "
+           << maps.size();
+  if (auto pads = getPadValuesAttr(); pads && pads.size() != getInputs().size())
+    return emitOpError("expected ")
+           << getInputs().size() << " pad values (one per read), but got "
+           << pads.size();
+
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    AffineMap map = getIndexingMap(i);
+    auto type = cast<RankedTensorType>(input.getType());
+    if (map.getNumSymbols() != 0)
+      return emitOpError("indexing map #") << i << " must not have symbols";
+    if (map.getNumDims() != numDims)
+      return emitOpError("indexing map #")
+             << i << " has " << map.getNumDims() << " dims but the iteration space has "
+             << numDims;
+    if (map.getNumResults() != type.getRank())
+      return emitOpError("indexing map #")
+             << i << " has " << map.getNumResults() << " results but read #" << i
+             << " is of rank " << type.getRank();
+    for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+      if (!isSupportedIndexExpr(expr))
+        return emitOpError("indexing map #")
+               << i << ": index #" << j << " (" << str(expr)
+               << ") is not affine: only +, * by a constant and floordiv/ceildiv/mod "
+                  "by a positive constant are allowed";
+      std::optional<Interval> range = getExprRange(expr, bounds);
+      if (!range)
+        return emitOpError("indexing map #")
+               << i << ": the range of index #" << j << " (" << str(expr)
+               << ") overflows 64-bit integers";
+      int64_t size = type.getDimSize(j);
+      if (!range->intersects(Interval{0, size - 1}))
+        return emitOpError("read #")
+               << i << " is never in bounds: index #" << j << " ranges over ["
+               << range->lo << ", " << range->hi << "] but the dim has size " << size;
+    }
+  }
+
+  if (auto domain = getDomainAttr()) {
+    IntegerSet set = domain.getValue();
+    if (set.getNumSymbols() != 0)
+      return emitOpError("domain must not have symbols");
+    if (set.getNumDims() != numDims)
+      return emitOpError("domain has ")
+             << set.getNumDims() << " dims but the iteration space has " << numDims;
+    for (AffineExpr c : set.getConstraints())
+      if (!isSupportedIndexExpr(c))
+        return emitOpError("domain constraint (")
+               << str(c) << ") is not affine in the iteration dims";
+  }
+  return success();
+}
+
+LogicalResult ComputeOp::verifyRegions() {
+  Block &block = getBodyBlock();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << block.getNumArguments() << " arguments but the op has "
+           << getInputs().size() << " reads";
+  for (auto [i, arg, input] : llvm::enumerate(block.getArguments(), getInputs())) {
+    Type elem = cast<ShapedType>(input.getType()).getElementType();
+    if (arg.getType() != elem)
+      return emitOpError("body argument #")
+             << i << " has type " << arg.getType() << " but read #" << i
+             << " has element type " << elem;
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with neo.yield");
+  if (yield.getValues().size() != 1)
+    return yield.emitOpError("must yield exactly one value, but yields ")
+           << yield.getValues().size();
+  Type elem = getResultType().getElementType();
+  if (yield.getValues()[0].getType() != elem)
+    return yield.emitOpError("yields a value of type ")
+           << yield.getValues()[0].getType()
+           << " but the result element type is " << elem;
+  for (Operation &op : block.without_terminator()) {
+    auto isScalar = [](Type t) { return t.isIntOrIndexOrFloat(); };
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+        !llvm::all_of(op.getOperandTypes(), isScalar) ||
+        !llvm::all_of(op.getResultTypes(), isScalar))
+      return op.emitOpError("is not allowed in a neo.compute body: only "
+                            "side-effect-free ops on scalars are");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// YieldOp, IndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult YieldOp::verify() {
+  if (getValues().size() != 1)
+    return emitOpError("must yield exactly one value, but yields ")
+           << getValues().size();
+  return success();
+}
+
+LogicalResult IndexOp::verify() {
+  auto parent = cast<ComputeOp>((*this)->getParentOp());
+  uint64_t dim = getDim();
+  if (dim >= parent.getNumDims())
+    return emitOpError("dim ") << dim << " is out of range for an iteration space of "
+                               << parent.getNumDims() << " dims";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  auto type = cast<RankedTensorType>(getValue().getType());
+  for (int64_t d : type.getShape())
+    if (d <= 0)
+      return emitOpError("zero-sized dims are not supported");
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// FusedOp, ReturnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError("body has ")
+           << block.getNumArguments() << " arguments but the op has "
+           << getInputs().size() << " operands";
+  for (auto [i, arg, input] : llvm::enumerate(block.getArguments(), getInputs()))
+    if (arg.getType() != input.getType())
+      return emitOpError("body argument #")
+             << i << " has type " << arg.getType() << " but operand #" << i
+             << " has type " << input.getType();
+  return success();
+}
+
+LogicalResult FusedOp::verifyRegions() {
+  Block &block = getBody().front();
+  auto ret = dyn_cast<ReturnOp>(block.getTerminator());
+  if (!ret)
+    return emitOpError("body must end with neo.return");
+  if (ret.getValues().getTypes() != getResultTypes())
+    return ret.emitOpError("returns types (")
+           << ret.getValues().getTypes() << ") that differ from the results ("
+           << getResultTypes() << ") of the fused op";
+  for (Operation &op : block.without_terminator())
+    if (!isa<NeoDialect>(op.getDialect()))
+      return op.emitOpError("is not allowed in a neo.fused body: only neo ops are");
+  return success();
+}
+
+LogicalResult ReturnOp::verify() {
+  auto parent = (*this)->getParentOfType<FusedOp>();
+  if (parent && parent.getNumResults() != getValues().size())
+    return emitOpError("returns ")
+           << getValues().size() << " values but the fused op has "
+           << parent.getNumResults() << " results";
+  return success();
+}

@@ -1,0 +1,701 @@
+//===- IRGen.cpp - .neo programs to neo IR --------------------------------===//
+//
+// Each statement becomes one neo.compute, plus one per reduction nested
+// inside an expression (hoisted into a temporary indexed by the reduction's
+// free index variables). Index-only conditions of a top-level `select` whose
+// other branch is the reduction's identity become the op's domain.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Frontend/Import.h"
+#include "neo/Frontend/Parser.h"
+#include "neo/Frontend/Sema.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::frontend;
+using llvm::SMLoc;
+
+namespace {
+
+class Importer {
+public:
+  Importer(llvm::SourceMgr &sourceMgr, MLIRContext *context)
+      : sourceMgr(sourceMgr), context(context), builder(context) {
+    bufferId = sourceMgr.getMainFileID();
+    bufferName = sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier().str();
+  }
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  Location loc(SMLoc l) {
+    if (!l.isValid())
+      return FileLineColLoc::get(context, bufferName, 0, 0);
+    auto [line, col] = sourceMgr.getLineAndColumn(l, bufferId);
+    return FileLineColLoc::get(context, bufferName, line, col);
+  }
+  bool fail(SMLoc l, const llvm::Twine &message) {
+    mlir::emitError(loc(l), message);
+    return false;
+  }
+
+  bool emitFunction(Function &fn, ModuleOp module);
+  bool emitStatement(Statement &stmt, const std::optional<TensorTypeSpec> &declared);
+  Type elementType(ElementKind kind);
+
+  // One neo.compute for `body` over parallel dims `par` and reduction dims
+  // `red`. Returns null after reporting an error.
+  Value emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *> par,
+                    ArrayRef<IndexBinding *> red, ReductionKind kind, SMLoc at);
+  bool hoistReductions(std::unique_ptr<Expr> &e);
+  void peelRoot(std::unique_ptr<Expr> &root);
+
+  // Inside one compute op.
+  struct OpState {
+    llvm::DenseMap<IndexBinding *, unsigned> dims;
+    llvm::DenseMap<Expr *, unsigned> readOf;
+    ComputeOp op;
+  };
+  std::optional<AffineExpr> toAffine(Expr *e, OpState &st, bool report);
+  bool collectReads(Expr *e, OpState &st, SmallVectorImpl<Value> &inputs,
+                    SmallVectorImpl<AffineMap> &maps, SmallVectorImpl<double> &pads);
+  bool extractDomain(Expr *cond, OpState &st, SmallVectorImpl<AffineExpr> &constraints,
+                     SmallVectorImpl<bool> &eqFlags);
+  Value emitIndex(Expr *e, OpBuilder &b, OpState &st);
+  Value emitValue(Expr *e, OpBuilder &b, OpState &st);
+  Value emitBool(Expr *e, OpBuilder &b, OpState &st);
+  Value floatConstant(OpBuilder &b, Location l, double v) {
+    return arith::ConstantOp::create(b, l, FloatAttr::get(currentElement, v));
+  }
+
+  llvm::SourceMgr &sourceMgr;
+  MLIRContext *context;
+  OpBuilder builder;
+  unsigned bufferId;
+  std::string bufferName;
+  llvm::StringMap<TensorSymbol> tensors;
+  Type currentElement;
+  ElementKind currentElementKind = ElementKind::F32;
+};
+
+} // namespace
+
+Type Importer::elementType(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F16: return builder.getF16Type();
+  case ElementKind::BF16: return builder.getBF16Type();
+  case ElementKind::F32: return builder.getF32Type();
+  case ElementKind::F64: return builder.getF64Type();
+  }
+  return builder.getF32Type();
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  StringRef buffer = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
+  Parser parser(buffer, [&](SMLoc l, const llvm::Twine &msg) {
+    mlir::emitError(loc(l), msg);
+  });
+  std::optional<Program> program = parser.parseProgram();
+  if (!program)
+    return nullptr;
+  context->loadDialect<NeoDialect, func::FuncDialect, arith::ArithDialect,
+                       math::MathDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc(SMLoc::getFromPointer(buffer.data())));
+  llvm::StringMap<SMLoc> functionNames;
+  for (Function &fn : program->functions) {
+    auto [it, inserted] = functionNames.try_emplace(fn.name, fn.loc);
+    if (!inserted) {
+      mlir::emitError(loc(fn.loc), "redefinition of function '" + fn.name + "'")
+              .attachNote(loc(it->second))
+          << "previous definition is here";
+      return nullptr;
+    }
+    if (!emitFunction(fn, *module))
+      return nullptr;
+  }
+  if (failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
+bool Importer::emitFunction(Function &fn, ModuleOp module) {
+  tensors.clear();
+  SmallVector<Type> argTypes;
+  for (Param &p : fn.params) {
+    if (tensors.count(p.name)) {
+      mlir::emitError(loc(p.loc), "duplicate parameter '" + p.name + "'")
+              .attachNote(loc(tensors[p.name].loc))
+          << "previous parameter is here";
+      return false;
+    }
+    argTypes.push_back(RankedTensorType::get(p.type.shape, elementType(p.type.element)));
+    tensors[p.name] = TensorSymbol{Value(), p.loc, p.type.element, p.type.shape};
+  }
+  llvm::StringMap<const Result *> declared;
+  for (const Result &r : fn.results) {
+    if (declared.count(r.name)) {
+      mlir::emitError(loc(r.loc), "result '" + r.name + "' is listed twice");
+      return false;
+    }
+    declared[r.name] = &r;
+  }
+
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(builder, loc(fn.loc), fn.name,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, p] : llvm::enumerate(fn.params))
+    tensors[p.name].value = entry->getArgument(i);
+  builder.setInsertionPointToEnd(entry);
+
+  for (Statement &stmt : fn.statements) {
+    std::optional<TensorTypeSpec> type;
+    auto it = declared.find(stmt.name);
+    if (it != declared.end())
+      type = it->second->type;
+    if (!emitStatement(stmt, type)) {
+      func.erase();
+      return false;
+    }
+  }
+
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (const Result &r : fn.results) {
+    auto it = tensors.find(r.name);
+    if (it == tensors.end()) {
+      func.erase();
+      return fail(r.loc, "result '" + r.name + "' is never defined");
+    }
+    auto type = cast<RankedTensorType>(it->second.value.getType());
+    if (r.type && (type.getShape() != ArrayRef<int64_t>(r.type->shape) ||
+                   type.getElementType() != elementType(r.type->element))) {
+      func.erase();
+      return fail(r.loc, "result '" + r.name + "' is declared with a different type "
+                         "than its parameter");
+    }
+    results.push_back(it->second.value);
+    resultTypes.push_back(type);
+  }
+  func::ReturnOp::create(builder, loc(fn.loc), results);
+  func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  // Keep the source names of parameters and results for tools and runtimes.
+  for (auto [i, p] : llvm::enumerate(fn.params))
+    func.setArgAttr(i, "neo.name", builder.getStringAttr(p.name));
+  for (auto [i, r] : llvm::enumerate(fn.results))
+    func.setResultAttr(i, "neo.name", builder.getStringAttr(r.name));
+  return true;
+}
+
+bool Importer::emitStatement(Statement &stmt,
+                             const std::optional<TensorTypeSpec> &declared) {
+  auto prev = tensors.find(stmt.name);
+  if (prev != tensors.end()) {
+    mlir::emitError(loc(stmt.loc), "redefinition of tensor '" + stmt.name + "'")
+            .attachNote(loc(prev->second.loc))
+        << "previous definition is here";
+    return false;
+  }
+  Sema sema(tensors, [&](SMLoc l) { return loc(l); });
+  if (!sema.analyze(stmt, declared))
+    return false;
+  currentElementKind = sema.getElementKind();
+  currentElement = elementType(currentElementKind);
+
+  SmallVector<IndexBinding *> par;
+  for (auto &b : stmt.indices)
+    par.push_back(b.get());
+  peelRoot(stmt.rhs);
+  Value result;
+  if (stmt.rhs->kind == Expr::Kind::Reduce) {
+    Expr *root = stmt.rhs.get();
+    SmallVector<IndexBinding *> red;
+    for (auto &b : root->bindings)
+      red.push_back(b.get());
+    ReductionKind kind;
+    switch (root->reduceKind) {
+    case ReduceKind::Sum: kind = ReductionKind::Sum; break;
+    case ReduceKind::Prod: kind = ReductionKind::Prod; break;
+    case ReduceKind::Max: kind = ReductionKind::Max; break;
+    case ReduceKind::Min: kind = ReductionKind::Min; break;
+    }
+    result = emitCompute(root->operands[0], par, red, kind, stmt.loc);
+  } else {
+    result = emitCompute(stmt.rhs, par, {}, ReductionKind::None, stmt.loc);
+  }
+  if (!result)
+    return false;
+  auto type = cast<RankedTensorType>(result.getType());
+  tensors[stmt.name] = TensorSymbol{result, stmt.loc, currentElementKind,
+                                    std::vector<int64_t>(type.getShape().begin(),
+                                                         type.getShape().end())};
+  return true;
+}
+
+/// Moves constant factors and negation into a top-level sum:
+/// `-sum(k) e` is `sum(k) -e`, `c * sum(k) e` and `sum(k) e / c` likewise.
+void Importer::peelRoot(std::unique_ptr<Expr> &root) {
+  auto isSum = [](Expr *e) {
+    return e->kind == Expr::Kind::Reduce && e->reduceKind == ReduceKind::Sum;
+  };
+  while (true) {
+    Expr *r = root.get();
+    if (r->kind == Expr::Kind::Neg && isSum(r->operands[0].get())) {
+      std::unique_ptr<Expr> sum = std::move(r->operands[0]);
+      auto neg = std::make_unique<Expr>(Expr::Kind::Neg, r->loc);
+      neg->type = ExprType::Value;
+      neg->operands.push_back(std::move(sum->operands[0]));
+      sum->operands[0] = std::move(neg);
+      root = std::move(sum);
+      continue;
+    }
+    if (r->kind == Expr::Kind::Binary &&
+        (r->binaryOp == BinaryOp::Mul || r->binaryOp == BinaryOp::Div)) {
+      int sumSide = isSum(r->operands[0].get()) ? 0 : isSum(r->operands[1].get()) ? 1 : -1;
+      if (sumSide == 1 && r->binaryOp == BinaryOp::Div)
+        sumSide = -1;
+      if (sumSide >= 0 && evaluateConstant(r->operands[1 - sumSide].get())) {
+        std::unique_ptr<Expr> sum = std::move(r->operands[sumSide]);
+        std::unique_ptr<Expr> factor = std::move(r->operands[1 - sumSide]);
+        auto inner = std::make_unique<Expr>(Expr::Kind::Binary, r->loc);
+        inner->binaryOp = r->binaryOp;
+        inner->type = ExprType::Value;
+        if (sumSide == 0) {
+          inner->operands.push_back(std::move(sum->operands[0]));
+          inner->operands.push_back(std::move(factor));
+        } else {
+          inner->operands.push_back(std::move(factor));
+          inner->operands.push_back(std::move(sum->operands[0]));
+        }
+        sum->operands[0] = std::move(inner);
+        root = std::move(sum);
+        continue;
+      }
+    }
+    return;
+  }
+}
+
+static void collectFreeBindings(Expr *e, llvm::SmallPtrSetImpl<IndexBinding *> &own,
+                                llvm::SetVector<IndexBinding *> &free) {
+  if (e->kind == Expr::Kind::Var && !own.count(e->binding))
+    free.insert(e->binding);
+  for (auto &b : e->bindings)
+    own.insert(b.get());
+  for (auto &op : e->operands)
+    collectFreeBindings(op.get(), own, free);
+}
+
+bool Importer::hoistReductions(std::unique_ptr<Expr> &e) {
+  for (auto &op : e->operands)
+    if (!hoistReductions(op))
+      return false;
+  if (e->kind != Expr::Kind::Reduce)
+    return true;
+  llvm::SmallPtrSet<IndexBinding *, 8> own;
+  llvm::SetVector<IndexBinding *> freeSet;
+  collectFreeBindings(e.get(), own, freeSet);
+  SmallVector<IndexBinding *> free(freeSet.begin(), freeSet.end());
+  llvm::sort(free, [](IndexBinding *a, IndexBinding *b) { return a->order < b->order; });
+  SmallVector<IndexBinding *> red;
+  for (auto &b : e->bindings)
+    red.push_back(b.get());
+  ReductionKind kind = ReductionKind::Sum;
+  switch (e->reduceKind) {
+  case ReduceKind::Sum: kind = ReductionKind::Sum; break;
+  case ReduceKind::Prod: kind = ReductionKind::Prod; break;
+  case ReduceKind::Max: kind = ReductionKind::Max; break;
+  case ReduceKind::Min: kind = ReductionKind::Min; break;
+  }
+  Value temp = emitCompute(e->operands[0], free, red, kind, e->loc);
+  if (!temp)
+    return false;
+  auto access = std::make_unique<Expr>(Expr::Kind::Access, e->loc);
+  access->name = "<reduction>";
+  access->tensor = temp;
+  access->type = ExprType::Value;
+  for (IndexBinding *b : free) {
+    auto var = std::make_unique<Expr>(Expr::Kind::Var, e->loc);
+    var->name = b->name;
+    var->binding = b;
+    var->type = ExprType::Index;
+    access->operands.push_back(std::move(var));
+  }
+  e = std::move(access);
+  return true;
+}
+
+std::optional<AffineExpr> Importer::toAffine(Expr *e, OpState &st, bool report) {
+  auto bad = [&](SMLoc l, const llvm::Twine &msg) -> std::optional<AffineExpr> {
+    if (report)
+      fail(l, msg);
+    return std::nullopt;
+  };
+  switch (e->kind) {
+  case Expr::Kind::Number:
+    if (!e->isInteger)
+      return bad(e->loc, "an index expression cannot contain a non-integer number");
+    return getAffineConstantExpr(e->intValue, context);
+  case Expr::Kind::Var: {
+    auto it = st.dims.find(e->binding);
+    if (it == st.dims.end())
+      return bad(e->loc, "internal error: index variable '" + e->name +
+                             "' is not a dim of this operation");
+    return getAffineDimExpr(it->second, context);
+  }
+  case Expr::Kind::Neg: {
+    auto v = toAffine(e->operands[0].get(), st, report);
+    if (!v)
+      return std::nullopt;
+    return -*v;
+  }
+  case Expr::Kind::Binary: {
+    auto l = toAffine(e->operands[0].get(), st, report);
+    if (!l)
+      return std::nullopt;
+    auto r = toAffine(e->operands[1].get(), st, report);
+    if (!r)
+      return std::nullopt;
+    switch (e->binaryOp) {
+    case BinaryOp::Add: return *l + *r;
+    case BinaryOp::Sub: return *l - *r;
+    case BinaryOp::Mul:
+      if (!isa<AffineConstantExpr>(*l) && !isa<AffineConstantExpr>(*r))
+        return bad(e->loc, "the product of two index expressions is not affine: "
+                           "one side must be a constant");
+      return *l * *r;
+    case BinaryOp::FloorDiv: return l->floorDiv(*r);
+    case BinaryOp::Mod: return *l % *r;
+    case BinaryOp::Div:
+      break;
+    }
+    return bad(e->loc, "internal error: not an integer index expression");
+  }
+  default:
+    return bad(e->loc, "not an integer index expression");
+  }
+}
+
+bool Importer::collectReads(Expr *e, OpState &st, SmallVectorImpl<Value> &inputs,
+                            SmallVectorImpl<AffineMap> &maps,
+                            SmallVectorImpl<double> &pads) {
+  if (e->kind == Expr::Kind::Access) {
+    SmallVector<AffineExpr> results;
+    for (auto &index : e->operands) {
+      auto a = toAffine(index.get(), st, /*report=*/true);
+      if (!a)
+        return false;
+      results.push_back(*a);
+    }
+    AffineMap map = AffineMap::get(st.dims.size(), 0, results, context);
+    double pad = e->pad.value_or(0.0);
+    for (unsigned i = 0; i < inputs.size(); ++i)
+      if (inputs[i] == e->tensor && maps[i] == map &&
+          (pads[i] == pad || (std::isnan(pads[i]) && std::isnan(pad)))) {
+        st.readOf[e] = i;
+        return true;
+      }
+    st.readOf[e] = inputs.size();
+    inputs.push_back(e->tensor);
+    maps.push_back(map);
+    pads.push_back(pad);
+    return true;
+  }
+  for (auto &op : e->operands)
+    if (!collectReads(op.get(), st, inputs, maps, pads))
+      return false;
+  return true;
+}
+
+bool Importer::extractDomain(Expr *cond, OpState &st,
+                             SmallVectorImpl<AffineExpr> &constraints,
+                             SmallVectorImpl<bool> &eqFlags) {
+  if (cond->kind == Expr::Kind::And)
+    return extractDomain(cond->operands[0].get(), st, constraints, eqFlags) &&
+           extractDomain(cond->operands[1].get(), st, constraints, eqFlags);
+  if (cond->kind != Expr::Kind::Compare || cond->compareOp == CompareOp::NE ||
+      cond->operands[0]->type != ExprType::Index ||
+      cond->operands[1]->type != ExprType::Index)
+    return false;
+  auto l = toAffine(cond->operands[0].get(), st, /*report=*/false);
+  auto r = toAffine(cond->operands[1].get(), st, /*report=*/false);
+  if (!l || !r)
+    return false;
+  switch (cond->compareOp) {
+  case CompareOp::LT: constraints.push_back(*r - *l - 1); eqFlags.push_back(false); break;
+  case CompareOp::LE: constraints.push_back(*r - *l); eqFlags.push_back(false); break;
+  case CompareOp::GT: constraints.push_back(*l - *r - 1); eqFlags.push_back(false); break;
+  case CompareOp::GE: constraints.push_back(*l - *r); eqFlags.push_back(false); break;
+  case CompareOp::EQ: constraints.push_back(*l - *r); eqFlags.push_back(true); break;
+  case CompareOp::NE: return false;
+  }
+  return true;
+}
+
+Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *> par,
+                            ArrayRef<IndexBinding *> red, ReductionKind kind, SMLoc at) {
+  if (!hoistReductions(body))
+    return nullptr;
+  OpState st;
+  SmallVector<int64_t> shape, redBounds;
+  for (IndexBinding *b : par) {
+    st.dims[b] = st.dims.size();
+    shape.push_back(b->getExtent());
+  }
+  for (IndexBinding *b : red) {
+    st.dims[b] = st.dims.size();
+    redBounds.push_back(b->getExtent());
+  }
+
+  // A top-level select on an index-only condition whose other branch is the
+  // identity of the reduction becomes the domain of the op.
+  Expr *value = body.get();
+  SmallVector<AffineExpr> constraints;
+  SmallVector<bool> eqFlags;
+  if (value->kind == Expr::Kind::Call && value->name == "select") {
+    std::optional<double> otherwise = evaluateConstant(value->operands[2].get());
+    double identity = ComputeOp::getIdentity(kind);
+    if (otherwise && *otherwise == identity &&
+        extractDomain(value->operands[0].get(), st, constraints, eqFlags))
+      value = value->operands[1].get();
+    else
+      constraints.clear(), eqFlags.clear();
+  }
+  IntegerSet domain;
+  if (!constraints.empty())
+    domain = IntegerSet::get(st.dims.size(), 0, constraints, eqFlags);
+
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  SmallVector<double> pads;
+  if (!collectReads(value, st, inputs, maps, pads))
+    return nullptr;
+
+  Location l = loc(at);
+  auto resultType = RankedTensorType::get(shape, currentElement);
+  st.op = ComputeOp::create(builder, l, resultType, inputs, maps, redBounds, kind,
+                            pads, domain);
+  OpBuilder b = OpBuilder::atBlockEnd(&st.op.getBodyBlock());
+  Value v = emitValue(value, b, st);
+  if (!v) {
+    st.op.erase();
+    return nullptr;
+  }
+  YieldOp::create(b, l, v);
+  return st.op.getResult();
+}
+
+Value Importer::emitIndex(Expr *e, OpBuilder &b, OpState &st) {
+  Location l = loc(e->loc);
+  switch (e->kind) {
+  case Expr::Kind::Number:
+    return arith::ConstantIndexOp::create(b, l, e->intValue);
+  case Expr::Kind::Var:
+    return IndexOp::create(b, l, b.getIndexType(), st.dims.lookup(e->binding));
+  case Expr::Kind::Neg: {
+    Value zero = arith::ConstantIndexOp::create(b, l, 0);
+    return arith::SubIOp::create(b, l, zero, emitIndex(e->operands[0].get(), b, st));
+  }
+  case Expr::Kind::Binary: {
+    Value x = emitIndex(e->operands[0].get(), b, st);
+    Value y = emitIndex(e->operands[1].get(), b, st);
+    switch (e->binaryOp) {
+    case BinaryOp::Add: return arith::AddIOp::create(b, l, x, y);
+    case BinaryOp::Sub: return arith::SubIOp::create(b, l, x, y);
+    case BinaryOp::Mul: return arith::MulIOp::create(b, l, x, y);
+    case BinaryOp::FloorDiv: return arith::FloorDivSIOp::create(b, l, x, y);
+    case BinaryOp::Mod: {
+      Value r = arith::RemSIOp::create(b, l, x, y);
+      Value zero = arith::ConstantIndexOp::create(b, l, 0);
+      Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
+      return arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, r, y), r);
+    }
+    case BinaryOp::Div:
+      break;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  fail(e->loc, "internal error: not an index expression");
+  return nullptr;
+}
+
+Value Importer::emitBool(Expr *e, OpBuilder &b, OpState &st) {
+  Location l = loc(e->loc);
+  switch (e->kind) {
+  case Expr::Kind::Compare: {
+    Expr *lhs = e->operands[0].get(), *rhs = e->operands[1].get();
+    if (lhs->type == ExprType::Index && rhs->type == ExprType::Index) {
+      Value x = emitIndex(lhs, b, st), y = emitIndex(rhs, b, st);
+      if (!x || !y)
+        return nullptr;
+      arith::CmpIPredicate pred;
+      switch (e->compareOp) {
+      case CompareOp::LT: pred = arith::CmpIPredicate::slt; break;
+      case CompareOp::LE: pred = arith::CmpIPredicate::sle; break;
+      case CompareOp::GT: pred = arith::CmpIPredicate::sgt; break;
+      case CompareOp::GE: pred = arith::CmpIPredicate::sge; break;
+      case CompareOp::EQ: pred = arith::CmpIPredicate::eq; break;
+      case CompareOp::NE: pred = arith::CmpIPredicate::ne; break;
+      }
+      return arith::CmpIOp::create(b, l, pred, x, y);
+    }
+    Value x = emitValue(lhs, b, st), y = emitValue(rhs, b, st);
+    if (!x || !y)
+      return nullptr;
+    arith::CmpFPredicate pred;
+    switch (e->compareOp) {
+    case CompareOp::LT: pred = arith::CmpFPredicate::OLT; break;
+    case CompareOp::LE: pred = arith::CmpFPredicate::OLE; break;
+    case CompareOp::GT: pred = arith::CmpFPredicate::OGT; break;
+    case CompareOp::GE: pred = arith::CmpFPredicate::OGE; break;
+    case CompareOp::EQ: pred = arith::CmpFPredicate::OEQ; break;
+    case CompareOp::NE: pred = arith::CmpFPredicate::UNE; break;
+    }
+    return arith::CmpFOp::create(b, l, pred, x, y);
+  }
+  case Expr::Kind::And:
+  case Expr::Kind::Or: {
+    Value x = emitBool(e->operands[0].get(), b, st);
+    Value y = emitBool(e->operands[1].get(), b, st);
+    if (!x || !y)
+      return nullptr;
+    if (e->kind == Expr::Kind::And)
+      return arith::AndIOp::create(b, l, x, y);
+    return arith::OrIOp::create(b, l, x, y);
+  }
+  case Expr::Kind::Not: {
+    Value x = emitBool(e->operands[0].get(), b, st);
+    if (!x)
+      return nullptr;
+    Value t = arith::ConstantIntOp::create(b, l, 1, 1);
+    return arith::XOrIOp::create(b, l, x, t);
+  }
+  default:
+    fail(e->loc, "internal error: not a condition");
+    return nullptr;
+  }
+}
+
+Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
+  Location l = loc(e->loc);
+  if (e->type == ExprType::Index) {
+    if (std::optional<double> c = evaluateConstant(e))
+      return floatConstant(b, l, *c);
+    Value index = emitIndex(e, b, st);
+    if (!index)
+      return nullptr;
+    Value i64 = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
+    return arith::SIToFPOp::create(b, l, currentElement, i64);
+  }
+  switch (e->kind) {
+  case Expr::Kind::Number:
+    return floatConstant(b, l, e->number);
+  case Expr::Kind::Access:
+    return st.op.getBodyBlock().getArgument(st.readOf.lookup(e));
+  case Expr::Kind::Neg: {
+    Value x = emitValue(e->operands[0].get(), b, st);
+    return x ? arith::NegFOp::create(b, l, x) : nullptr;
+  }
+  case Expr::Kind::Binary: {
+    Value x = emitValue(e->operands[0].get(), b, st);
+    Value y = emitValue(e->operands[1].get(), b, st);
+    if (!x || !y)
+      return nullptr;
+    switch (e->binaryOp) {
+    case BinaryOp::Add: return arith::AddFOp::create(b, l, x, y);
+    case BinaryOp::Sub: return arith::SubFOp::create(b, l, x, y);
+    case BinaryOp::Mul: return arith::MulFOp::create(b, l, x, y);
+    case BinaryOp::Div: return arith::DivFOp::create(b, l, x, y);
+    default: break;
+    }
+    break;
+  }
+  case Expr::Kind::Call: {
+    if (e->name == "select") {
+      Value c = emitBool(e->operands[0].get(), b, st);
+      Value x = emitValue(e->operands[1].get(), b, st);
+      Value y = emitValue(e->operands[2].get(), b, st);
+      if (!c || !x || !y)
+        return nullptr;
+      return arith::SelectOp::create(b, l, c, x, y);
+    }
+    SmallVector<Value> args;
+    for (auto &op : e->operands) {
+      Value v = emitValue(op.get(), b, st);
+      if (!v)
+        return nullptr;
+      args.push_back(v);
+    }
+    StringRef fn = e->name;
+    if (fn == "exp") return math::ExpOp::create(b, l, args[0]);
+    if (fn == "log") return math::LogOp::create(b, l, args[0]);
+    if (fn == "tanh") return math::TanhOp::create(b, l, args[0]);
+    if (fn == "sqrt") return math::SqrtOp::create(b, l, args[0]);
+    if (fn == "rsqrt") return math::RsqrtOp::create(b, l, args[0]);
+    if (fn == "abs") return math::AbsFOp::create(b, l, args[0]);
+    if (fn == "relu")
+      return arith::MaximumFOp::create(b, l, args[0], floatConstant(b, l, 0.0));
+    if (fn == "sigmoid") {
+      // 1 / (1 + exp(-x))
+      Value neg = arith::NegFOp::create(b, l, args[0]);
+      Value ex = math::ExpOp::create(b, l, neg);
+      Value one = floatConstant(b, l, 1.0);
+      return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, ex));
+    }
+    if (fn == "max") return arith::MaximumFOp::create(b, l, args[0], args[1]);
+    if (fn == "min") return arith::MinimumFOp::create(b, l, args[0], args[1]);
+    break;
+  }
+  default:
+    break;
+  }
+  fail(e->loc, "internal error: cannot emit this expression");
+  return nullptr;
+}
+
+OwningOpRef<ModuleOp> mlir::neo::importNeo(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext *context) {
+  return Importer(sourceMgr, context).run();
+}
+
+OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source,
+                                                 MLIRContext *context,
+                                                 llvm::StringRef bufferName) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, bufferName),
+                               llvm::SMLoc());
+  return importNeo(sourceMgr, context);
+}
+
+void mlir::neo::registerFrontendDialects(DialectRegistry &registry) {
+  registry.insert<NeoDialect, func::FuncDialect, arith::ArithDialect,
+                  math::MathDialect>();
+}
+
+void mlir::neo::registerNeoImportTranslation() {
+  static TranslateToMLIRRegistration reg(
+      "import-neo", "import a .neo expression program as neo IR",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) -> OwningOpRef<Operation *> {
+        OwningOpRef<ModuleOp> module = importNeo(sourceMgr, context);
+        if (!module)
+          return nullptr;
+        return OwningOpRef<Operation *>(module.release().getOperation());
+      },
+      registerFrontendDialects);
+}

@@ -1,0 +1,304 @@
+//===- Sema.cpp - Semantic analysis of .neo statements --------------------===//
+#include "neo/Frontend/Sema.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::neo::frontend;
+using llvm::SMLoc;
+
+std::optional<double> mlir::neo::frontend::evaluateConstant(const Expr *e) {
+  if (e->kind == Expr::Kind::Number)
+    return e->number;
+  if (e->kind == Expr::Kind::Neg)
+    if (auto v = evaluateConstant(e->operands[0].get()))
+      return -*v;
+  return std::nullopt;
+}
+
+InFlightDiagnostic Sema::error(SMLoc loc, const llvm::Twine &message) {
+  return mlir::emitError(toLoc(loc), message);
+}
+
+namespace {
+/// The scalar functions of the language and their arity.
+std::optional<unsigned> functionArity(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<unsigned>>(name)
+      .Cases({"exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs"}, 1u)
+      .Cases({"max", "min"}, 2u)
+      .Case("select", 3u)
+      .Default(std::nullopt);
+}
+} // namespace
+
+bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declared) {
+  scope.clear();
+  nextOrder = 0;
+  elementSeen.reset();
+
+  if (declared && declared->shape.size() != stmt.indices.size())
+    return fail(stmt.loc, "'" + stmt.name + "' is declared with rank " +
+                              llvm::Twine(declared->shape.size()) +
+                              " but defined with " + llvm::Twine(stmt.indices.size()) +
+                              " indices");
+  for (auto [pos, b] : llvm::enumerate(stmt.indices)) {
+    for (IndexBinding *other : scope)
+      if (other->name == b->name) {
+        error(b->loc, "index variable '" + b->name + "' is bound twice")
+                .attachNote(toLoc(other->loc))
+            << "first bound here";
+        return false;
+      }
+    if (declared) {
+      int64_t size = declared->shape[pos];
+      if (b->extent && *b->extent != size)
+        return fail(b->extentLoc, "shape conflict: '" + b->name + "' is given extent " +
+                                      llvm::Twine(*b->extent) + " but '" + stmt.name +
+                                      "' is declared with size " + llvm::Twine(size) +
+                                      " in this position");
+      b->extent = size;
+    }
+    b->order = nextOrder++;
+    scope.push_back(b.get());
+  }
+  if (!resolve(stmt.rhs) || !typeCheck(stmt.rhs.get()))
+    return false;
+  if (stmt.rhs->type == ExprType::Bool)
+    return fail(stmt.rhs->loc, "a condition cannot be the value of a tensor: use "
+                               "select(condition, a, b)");
+  if (!inferExtents(stmt.rhs.get()))
+    return false;
+  for (auto &b : stmt.indices)
+    if (!b->extent && !b->inferredExtent)
+      return fail(b->loc, "cannot infer the range of index variable '" + b->name +
+                              "': write it as '" + b->name + " < N'");
+  element = elementSeen ? *elementSeen
+                        : (declared ? declared->element : ElementKind::F32);
+  if (declared && elementSeen && declared->element != *elementSeen)
+    return fail(stmt.loc, "'" + stmt.name + "' is declared as " +
+                              stringifyElementKind(declared->element) +
+                              " but computed from " + stringifyElementKind(*elementSeen) +
+                              " tensors");
+  return true;
+}
+
+bool Sema::resolve(std::unique_ptr<Expr> &eptr) {
+  Expr *e = eptr.get();
+  switch (e->kind) {
+  case Expr::Kind::Number:
+    return true;
+  case Expr::Kind::Var: {
+    for (IndexBinding *b : llvm::reverse(scope))
+      if (b->name == e->name) {
+        e->binding = b;
+        return true;
+      }
+    auto it = tensors.find(e->name);
+    if (it != tensors.end()) {
+      if (!it->second.shape.empty())
+        return fail(e->loc, "tensor '" + e->name + "' has rank " +
+                                llvm::Twine(it->second.shape.size()) +
+                                " and must be indexed");
+      // A 0-d tensor may be read without brackets.
+      e->kind = Expr::Kind::Access;
+      return resolve(eptr);
+    }
+    return fail(e->loc, "'" + e->name + "' is neither a bound index variable nor a tensor");
+  }
+  case Expr::Kind::Access: {
+    auto it = tensors.find(e->name);
+    if (it == tensors.end())
+      return fail(e->loc, "unknown tensor '" + e->name + "'");
+    const TensorSymbol &sym = it->second;
+    if (sym.shape.size() != e->operands.size())
+      return fail(e->loc, "tensor '" + e->name + "' has rank " +
+                              llvm::Twine(sym.shape.size()) + " but is indexed with " +
+                              llvm::Twine(e->operands.size()) + " indices");
+    e->tensor = sym.value;
+    if (elementSeen && *elementSeen != sym.element) {
+      error(e->loc, "tensor '" + e->name + "' has element type " +
+                        stringifyElementKind(sym.element) + " but this statement reads " +
+                        stringifyElementKind(*elementSeen) + " tensors")
+              .attachNote(toLoc(elementSeenAt))
+          << "first read here";
+      return false;
+    }
+    if (!elementSeen) {
+      elementSeen = sym.element;
+      elementSeenAt = e->loc;
+    }
+    for (auto &index : e->operands)
+      if (!resolve(index))
+        return false;
+    return true;
+  }
+  case Expr::Kind::Reduce: {
+    size_t depth = scope.size();
+    for (auto &b : e->bindings) {
+      for (IndexBinding *other : scope)
+        if (other->name == b->name) {
+          error(b->loc, "index variable '" + b->name + "' is already bound")
+                  .attachNote(toLoc(other->loc))
+              << "previous binding is here";
+          return false;
+        }
+      b->order = nextOrder++;
+      scope.push_back(b.get());
+    }
+    bool ok = resolve(e->operands[0]);
+    scope.resize(depth);
+    return ok;
+  }
+  case Expr::Kind::Call: {
+    auto arity = functionArity(e->name);
+    if (!arity)
+      return fail(e->loc, "unknown function '" + e->name +
+                              "' (expected exp, log, tanh, sigmoid, relu, sqrt, "
+                              "rsqrt, abs, max, min or select)");
+    if (*arity != e->operands.size())
+      return fail(e->loc, "'" + e->name + "' takes " + llvm::Twine(*arity) +
+                              (*arity == 1 ? " argument" : " arguments") + " but " +
+                              llvm::Twine(e->operands.size()) + " were given");
+    [[fallthrough]];
+  }
+  default:
+    for (auto &op : e->operands)
+      if (!resolve(op))
+        return false;
+    return true;
+  }
+}
+
+bool Sema::typeCheck(Expr *e) {
+  for (auto &op : e->operands)
+    if (!typeCheck(op.get()))
+      return false;
+  auto notBool = [&](Expr *op) {
+    if (op->type != ExprType::Bool)
+      return true;
+    return fail(op->loc, "a condition cannot be used as a number");
+  };
+  switch (e->kind) {
+  case Expr::Kind::Number:
+    e->type = e->isInteger ? ExprType::Index : ExprType::Value;
+    return true;
+  case Expr::Kind::Var:
+    e->type = ExprType::Index;
+    return true;
+  case Expr::Kind::Access:
+    for (auto [j, index] : llvm::enumerate(e->operands))
+      if (index->type != ExprType::Index && index->kind == Expr::Kind::Binary &&
+          index->binaryOp == BinaryOp::Div)
+        return fail(index->loc, "index #" + llvm::Twine(j) + " of '" + e->name +
+                                    "' divides with '/': use '//' for the integer "
+                                    "division of an index");
+      else if (index->type != ExprType::Index)
+        return fail(index->loc, "index #" + llvm::Twine(j) + " of '" + e->name +
+                                    "' is not an integer expression of index variables");
+    e->type = ExprType::Value;
+    return true;
+  case Expr::Kind::Neg:
+    if (!notBool(e->operands[0].get()))
+      return false;
+    e->type = e->operands[0]->type;
+    return true;
+  case Expr::Kind::Binary: {
+    Expr *lhs = e->operands[0].get(), *rhs = e->operands[1].get();
+    if (!notBool(lhs) || !notBool(rhs))
+      return false;
+    if (e->binaryOp == BinaryOp::FloorDiv || e->binaryOp == BinaryOp::Mod) {
+      const char *op = e->binaryOp == BinaryOp::FloorDiv ? "//" : "%";
+      if (lhs->type != ExprType::Index)
+        return fail(lhs->loc, llvm::Twine("the left operand of '") + op +
+                                  "' must be an integer index expression");
+      if (rhs->kind != Expr::Kind::Number || !rhs->isInteger || rhs->intValue <= 0)
+        return fail(rhs->loc, llvm::Twine("division of an index by a non-constant: '") +
+                                  op + "' needs a positive integer constant divisor");
+      e->type = ExprType::Index;
+      return true;
+    }
+    if (e->binaryOp == BinaryOp::Div) {
+      e->type = ExprType::Value;
+      return true;
+    }
+    e->type = lhs->type == ExprType::Index && rhs->type == ExprType::Index
+                  ? ExprType::Index
+                  : ExprType::Value;
+    return true;
+  }
+  case Expr::Kind::Call:
+    if (e->name == "select") {
+      if (e->operands[0]->type != ExprType::Bool)
+        return fail(e->operands[0]->loc,
+                    "the first argument of 'select' must be a condition");
+      if (!notBool(e->operands[1].get()) || !notBool(e->operands[2].get()))
+        return false;
+    } else {
+      for (auto &op : e->operands)
+        if (!notBool(op.get()))
+          return false;
+    }
+    e->type = ExprType::Value;
+    return true;
+  case Expr::Kind::Reduce:
+    if (!notBool(e->operands[0].get()))
+      return false;
+    e->type = ExprType::Value;
+    return true;
+  case Expr::Kind::Compare:
+    if (!notBool(e->operands[0].get()) || !notBool(e->operands[1].get()))
+      return false;
+    e->type = ExprType::Bool;
+    return true;
+  case Expr::Kind::And:
+  case Expr::Kind::Or:
+  case Expr::Kind::Not:
+    for (auto &op : e->operands)
+      if (op->type != ExprType::Bool)
+        return fail(op->loc, "'and', 'or' and 'not' combine conditions, not numbers");
+    e->type = ExprType::Bool;
+    return true;
+  }
+  return false;
+}
+
+bool Sema::setInferred(IndexBinding *b, int64_t extent, SMLoc loc,
+                       llvm::StringRef tensor) {
+  if (b->extent)
+    return true; // An explicit extent (or the declared shape) takes precedence.
+  if (!b->inferredExtent) {
+    b->inferredExtent = extent;
+    b->inferredFrom = loc;
+    b->inferredTensor = tensor.str();
+    return true;
+  }
+  if (*b->inferredExtent == extent)
+    return true;
+  error(loc, "shape conflict: index '" + b->name + "' ranges over " +
+                 llvm::Twine(*b->inferredExtent) + " (from '" + b->inferredTensor +
+                 "') but '" + tensor + "' has size " + llvm::Twine(extent) +
+                 " in this position")
+          .attachNote(toLoc(b->inferredFrom))
+      << "'" << b->name << "' got its range from this access";
+  return false;
+}
+
+bool Sema::inferExtents(Expr *e) {
+  if (e->kind == Expr::Kind::Access) {
+    const TensorSymbol &sym = tensors.find(e->name)->second;
+    for (auto [j, index] : llvm::enumerate(e->operands))
+      if (index->kind == Expr::Kind::Var &&
+          !setInferred(index->binding, sym.shape[j], index->loc, e->name))
+        return false;
+  }
+  for (auto &op : e->operands)
+    if (!inferExtents(op.get()))
+      return false;
+  if (e->kind == Expr::Kind::Reduce)
+    for (auto &b : e->bindings)
+      if (!b->extent && !b->inferredExtent)
+        return fail(b->loc, "cannot infer the range of reduction variable '" + b->name +
+                                "': write it as '" + b->name + " < N'");
+  return true;
+}

@@ -1,0 +1,16 @@
+//===- Registration.cpp - Register Neo with an MLIR tool ------------------===//
+#include "neo/Registration.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+void mlir::neo::registerNeoDialects(DialectRegistry &registry) {
+  registry.insert<neo::NeoDialect, func::FuncDialect, arith::ArithDialect,
+                  math::MathDialect>();
+}
+
+void mlir::neo::registerNeoPasses() {}
