@@ -18,6 +18,11 @@ void registerNeoDialects(DialectRegistry &registry);
 /// Neo's passes and pass pipelines (idempotent).
 void registerNeoPasses();
 
+/// Everything Neo's pipelines lower through: the neo dialects, every upstream
+/// dialect and extension (bufferization and conversion interfaces), and the
+/// translations to LLVM IR.
+void registerNeoCompilerDialects(DialectRegistry &registry);
+
 } // namespace neo
 } // namespace mlir
 

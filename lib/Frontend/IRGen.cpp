@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -681,6 +682,15 @@ OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source,
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, bufferName),
                                llvm::SMLoc());
   return importNeo(sourceMgr, context);
+}
+
+OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIR(llvm::SourceMgr &sourceMgr,
+                                               MLIRContext *context) {
+  StringRef name =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
+  if (name.ends_with(".neo"))
+    return importNeo(sourceMgr, context);
+  return parseSourceFile<ModuleOp>(sourceMgr, context);
 }
 
 void mlir::neo::registerFrontendDialects(DialectRegistry &registry) {

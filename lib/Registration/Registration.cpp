@@ -1,6 +1,8 @@
 //===- Registration.cpp - Register Neo with an MLIR tool ------------------===//
 #include "neo/Registration.h"
+#include "neo/Conversion/Passes.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,4 +15,11 @@ void mlir::neo::registerNeoDialects(DialectRegistry &registry) {
                   math::MathDialect>();
 }
 
-void mlir::neo::registerNeoPasses() {}
+void mlir::neo::registerNeoPasses() {
+  static bool registered = [] {
+    registerNeoConversionPasses();
+    registerNeoPipelines();
+    return true;
+  }();
+  (void)registered;
+}

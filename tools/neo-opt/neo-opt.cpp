@@ -7,16 +7,12 @@
 #include "neo/Registration.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::neo::registerNeoDialects(registry);
+  mlir::neo::registerNeoCompilerDialects(registry);
   mlir::registerAllPasses();
   mlir::neo::registerNeoPasses();
   return mlir::asMainReturnCode(

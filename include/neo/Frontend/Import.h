@@ -20,6 +20,10 @@ OwningOpRef<ModuleOp> importNeo(llvm::SourceMgr &sourceMgr, MLIRContext *context
 OwningOpRef<ModuleOp> importNeoString(llvm::StringRef source, MLIRContext *context,
                                       llvm::StringRef bufferName = "<neo>");
 
+/// Parses the main buffer of `sourceMgr` as a .neo program when its name ends
+/// in ".neo", else as MLIR. The context must have the needed dialects.
+OwningOpRef<ModuleOp> parseNeoOrMLIR(llvm::SourceMgr &sourceMgr, MLIRContext *context);
+
 /// The dialects that imported modules use.
 void registerFrontendDialects(DialectRegistry &registry);
 

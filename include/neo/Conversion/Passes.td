@@ -1,0 +1,39 @@
+//===- Passes.td - Conversions out of the neo dialect ------*- tablegen -*-===//
+#ifndef NEO_CONVERSION_PASSES_TD
+#define NEO_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
+  let summary = "Lower neo ops to linalg on tensors";
+  let description = [{
+    Every `neo.compute` becomes a `linalg.generic` (or `linalg.matmul` /
+    `linalg.batch_matmul` when it is one) whose init is filled with the
+    reduction's identity:
+
+    * reads that can never leave their operand become generic inputs with
+      their indexing map;
+    * reads that may leave it are computed in the body: the index is
+      evaluated from `linalg.index`, clamped, read with `tensor.extract` and
+      replaced by the read's pad value when out of bounds (only the dims that
+      can leave the bounds are checked);
+    * a domain is evaluated in the body and skipped iterations keep the
+      accumulator;
+    * reduction dims that no read names directly get a shape-only operand so
+      that linalg can infer the loop ranges.
+
+    `neo.fused` ops are inlined and `neo.constant` becomes `arith.constant`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"useNamedOps", "use-named-ops", "bool", /*default=*/"true",
+           "Emit linalg.matmul / linalg.batch_matmul for the ops that are one">,
+  ];
+}
+
+#endif // NEO_CONVERSION_PASSES_TD

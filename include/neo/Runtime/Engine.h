@@ -1,0 +1,102 @@
+//===- Engine.h - Compile and run neo modules on the host CPU ---*- C++ -*-===//
+//
+// The execution engine: compiles a module of neo (or any IR neo-lower-to-cpu
+// accepts) once to native code and runs its functions on caller buffers.
+//
+//   runtime::Engine engine({.cacheDir = "/tmp/neo-cache"});
+//   auto exe = engine.compile(module);           // cached by IR + options
+//   if (!exe) ...;                               // llvm::Error with diagnostics
+//   (*exe)->run("mlp", inputs, outputs);         // shapes/dtypes are checked
+//
+// Compilation is thread-safe: concurrent requests for one module compile it
+// once; different modules compile in parallel (each in its own MLIRContext).
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_RUNTIME_ENGINE_H
+#define NEO_RUNTIME_ENGINE_H
+
+#include "neo/Runtime/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace mlir {
+namespace neo {
+namespace runtime {
+
+struct EngineOptions {
+  /// Directory of the on-disk object cache ("" disables it). Entries are
+  /// written atomically (temporary file, then rename).
+  std::string cacheDir;
+  /// LLVM optimization level, 0 to 3.
+  unsigned optLevel = 3;
+  /// Options of the neo-lower-to-cpu pipeline, in its textual syntax
+  /// (e.g. "fuse-elementwise=false").
+  std::string pipelineOptions;
+};
+
+/// A compiled module: native code for each of its public functions.
+class Executable {
+public:
+  virtual ~Executable();
+  const std::vector<FunctionSignature> &getSignatures() const { return signatures; }
+  /// The signature of `name`, or null.
+  const FunctionSignature *lookup(llvm::StringRef name) const;
+  /// Runs `name` on `inputs`, writing `outputs`. The number, element types and
+  /// shapes of the buffers must match the signature; null data is rejected.
+  llvm::Error run(llvm::StringRef name, llvm::ArrayRef<HostBuffer> inputs,
+                  llvm::ArrayRef<HostBuffer> outputs) const;
+  /// The cache key (a hash of the IR and the options).
+  const std::string &getKey() const { return key; }
+
+protected:
+  using PackedFn = void (*)(void **);
+  Executable(std::vector<FunctionSignature> signatures, std::string key)
+      : signatures(std::move(signatures)), key(std::move(key)) {}
+  virtual PackedFn getPackedFunction(llvm::StringRef name) const = 0;
+
+  std::vector<FunctionSignature> signatures;
+  std::string key;
+};
+
+struct EngineStats {
+  unsigned compilations = 0; // modules compiled to native code
+  unsigned memoryHits = 0;   // served from the in-memory cache
+  unsigned diskHits = 0;     // loaded from the on-disk cache
+};
+
+class Engine {
+public:
+  explicit Engine(EngineOptions options = {});
+  ~Engine();
+
+  /// Compiles `module` (not modified) or returns the cached executable.
+  llvm::Expected<std::shared_ptr<Executable>> compile(ModuleOp module);
+  /// Same, from the textual form of a module.
+  llvm::Expected<std::shared_ptr<Executable>> compileSource(llvm::StringRef source);
+
+  EngineStats getStats() const;
+  const EngineOptions &getOptions() const { return options; }
+
+private:
+  struct Entry;
+  EngineOptions options;
+  mutable std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<Entry>> entries;
+  std::atomic<unsigned> compilations{0}, memoryHits{0}, diskHits{0};
+};
+
+/// Signatures of the public functions of a neo module.
+llvm::Expected<std::vector<FunctionSignature>> getSignatures(ModuleOp module);
+
+} // namespace runtime
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_RUNTIME_ENGINE_H

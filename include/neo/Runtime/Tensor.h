@@ -1,0 +1,86 @@
+//===- Tensor.h - Host tensors of the Neo runtime ---------------*- C++ -*-===//
+#ifndef NEO_RUNTIME_TENSOR_H
+#define NEO_RUNTIME_TENSOR_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace neo {
+namespace runtime {
+
+enum class ElementType { F16, BF16, F32, F64 };
+
+size_t elementSize(ElementType type);
+llvm::StringRef stringifyElementType(ElementType type);
+/// The runtime element type of an MLIR float type, if it is one Neo supports.
+std::optional<ElementType> getElementType(mlir::Type type);
+
+/// The element type and static shape of a tensor argument or result.
+struct TensorSpec {
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;
+
+  int64_t numElements() const;
+  size_t numBytes() const { return numElements() * elementSize(type); }
+  /// "f32[2, 3]".
+  std::string str() const;
+  bool operator==(const TensorSpec &o) const { return type == o.type && shape == o.shape; }
+  bool operator!=(const TensorSpec &o) const { return !(*this == o); }
+};
+
+/// A caller-owned, dense, row-major host buffer (not copied by the runtime).
+struct HostBuffer {
+  void *data = nullptr;
+  TensorSpec spec;
+};
+
+/// An owning, 64-byte aligned host tensor.
+class HostTensor {
+public:
+  HostTensor() = default;
+  explicit HostTensor(TensorSpec spec);
+  HostTensor(HostTensor &&) = default;
+  HostTensor &operator=(HostTensor &&) = default;
+
+  const TensorSpec &getSpec() const { return spec; }
+  void *data() { return storage.get(); }
+  const void *data() const { return storage.get(); }
+  HostBuffer view() { return HostBuffer{data(), spec}; }
+
+  /// Element `i` (row-major) converted to double, and back.
+  double get(int64_t i) const;
+  void set(int64_t i, double value);
+
+private:
+  struct Free {
+    void operator()(void *p) const;
+  };
+  TensorSpec spec;
+  std::unique_ptr<void, Free> storage;
+};
+
+/// Reads element `i` of a buffer of `type` as a double, and writes one
+/// (rounding to nearest even for f16, bf16 and f32).
+double loadElement(ElementType type, const void *data, int64_t i);
+void storeElement(ElementType type, void *data, int64_t i, double value);
+
+/// The inputs and outputs of a function, in order, with their source names.
+struct FunctionSignature {
+  std::string name;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<std::string> inputNames, outputNames;
+};
+
+} // namespace runtime
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_RUNTIME_TENSOR_H

@@ -1,0 +1,85 @@
+//===- CpuPipeline.cpp - neo-lower-to-cpu ---------------------------------===//
+#include "neo/Conversion/Passes.h"
+#include "neo/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
+                                           const CpuPipelineOptions &options) {
+  // Phase 1: neo -> linalg on tensors.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  ConvertNeoToLinalgOptions toLinalg;
+  toLinalg.useNamedOps = options.useNamedOps;
+  pm.addPass(createConvertNeoToLinalg(toLinalg));
+  if (options.fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Schedule hook: neo-tile / neo-vectorize (tiling, packing, vectorization
+  // and parallelization of linalg on tensors) plug in here.
+
+  if (options.stopAfter == "linalg")
+    return;
+
+  // Phase 2: bufferization. Results become out-params written in place.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createCanonicalizerPass());
+  if (options.stopAfter == "bufferize")
+    return;
+
+  // Phase 3: loops.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.stopAfter == "loops")
+    return;
+
+  // Phase 4: LLVM dialect, bare-pointer calling convention.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::neo::registerNeoPipelines() {
+  static bool registered = [] {
+    PassPipelineRegistration<CpuPipelineOptions>(
+        "neo-lower-to-cpu",
+        "Lower neo IR to the LLVM dialect for the host CPU (see "
+        "docs/pipelines.md)",
+        buildNeoLowerToCpuPipeline);
+    return true;
+  }();
+  (void)registered;
+}

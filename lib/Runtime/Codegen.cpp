@@ -1,0 +1,149 @@
+//===- Codegen.cpp - neo IR to a native object file -----------------------===//
+#include "Codegen.h"
+
+#include "neo/Pipelines/Pipelines.h"
+#include "neo/Registration.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::runtime;
+
+void codegen::initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+const std::string &codegen::getHostDescription() {
+  static const std::string description = [] {
+    std::string s = "llvm-" LLVM_VERSION_STRING ";" + llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      if (feature.second)
+        s += "," + feature.first().str();
+    return s;
+  }();
+  return description;
+}
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Adds `void __neo_packed_<f>(ptr args)` calling `f(args[0], args[1], ...)`.
+static llvm::Error addPackedEntryPoints(llvm::Module &module,
+                                        llvm::ArrayRef<FunctionSignature> signatures) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrTy = llvm::PointerType::getUnqual(ctx);
+  auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy}, false);
+  for (const FunctionSignature &sig : signatures) {
+    llvm::Function *f = module.getFunction(sig.name);
+    size_t expected = sig.inputs.size() + sig.outputs.size();
+    if (!f || f->arg_size() != expected || !f->getReturnType()->isVoidTy() ||
+        llvm::any_of(f->args(), [](llvm::Argument &a) { return !a.getType()->isPointerTy(); }))
+      return makeError("internal error: the lowered function '" + sig.name +
+                       "' does not take " + llvm::Twine(expected) +
+                       " pointers and return nothing");
+    auto *packed = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
+                                          (codegen::kPackedPrefix + sig.name).str(), module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
+    llvm::SmallVector<llvm::Value *> args;
+    for (unsigned i = 0; i < expected; ++i) {
+      llvm::Value *slot = b.CreateConstGEP1_64(ptrTy, packed->getArg(0), i);
+      args.push_back(b.CreateLoad(ptrTy, slot));
+    }
+    b.CreateCall(f, args);
+    b.CreateRetVoid();
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignature> signatures,
+                        const EngineOptions &options) {
+  initializeNativeTarget();
+  DialectRegistry registry;
+  registerNeoCompilerDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOS(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    diagOS << d.getLocation() << ": " << d.str() << "\n";
+    for (Diagnostic &note : d.getNotes())
+      diagOS << note.getLocation() << ": note: " << note.str() << "\n";
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module)
+    return makeError("cannot parse the module:\n" + diagnostics);
+
+  CpuPipelineOptions pipelineOptions;
+  std::string optionErrors;
+  llvm::raw_string_ostream optionOS(optionErrors);
+  if (failed(pipelineOptions.parseFromString(options.pipelineOptions, optionOS)))
+    return makeError("invalid neo-lower-to-cpu options '" + options.pipelineOptions +
+                     "': " + optionErrors);
+  PassManager pm(&context);
+  buildNeoLowerToCpuPipeline(pm, pipelineOptions);
+  if (failed(pm.run(*module)))
+    return makeError("lowering to the CPU failed:\n" + diagnostics);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "neo");
+  if (!llvmModule)
+    return makeError("translation to LLVM IR failed:\n" + diagnostics);
+  if (llvm::Error err = addPackedEntryPoints(*llvmModule, signatures))
+    return std::move(err);
+
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                              : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                              : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                                      : llvm::CodeGenOptLevel::None);
+  builder->getOptions().ExceptionModel = llvm::ExceptionHandling::None;
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+
+  auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u), 0, machine->get());
+  if (llvm::Error err = optimize(llvmModule.get()))
+    return std::move(err);
+
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream objectOS(object);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, objectOS, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile))
+    return makeError("the host target cannot emit object files");
+  codegen.run(*llvmModule);
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(object), "neo.o",
+                                                         /*RequiresNullTerminator=*/false);
+}

@@ -1,0 +1,342 @@
+//===- Engine.cpp - Compile and run neo modules on the host CPU -----------===//
+#include "neo/Runtime/Engine.h"
+#include "Codegen.h"
+
+#include "neo/Registration.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <condition_variable>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::runtime;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+//===----------------------------------------------------------------------===//
+// Signatures
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<TensorSpec> specOf(Type type, const llvm::Twine &what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return makeError(what + " is not a statically shaped tensor");
+  auto elem = getElementType(tensor.getElementType());
+  if (!elem)
+    return makeError(what + " has an unsupported element type");
+  return TensorSpec{*elem, std::vector<int64_t>(tensor.getShape().begin(),
+                                                tensor.getShape().end())};
+}
+
+llvm::Expected<std::vector<FunctionSignature>>
+mlir::neo::runtime::getSignatures(ModuleOp module) {
+  std::vector<FunctionSignature> signatures;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isPrivate() || func.isExternal())
+      continue;
+    FunctionSignature sig;
+    sig.name = func.getName().str();
+    FunctionType type = func.getFunctionType();
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      auto spec = specOf(type.getInput(i), "argument #" + llvm::Twine(i) + " of '" +
+                                               sig.name + "'");
+      if (!spec)
+        return spec.takeError();
+      sig.inputs.push_back(*spec);
+      auto name = func.getArgAttrOfType<StringAttr>(i, "neo.name");
+      sig.inputNames.push_back(name ? name.str() : "arg" + std::to_string(i));
+    }
+    for (unsigned i = 0; i < type.getNumResults(); ++i) {
+      auto spec = specOf(type.getResult(i), "result #" + llvm::Twine(i) + " of '" +
+                                                sig.name + "'");
+      if (!spec)
+        return spec.takeError();
+      sig.outputs.push_back(*spec);
+      auto name = func.getResultAttrOfType<StringAttr>(i, "neo.name");
+      sig.outputNames.push_back(name ? name.str() : "result" + std::to_string(i));
+    }
+    signatures.push_back(std::move(sig));
+  }
+  return signatures;
+}
+
+//===----------------------------------------------------------------------===//
+// Executable
+//===----------------------------------------------------------------------===//
+
+Executable::~Executable() = default;
+
+const FunctionSignature *Executable::lookup(llvm::StringRef name) const {
+  for (const FunctionSignature &sig : signatures)
+    if (sig.name == name)
+      return &sig;
+  return nullptr;
+}
+
+static llvm::Error checkBuffers(llvm::StringRef fn, llvm::StringRef kind,
+                                llvm::ArrayRef<HostBuffer> buffers,
+                                const std::vector<TensorSpec> &specs,
+                                const std::vector<std::string> &names) {
+  if (buffers.size() != specs.size())
+    return makeError("'" + fn + "' takes " + llvm::Twine(specs.size()) + " " + kind +
+                     "s but " + llvm::Twine(buffers.size()) + " were given");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const HostBuffer &b = buffers[i];
+    std::string what =
+        (kind + " #" + llvm::Twine(i) + " ('" + names[i] + "') of '" + fn + "'").str();
+    if (!b.data)
+      return makeError(what + " has no data");
+    if (b.spec.type != specs[i].type)
+      return makeError(what + " is " + stringifyElementType(b.spec.type) + " but " +
+                       stringifyElementType(specs[i].type) + " is expected");
+    if (b.spec.shape != specs[i].shape)
+      return makeError(what + " has shape " + b.spec.str() + " but " + specs[i].str() +
+                       " is expected");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Executable::run(llvm::StringRef name, llvm::ArrayRef<HostBuffer> inputs,
+                            llvm::ArrayRef<HostBuffer> outputs) const {
+  const FunctionSignature *sig = lookup(name);
+  if (!sig)
+    return makeError("no function named '" + name + "' in the module");
+  if (llvm::Error err = checkBuffers(name, "input", inputs, sig->inputs, sig->inputNames))
+    return err;
+  if (llvm::Error err =
+          checkBuffers(name, "output", outputs, sig->outputs, sig->outputNames))
+    return err;
+  // Outputs are written while inputs are still read: they must not overlap.
+  auto overlap = [](const HostBuffer &a, const HostBuffer &b) {
+    auto *a0 = static_cast<const char *>(a.data), *b0 = static_cast<const char *>(b.data);
+    return a0 < b0 + b.spec.numBytes() && b0 < a0 + a.spec.numBytes();
+  };
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (overlap(outputs[o], inputs[i]))
+        return makeError("output #" + llvm::Twine(o) + " of '" + name +
+                         "' overlaps input #" + llvm::Twine(i));
+    for (size_t p = 0; p < o; ++p)
+      if (overlap(outputs[o], outputs[p]))
+        return makeError("output #" + llvm::Twine(o) + " of '" + name +
+                         "' overlaps output #" + llvm::Twine(p));
+  }
+  std::vector<void *> args;
+  for (const HostBuffer &b : inputs)
+    args.push_back(b.data);
+  for (const HostBuffer &b : outputs)
+    args.push_back(b.data);
+  getPackedFunction(name)(args.data());
+  return llvm::Error::success();
+}
+
+namespace {
+/// Native code loaded into an ORC JIT from an object file.
+class JitExecutable : public Executable {
+public:
+  static llvm::Expected<std::shared_ptr<JitExecutable>>
+  load(std::unique_ptr<llvm::MemoryBuffer> object, std::vector<FunctionSignature> sigs,
+       std::string key) {
+    codegen::initializeNativeTarget();
+    auto jit = llvm::orc::LLJITBuilder().create();
+    if (!jit)
+      return jit.takeError();
+    auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        (*jit)->getDataLayout().getGlobalPrefix());
+    if (!generator)
+      return generator.takeError();
+    (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+    if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
+      return std::move(err);
+    std::shared_ptr<JitExecutable> exe(
+        new JitExecutable(std::move(sigs), std::move(key), std::move(*jit)));
+    for (const FunctionSignature &sig : exe->signatures) {
+      auto addr = exe->jit->lookup((codegen::kPackedPrefix + sig.name).str());
+      if (!addr)
+        return addr.takeError();
+      exe->entries[sig.name] = addr->toPtr<PackedFn>();
+    }
+    return exe;
+  }
+
+protected:
+  PackedFn getPackedFunction(llvm::StringRef name) const override {
+    return entries.lookup(name);
+  }
+
+private:
+  JitExecutable(std::vector<FunctionSignature> sigs, std::string key,
+                std::unique_ptr<llvm::orc::LLJIT> jit)
+      : Executable(std::move(sigs), std::move(key)), jit(std::move(jit)) {}
+
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  llvm::StringMap<PackedFn> entries;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Engine
+//===----------------------------------------------------------------------===//
+
+/// One module being compiled or compiled: later requests wait for the first.
+struct Engine::Entry {
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  std::shared_ptr<Executable> executable;
+  std::string error;
+};
+
+Engine::Engine(EngineOptions options) : options(std::move(options)) {}
+Engine::~Engine() = default;
+
+EngineStats Engine::getStats() const {
+  return EngineStats{compilations.load(), memoryHits.load(), diskHits.load()};
+}
+
+static std::string cacheKey(llvm::StringRef source, const EngineOptions &options) {
+  llvm::SHA256 hash;
+  auto add = [&](llvm::StringRef s) {
+    hash.update(s);
+    hash.update(llvm::StringRef("\0", 1));
+  };
+  add("neo-engine-v1");
+  add(source);
+  add(options.pipelineOptions);
+  add(std::to_string(options.optLevel));
+  add(codegen::getHostDescription());
+  std::array<uint8_t, 32> digest = hash.final();
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+/// Writes `data` to `path` through a temporary file in the same directory.
+static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef data) {
+  llvm::SmallString<256> temp;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp))
+    return makeError("cannot create a file next to '" + path + "': " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << data;
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return makeError("cannot write '" + temp + "'");
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return makeError("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
+  auto signatures = getSignatures(module);
+  if (!signatures)
+    return signatures.takeError();
+  std::string source;
+  {
+    llvm::raw_string_ostream os(source);
+    module->print(os, OpPrintingFlags().enableDebugInfo(false));
+  }
+  std::string key = cacheKey(source, options);
+
+  std::shared_ptr<Entry> entry;
+  bool owner = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &slot = entries[key];
+    if (!slot) {
+      slot = std::make_shared<Entry>();
+      owner = true;
+    }
+    entry = slot;
+  }
+  if (!owner) {
+    std::unique_lock<std::mutex> lock(entry->mutex);
+    entry->done.wait(lock, [&] { return entry->finished; });
+    if (!entry->executable)
+      return makeError(entry->error);
+    ++memoryHits;
+    return entry->executable;
+  }
+
+  auto finish = [&](llvm::Expected<std::shared_ptr<JitExecutable>> result)
+      -> llvm::Expected<std::shared_ptr<Executable>> {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    entry->finished = true;
+    if (result)
+      entry->executable = *result;
+    else
+      entry->error = llvm::toString(result.takeError());
+    entry->done.notify_all();
+    if (!entry->executable) {
+      // Forget failures so that a later request retries.
+      std::lock_guard<std::mutex> mapLock(mutex);
+      entries.erase(key);
+      return makeError(entry->error);
+    }
+    return entry->executable;
+  };
+
+  llvm::SmallString<256> cachePath;
+  if (!options.cacheDir.empty()) {
+    cachePath = options.cacheDir;
+    llvm::sys::path::append(cachePath, key + ".o");
+    if (auto buffer = llvm::MemoryBuffer::getFile(cachePath, /*IsText=*/false,
+                                                  /*RequiresNullTerminator=*/false)) {
+      auto exe = JitExecutable::load(std::move(*buffer), *signatures, key);
+      if (exe) {
+        ++diskHits;
+        return finish(std::move(exe));
+      }
+      // A corrupt or foreign cache entry: recompile and replace it.
+      llvm::consumeError(exe.takeError());
+    }
+  }
+
+  auto object = codegen::compileToObject(source, *signatures, options);
+  if (!object)
+    return finish(object.takeError());
+  ++compilations;
+  if (!cachePath.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.cacheDir))
+      return finish(makeError("cannot create the cache directory '" + options.cacheDir +
+                              "': " + ec.message()));
+    if (llvm::Error err = writeAtomically(cachePath, (*object)->getBuffer()))
+      return finish(std::move(err));
+  }
+  return finish(JitExecutable::load(std::move(*object), std::move(*signatures), key));
+}
+
+llvm::Expected<std::shared_ptr<Executable>> Engine::compileSource(llvm::StringRef source) {
+  DialectRegistry registry;
+  registerNeoCompilerDialects(registry);
+  MLIRContext context(registry);
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    os << d.getLocation() << ": " << d.str() << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module)
+    return makeError("cannot parse the module:\n" + diagnostics);
+  return compile(*module);
+}

@@ -1,0 +1,156 @@
+// RUN: neo-opt %s -split-input-file -convert-neo-to-linalg | FileCheck %s
+
+// In-bounds reads are generic inputs; the init of a sum is filled with 0.
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @row_sum
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32)
+// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%{{.*}} : tensor<4x8xf32>) outs(%[[INIT]] : tensor<4xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[E:.*]] = math.exp %[[IN]]
+// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %[[E]]
+// CHECK: linalg.yield %[[S]]
+func.func @row_sum(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = neo.compute ins(%a : tensor<4x8xf32>) space [4] sum [8]
+         maps [affine_map<(i, k) -> (i, k)>] -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    %e = math.exp %x : f32
+    neo.yield %e : f32
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A max reduction starts from -inf and combines with maximumf.
+// CHECK-LABEL: func.func @row_max
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+func.func @row_max(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = neo.compute ins(%a : tensor<4x8xf32>) space [4] max [8]
+         maps [affine_map<(i, k) -> (i, k)>] -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    neo.yield %x : f32
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A padded read is taken in the body: only the lower bound can be left here,
+// so only it is checked; the index is clamped and the pad value selected.
+// CHECK-LABEL: func.func @shift
+// CHECK: linalg.generic {{.*}} outs(
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: %[[IDX:.*]] = arith.addi %[[I]], %{{.*}}
+// CHECK: %[[OK:.*]] = arith.cmpi sge, %[[IDX]], %{{.*}}
+// CHECK: %[[CL:.*]] = arith.maxsi %[[IDX]], %{{.*}}
+// CHECK-NOT: arith.cmpi slt
+// CHECK: %[[V:.*]] = tensor.extract %{{.*}}[%[[CL]]] : tensor<8xf32>
+// CHECK: %[[PAD:.*]] = arith.constant 2.500000e+00 : f32
+// CHECK: arith.select %[[OK]], %[[V]], %[[PAD]]
+func.func @shift(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = neo.compute ins(%a : tensor<8xf32>) space [8]
+         maps [affine_map<(i) -> (i - 1)>] pad [2.5] -> tensor<8xf32> {
+  ^bb0(%x: f32):
+    neo.yield %x : f32
+  }
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// The domain is evaluated in the body; skipped iterations keep the accumulator.
+// CHECK-LABEL: func.func @tril
+// CHECK: linalg.fill
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[J:.*]] = linalg.index 1
+// CHECK: %[[IN:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}}
+// CHECK: arith.select %[[IN]], %{{.*}}, %{{.*}}
+func.func @tril(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = neo.compute ins(%a : tensor<4x4xf32>) space [4, 4]
+         maps [affine_map<(i, j) -> (i, j)>] where affine_set<(i, j) : (i - j >= 0)> -> tensor<4x4xf32> {
+  ^bb0(%x: f32):
+    neo.yield %x : f32
+  }
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// A reduction dim that no read names directly gets a shape-only operand.
+// CHECK-DAG: #[[STRIDED:.*]] = affine_map<(d0, d1) -> (d0 * 2 + d1)>
+// CHECK-DAG: #[[CARRIER:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @strided_sum
+// CHECK: %[[SHAPE:.*]] = tensor.empty() : tensor<2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[STRIDED]], #[[CARRIER]], #{{.*}}]
+// CHECK-SAME: ins(%{{.*}}, %[[SHAPE]] : tensor<8xf32>, tensor<2xf32>)
+// CHECK-NOT: tensor.extract
+func.func @strided_sum(%a: tensor<8xf32>) -> tensor<4xf32> {
+  %0 = neo.compute ins(%a : tensor<8xf32>) space [4] sum [2]
+         maps [affine_map<(i, r) -> (i * 2 + r)>] -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    neo.yield %x : f32
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A sub-range read through a bare dim (4 iterations over a dim of 8) is taken
+// in the body, without bounds checks.
+// CHECK-LABEL: func.func @slice
+// CHECK: linalg.generic {{.*}} outs(
+// CHECK-NOT: arith.cmpi
+// CHECK: tensor.extract %{{.*}} : tensor<8xf32>
+func.func @slice(%a: tensor<8xf32>) -> tensor<4xf32> {
+  %0 = neo.compute ins(%a : tensor<8xf32>) space [4]
+         maps [affine_map<(i) -> (i)>] -> tensor<4xf32> {
+  ^bb0(%x: f32):
+    neo.yield %x : f32
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// neo.index becomes linalg.index; 0-d results; neo.constant becomes arith.constant.
+// CHECK-LABEL: func.func @index_and_constant
+// CHECK: arith.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]
+// CHECK: linalg.index 0
+// CHECK: -> tensor<f32>
+func.func @index_and_constant() -> tensor<f32> {
+  %c = neo.constant dense<1.0> : tensor<4xf32>
+  %0 = neo.compute ins(%c : tensor<4xf32>) space [] sum [4]
+         maps [affine_map<(k) -> (k)>] -> tensor<f32> {
+  ^bb0(%x: f32):
+    %k = neo.index 0
+    %ki = arith.index_cast %k : index to i64
+    %kf = arith.sitofp %ki : i64 to f32
+    %m = arith.mulf %x, %kf : f32
+    neo.yield %m : f32
+  }
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// neo.fused is inlined.
+// CHECK-LABEL: func.func @fused
+// CHECK-NOT: neo.
+// CHECK: linalg.generic
+// CHECK: return
+func.func @fused(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = neo.fused ins(%a : tensor<4xf32>) -> (tensor<4xf32>) {
+  ^bb0(%x: tensor<4xf32>):
+    %s = neo.compute ins(%x : tensor<4xf32>) space [4] maps [affine_map<(i) -> (3 - i)>] -> tensor<4xf32> {
+    ^bb0(%u: f32):
+      neo.yield %u : f32
+    }
+    neo.return %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

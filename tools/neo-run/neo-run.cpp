@@ -1,0 +1,365 @@
+//===- neo-run.cpp - Run a function of a .neo or .mlir file ---------------===//
+//
+//   neo-run model.neo [--function f] [--input x=x.npy ...] [--seed N]
+//           [--output-dir DIR] [--repeat N] [--check]
+//
+// Compiles the function for the host CPU, runs it on .npy inputs (random ones
+// for the inputs not given), prints the outputs, optionally writes them as
+// .npy files, times repeated runs, and with --check compares every output
+// with the reference interpreter (exit status 1 on a mismatch).
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Frontend/Import.h"
+#include "neo/Interpreter/Interpreter.h"
+#include "neo/Registration.h"
+#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Npy.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::runtime;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("neo-run options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<file.neo | file.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> functionName("function",
+                                         cl::desc("Function to run (default: the first)"),
+                                         cl::cat(category));
+static cl::list<std::string> inputArgs(
+    "input", cl::desc("NAME=FILE.npy: an input by parameter name or position"),
+    cl::cat(category));
+static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
+                              cl::cat(category));
+static cl::opt<std::string> uniformRange(
+    "uniform", cl::desc("LO,HI: range of the random inputs (default -1,1)"),
+    cl::init("-1,1"), cl::cat(category));
+static cl::opt<std::string> outputDir("output-dir",
+                                      cl::desc("Write each output to DIR/NAME.npy"),
+                                      cl::cat(category));
+static cl::opt<unsigned> repeat("repeat", cl::desc("Time N more runs; print the median"),
+                                cl::init(0), cl::cat(category));
+static cl::opt<bool> check("check",
+                           cl::desc("Compare every output with the reference interpreter"),
+                           cl::cat(category));
+static cl::opt<double> rtolArg("rtol", cl::desc("Relative tolerance of --check"),
+                               cl::init(-1), cl::cat(category));
+static cl::opt<double> atolArg("atol", cl::desc("Absolute tolerance of --check (scaled "
+                                                "by the output's largest magnitude)"),
+                               cl::init(-1), cl::cat(category));
+static cl::opt<std::string> cacheDir("cache-dir",
+                                     cl::desc("On-disk cache of compiled code"),
+                                     cl::cat(category));
+static cl::opt<std::string> pipelineOptions(
+    "pipeline-options", cl::desc("Options of neo-lower-to-cpu, e.g. 'fuse-elementwise=false'"),
+    cl::cat(category));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3),
+                                  cl::Prefix, cl::cat(category));
+static cl::opt<unsigned> printLimit("print-limit",
+                                    cl::desc("Values printed per output (default 8)"),
+                                    cl::init(8), cl::cat(category));
+
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "neo-run") << message << "\n";
+  return 1;
+}
+
+std::optional<ElementType> npyToElement(NpyDType t) {
+  switch (t) {
+  case NpyDType::F16: return ElementType::F16;
+  case NpyDType::F32: return ElementType::F32;
+  case NpyDType::F64: return ElementType::F64;
+  }
+  return std::nullopt;
+}
+
+std::optional<NpyDType> elementToNpy(ElementType t) {
+  switch (t) {
+  case ElementType::F16: return NpyDType::F16;
+  case ElementType::F32: return NpyDType::F32;
+  case ElementType::F64: return NpyDType::F64;
+  case ElementType::BF16: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Loads input `index` of `sig` from an .npy file, checking dtype and shape.
+llvm::Expected<HostTensor> loadInput(const FunctionSignature &sig, size_t index,
+                                     llvm::StringRef path) {
+  auto array = readNpy(path);
+  if (!array)
+    return array.takeError();
+  const TensorSpec &spec = sig.inputs[index];
+  std::string what = "input '" + sig.inputNames[index] + "' (" + path.str() + ")";
+  auto elem = npyToElement(array->dtype);
+  if (!elem || *elem != spec.type)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   what + " holds " +
+                                       stringifyNpyDType(array->dtype).str() + " but " +
+                                       stringifyElementType(spec.type).str() +
+                                       " is expected");
+  if (array->shape != spec.shape) {
+    TensorSpec got{*elem, array->shape};
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   what + " has shape " + got.str() + " but " + spec.str() +
+                                       " is expected");
+  }
+  HostTensor tensor(spec);
+  std::memcpy(tensor.data(), array->bytes.data(), spec.numBytes());
+  return std::move(tensor);
+}
+
+void printTensor(llvm::StringRef name, const HostTensor &t) {
+  const TensorSpec &spec = t.getSpec();
+  int64_t n = spec.numElements();
+  llvm::outs() << name << ": " << spec.str() << " = ";
+  if (spec.shape.empty()) {
+    llvm::outs() << llvm::format("%.6g", t.get(0)) << "\n";
+    return;
+  }
+  llvm::outs() << "[";
+  for (int64_t i = 0; i < n && i < printLimit; ++i)
+    llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", t.get(i));
+  if (n > printLimit)
+    llvm::outs() << ", ...";
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = t.get(i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  llvm::outs() << "]  (min " << llvm::format("%.6g", lo) << ", max "
+               << llvm::format("%.6g", hi) << ", mean " << llvm::format("%.6g", sum / n)
+               << ")\n";
+}
+
+/// Default tolerances of --check for an element type.
+std::pair<double, double> defaultTolerances(ElementType t) {
+  switch (t) {
+  case ElementType::F64: return {1e-9, 1e-11};
+  case ElementType::F32: return {1e-4, 1e-5};
+  case ElementType::F16: return {1e-2, 1e-2};
+  case ElementType::BF16: return {3e-2, 3e-2};
+  }
+  return {1e-4, 1e-5};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "Neo: run a function on the CPU\n");
+
+  DialectRegistry registry;
+  registerNeoCompilerDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseNeoOrMLIR(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  auto signatures = getSignatures(*module);
+  if (!signatures)
+    return fail(llvm::toString(signatures.takeError()));
+  if (signatures->empty())
+    return fail("'" + inputFile + "' has no public function to run");
+  const FunctionSignature *sig = &signatures->front();
+  if (!functionName.empty()) {
+    sig = nullptr;
+    for (const FunctionSignature &s : *signatures)
+      if (s.name == functionName)
+        sig = &s;
+    if (!sig)
+      return fail("no function named '" + functionName + "' in '" + inputFile + "'");
+  }
+
+  // Inputs: from .npy files, or random.
+  double lo = -1, hi = 1;
+  {
+    auto [l, h] = llvm::StringRef(uniformRange).split(',');
+    if (l.trim().getAsDouble(lo) || h.trim().getAsDouble(hi) || !(lo <= hi))
+      return fail("--uniform expects LO,HI with LO <= HI, got '" + uniformRange + "'");
+  }
+  std::vector<std::optional<HostTensor>> inputs(sig->inputs.size());
+  for (const std::string &arg : inputArgs) {
+    auto [name, path] = llvm::StringRef(arg).split('=');
+    if (path.empty())
+      return fail("--input expects NAME=FILE.npy, got '" + arg + "'");
+    std::optional<size_t> index;
+    for (size_t i = 0; i < sig->inputNames.size(); ++i)
+      if (sig->inputNames[i] == name)
+        index = i;
+    size_t position;
+    if (!index && !name.getAsInteger(10, position) && position < sig->inputs.size())
+      index = position;
+    if (!index)
+      return fail("'" + sig->name + "' has no input named '" + name + "' (its inputs are " +
+                  llvm::join(sig->inputNames, ", ") + ")");
+    if (inputs[*index])
+      return fail("input '" + sig->inputNames[*index] + "' is given twice");
+    auto tensor = loadInput(*sig, *index, path);
+    if (!tensor)
+      return fail(llvm::toString(tensor.takeError()));
+    inputs[*index] = std::move(*tensor);
+  }
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(lo, hi);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i])
+      continue;
+    HostTensor t(sig->inputs[i]);
+    for (int64_t k = 0, n = t.getSpec().numElements(); k < n; ++k)
+      t.set(k, uniform(rng));
+    inputs[i] = std::move(t);
+  }
+
+  // Compile and run.
+  EngineOptions engineOptions;
+  engineOptions.cacheDir = cacheDir;
+  engineOptions.optLevel = optLevel;
+  engineOptions.pipelineOptions = pipelineOptions;
+  Engine engine(engineOptions);
+  auto start = std::chrono::steady_clock::now();
+  auto exe = engine.compile(*module);
+  if (!exe)
+    return fail(llvm::toString(exe.takeError()));
+  double compileMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+          .count();
+  llvm::errs() << "compiled '" << sig->name << "' in " << llvm::format("%.1f", compileMs)
+               << " ms" << (engine.getStats().diskHits ? " (from the cache)" : "") << "\n";
+
+  std::vector<HostBuffer> inBuffers;
+  for (auto &t : inputs)
+    inBuffers.push_back(t->view());
+  std::vector<HostTensor> outputs;
+  std::vector<HostBuffer> outBuffers;
+  for (const TensorSpec &spec : sig->outputs)
+    outputs.emplace_back(spec);
+  for (HostTensor &t : outputs)
+    outBuffers.push_back(t.view());
+  if (llvm::Error err = (*exe)->run(sig->name, inBuffers, outBuffers))
+    return fail(llvm::toString(std::move(err)));
+
+  for (size_t i = 0; i < outputs.size(); ++i)
+    printTensor(sig->outputNames[i], outputs[i]);
+
+  if (repeat > 0) {
+    std::vector<double> times;
+    for (unsigned r = 0; r < repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (llvm::Error err = (*exe)->run(sig->name, inBuffers, outBuffers))
+        return fail(llvm::toString(std::move(err)));
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+              .count());
+    }
+    std::sort(times.begin(), times.end());
+    llvm::outs() << "median time: " << llvm::format("%.4f", times[times.size() / 2])
+                 << " ms over " << repeat << " runs (min "
+                 << llvm::format("%.4f", times.front()) << " ms)\n";
+  }
+
+  if (!outputDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return fail("cannot create '" + outputDir + "': " + ec.message());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      auto dtype = elementToNpy(outputs[i].getSpec().type);
+      if (!dtype)
+        return fail("output '" + sig->outputNames[i] + "' is bf16, which .npy cannot hold");
+      NpyArray array;
+      array.dtype = *dtype;
+      array.shape = outputs[i].getSpec().shape;
+      const char *bytes = static_cast<const char *>(outputs[i].data());
+      array.bytes.assign(bytes, bytes + outputs[i].getSpec().numBytes());
+      llvm::SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, sig->outputNames[i] + ".npy");
+      if (llvm::Error err = writeNpy(path, array))
+        return fail(llvm::toString(std::move(err)));
+    }
+  }
+
+  if (check) {
+    std::vector<RefTensor> refInputs;
+    for (auto &t : inputs) {
+      RefTensor r;
+      r.shape = t->getSpec().shape;
+      for (int64_t k = 0, n = t->getSpec().numElements(); k < n; ++k)
+        r.data.push_back(t->get(k));
+      refInputs.push_back(std::move(r));
+    }
+    auto reference = interpret(*module, sig->name, refInputs);
+    if (failed(reference))
+      return fail("the reference interpreter failed");
+    bool ok = true;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const RefTensor &ref = (*reference)[i];
+      auto [rtol, atol] = defaultTolerances(outputs[i].getSpec().type);
+      if (rtolArg >= 0)
+        rtol = rtolArg;
+      if (atolArg >= 0)
+        atol = atolArg;
+      double scale = 0;
+      for (double v : ref.data)
+        if (std::isfinite(v))
+          scale = std::max(scale, std::abs(v));
+      double maxAbs = 0, maxRel = 0;
+      int64_t bad = 0, firstBad = -1;
+      for (size_t k = 0; k < ref.data.size(); ++k) {
+        double got = outputs[i].get(k), want = ref.data[k];
+        bool same = (std::isnan(got) && std::isnan(want)) || got == want;
+        double err = same ? 0 : std::abs(got - want);
+        if (!same && !(err <= atol * std::max(scale, 1.0) + rtol * std::abs(want))) {
+          if (firstBad < 0)
+            firstBad = k;
+          ++bad;
+        }
+        if (std::isfinite(err)) {
+          maxAbs = std::max(maxAbs, err);
+          maxRel = std::max(maxRel, err / std::max(std::abs(want), 1e-30));
+        }
+      }
+      llvm::outs() << "check " << sig->outputNames[i] << ": max abs error "
+                   << llvm::format("%.3g", maxAbs) << ", max rel error "
+                   << llvm::format("%.3g", maxRel) << " (rtol " << rtol << ", atol " << atol
+                   << " x " << llvm::format("%.3g", std::max(scale, 1.0)) << "): "
+                   << (bad ? "MISMATCH" : "ok") << "\n";
+      if (bad) {
+        ok = false;
+        llvm::outs() << "  " << bad << " of " << ref.data.size()
+                     << " elements differ; first at flat index " << firstBad << ": got "
+                     << llvm::format("%.9g", outputs[i].get(firstBad)) << ", expected "
+                     << llvm::format("%.9g", ref.data[firstBad]) << "\n";
+      }
+    }
+    if (!ok)
+      return 1;
+  }
+  return 0;
+}

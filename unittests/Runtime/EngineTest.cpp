@@ -1,0 +1,203 @@
+//===- EngineTest.cpp - The CPU execution engine --------------------------===//
+#include "neo/Frontend/Import.h"
+#include "neo/Registration.h"
+#include "neo/Runtime/Engine.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::runtime;
+
+namespace {
+
+const char *kMatmul = R"(
+def mm(a: f32[5, 7], b: f32[7, 3]) -> (c, r) {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+  r[i < 5] = max(j) exp(a[i, j]) + 1
+})";
+
+class EngineTest : public ::testing::Test {
+protected:
+  EngineTest() {
+    DialectRegistry registry;
+    registerNeoCompilerDialects(registry);
+    context.appendDialectRegistry(registry);
+  }
+  OwningOpRef<ModuleOp> import(llvm::StringRef text) {
+    auto m = importNeoString(text, &context);
+    EXPECT_TRUE(m);
+    return m;
+  }
+  std::string tempDir() {
+    llvm::SmallString<128> dir;
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("neo-engine-test", dir));
+    return std::string(dir);
+  }
+  MLIRContext context;
+};
+
+HostTensor random(TensorSpec spec, unsigned seed) {
+  HostTensor t(std::move(spec));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t i = 0; i < t.getSpec().numElements(); ++i)
+    t.set(i, u(rng));
+  return t;
+}
+} // namespace
+
+TEST_F(EngineTest, RunsAndMatchesNaiveLoops) {
+  auto module = import(kMatmul);
+  Engine engine;
+  auto exe = engine.compile(*module);
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  const FunctionSignature *sig = (*exe)->lookup("mm");
+  ASSERT_TRUE(sig);
+  EXPECT_EQ(sig->inputNames, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(sig->outputNames, (std::vector<std::string>{"c", "r"}));
+  HostTensor a = random({ElementType::F32, {5, 7}}, 1), b = random({ElementType::F32, {7, 3}}, 2);
+  HostTensor c({ElementType::F32, {5, 3}}), r({ElementType::F32, {5}});
+  ASSERT_FALSE(bool((*exe)->run("mm", {a.view(), b.view()}, {c.view(), r.view()})));
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      double ref = 0;
+      for (int k = 0; k < 7; ++k)
+        ref += a.get(i * 7 + k) * b.get(k * 3 + j);
+      EXPECT_NEAR(c.get(i * 3 + j), ref, 1e-5);
+    }
+    double m = -INFINITY;
+    for (int j = 0; j < 7; ++j)
+      m = std::max(m, std::exp(a.get(i * 7 + j)));
+    EXPECT_NEAR(r.get(i), m + 1, 1e-5);
+  }
+}
+
+TEST_F(EngineTest, RejectsMismatchedBuffers) {
+  auto module = import(kMatmul);
+  Engine engine;
+  auto exe = engine.compile(*module);
+  ASSERT_TRUE(bool(exe));
+  HostTensor a({ElementType::F32, {5, 7}}), b({ElementType::F32, {7, 3}});
+  HostTensor c({ElementType::F32, {5, 3}}), r({ElementType::F32, {5}});
+  HostTensor wrongShape({ElementType::F32, {7, 5}}), wrongType({ElementType::F64, {7, 3}});
+  auto message = [&](llvm::Error e) { return e ? llvm::toString(std::move(e)) : std::string(); };
+  EXPECT_EQ(message((*exe)->run("mm", {a.view()}, {c.view(), r.view()})),
+            "'mm' takes 2 inputs but 1 were given");
+  EXPECT_EQ(message((*exe)->run("mm", {a.view(), wrongShape.view()}, {c.view(), r.view()})),
+            "input #1 ('b') of 'mm' has shape f32[7, 5] but f32[7, 3] is expected");
+  EXPECT_EQ(message((*exe)->run("mm", {a.view(), wrongType.view()}, {c.view(), r.view()})),
+            "input #1 ('b') of 'mm' is f64 but f32 is expected");
+  EXPECT_EQ(message((*exe)->run("mm", {a.view(), b.view()}, {c.view()})),
+            "'mm' takes 2 outputs but 1 were given");
+  HostBuffer null{nullptr, {ElementType::F32, {5, 3}}};
+  EXPECT_EQ(message((*exe)->run("mm", {a.view(), b.view()}, {null, r.view()})),
+            "output #0 ('c') of 'mm' has no data");
+  HostBuffer alias{a.data(), {ElementType::F32, {5, 3}}};
+  EXPECT_EQ(message((*exe)->run("mm", {a.view(), b.view()}, {alias, r.view()})),
+            "output #0 of 'mm' overlaps input #0");
+  EXPECT_EQ(message((*exe)->run("nope", {}, {})), "no function named 'nope' in the module");
+}
+
+TEST_F(EngineTest, MemoryAndDiskCaches) {
+  auto module = import(kMatmul);
+  std::string dir = tempDir();
+  {
+    Engine engine({dir});
+    auto first = engine.compile(*module);
+    ASSERT_TRUE(bool(first));
+    auto second = engine.compile(*module);
+    ASSERT_TRUE(bool(second));
+    EXPECT_EQ(first->get(), second->get());
+    EXPECT_EQ(engine.getStats().compilations, 1u);
+    EXPECT_EQ(engine.getStats().memoryHits, 1u);
+  }
+  {
+    Engine engine({dir});
+    auto exe = engine.compile(*module);
+    ASSERT_TRUE(bool(exe));
+    EXPECT_EQ(engine.getStats().compilations, 0u);
+    EXPECT_EQ(engine.getStats().diskHits, 1u);
+    // A corrupt entry is replaced by a fresh compilation.
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, (*exe)->getKey() + ".o");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << "garbage";
+    os.close();
+  }
+  {
+    Engine engine({dir});
+    auto exe = engine.compile(*module);
+    ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+    EXPECT_EQ(engine.getStats().compilations, 1u);
+    HostTensor a = random({ElementType::F32, {5, 7}}, 3), b = random({ElementType::F32, {7, 3}}, 4);
+    HostTensor c({ElementType::F32, {5, 3}}), r({ElementType::F32, {5}});
+    EXPECT_FALSE(bool((*exe)->run("mm", {a.view(), b.view()}, {c.view(), r.view()})));
+  }
+  // Different options are different entries.
+  Engine other({dir, /*optLevel=*/1});
+  ASSERT_TRUE(bool(other.compile(*module)));
+  EXPECT_EQ(other.getStats().compilations, 1u);
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST_F(EngineTest, ConcurrentRequestsCompileOnce) {
+  auto module = import(kMatmul);
+  auto other = import("def twice(x: f32[16]) -> y { y[i] = 2 * x[i] }");
+  Engine engine;
+  std::vector<std::thread> threads;
+  std::vector<Executable *> results(6, nullptr);
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      auto exe = engine.compile(t % 3 == 2 ? *other : *module);
+      if (exe)
+        results[t] = exe->get();
+      else
+        llvm::consumeError(exe.takeError());
+    });
+  for (auto &t : threads)
+    t.join();
+  for (Executable *e : results)
+    EXPECT_NE(e, nullptr);
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[2], results[5]);
+  EXPECT_EQ(engine.getStats().compilations, 2u);
+}
+
+TEST_F(EngineTest, ErrorsAreReported) {
+  Engine engine;
+  auto bad = engine.compileSource("func.func @f( {");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("cannot parse the module"), std::string::npos);
+  auto module = import(kMatmul);
+  Engine badOptions({"", 3, "no-such-option=1"});
+  auto exe = badOptions.compile(*module);
+  ASSERT_FALSE(bool(exe));
+  EXPECT_NE(llvm::toString(exe.takeError()).find("invalid neo-lower-to-cpu options"),
+            std::string::npos);
+}
+
+TEST_F(EngineTest, HalfAndDoublePrecision) {
+  auto module = import("def f(x: f64[8], h: f16[8]) -> (y, z) {\n"
+                       "  y[i] = x[i] * x[i]\n  z[i] = h[i] + 1\n}");
+  Engine engine;
+  auto exe = engine.compile(*module);
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  HostTensor x = random({ElementType::F64, {8}}, 5), h = random({ElementType::F16, {8}}, 6);
+  HostTensor y({ElementType::F64, {8}}), z({ElementType::F16, {8}});
+  ASSERT_FALSE(bool((*exe)->run("f", {x.view(), h.view()}, {y.view(), z.view()})));
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_DOUBLE_EQ(y.get(i), x.get(i) * x.get(i));
+    EXPECT_NEAR(z.get(i), h.get(i) + 1, 1e-3);
+  }
+}
