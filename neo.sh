@@ -2,8 +2,10 @@
 # Neo's two commands. Each installs what the machine lacks (Debian 12, apt) and
 # builds what is missing into build/ before it runs.
 #
-#   ./neo.sh run [FILE.neo]   import an example network (default examples/mlp.neo),
-#                             verify it and print its neo IR
+#   ./neo.sh run [FILE.neo]   compile an example network (default examples/mlp.neo)
+#                             for the CPU, run it forward on random inputs, print
+#                             its outputs and time, and check them against the
+#                             reference interpreter
 #   ./neo.sh test             run every test (lit, gtest)
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
@@ -15,8 +17,9 @@ case "$cmd" in
   run)
     shift
     file=${1:-$root/examples/mlp.neo}
-    "$root/scripts/build.sh" neo-translate neo-opt >/dev/null
-    "$build/bin/neo-translate" --import-neo "$file" | "$build/bin/neo-opt" --verify-each
+    shift || true
+    "$root/scripts/build.sh" neo-run >/dev/null
+    "$build/bin/neo-run" "$file" --repeat 20 --check "$@"
     ;;
   test)
     "$root/scripts/build.sh"

@@ -16,6 +16,8 @@ config.test_exec_root = os.path.join(config.neo_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%neo_src", config.neo_src_root))
 config.substitutions.append(("%neo_obj", config.neo_obj_root))
+config.substitutions.append(("%python", config.python_executable))
+config.environment["PYTHONPATH"] = os.path.join(config.neo_src_root, "test", "lib")
 # Split .neo files at "# -----" lines (spelled here so that RUN lines do not
 # contain the marker themselves).
 config.substitutions.append(("%neo_split", '--split-input-file="# ' + '-' * 5 + '"'))
@@ -23,7 +25,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.neo_tools_dir, config.llvm_tools_dir]
-tools = ["neo-opt", "neo-translate"]
+tools = ["neo-opt", "neo-translate", "neo-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.neo_tools_dir, append_path=True)

@@ -23,7 +23,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Support/FileUtilities.h"
 
 #include <algorithm>
 #include <chrono>
@@ -252,7 +254,7 @@ int main(int argc, char **argv) {
   double compileMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
-  llvm::errs() << "compiled '" << sig->name << "' in " << llvm::format("%.1f", compileMs)
+  llvm::outs() << "compiled '" << sig->name << "' in " << llvm::format("%.1f", compileMs)
                << " ms" << (engine.getStats().diskHits ? " (from the cache)" : "") << "\n";
 
   std::vector<HostBuffer> inBuffers;
@@ -347,7 +349,7 @@ int main(int argc, char **argv) {
       }
       llvm::outs() << "check " << sig->outputNames[i] << ": max abs error "
                    << llvm::format("%.3g", maxAbs) << ", max rel error "
-                   << llvm::format("%.3g", maxRel) << " (rtol " << rtol << ", atol " << atol
+                   << llvm::format("%.3g", maxRel) << " (rtol " << llvm::format("%g", rtol) << ", atol " << llvm::format("%g", atol)
                    << " x " << llvm::format("%.3g", std::max(scale, 1.0)) << "): "
                    << (bad ? "MISMATCH" : "ok") << "\n";
       if (bad) {

@@ -1,0 +1,48 @@
+"""Helpers for integration tests: run a .neo function with neo-run on numpy
+inputs and return its outputs, so that tests can compare them with numpy or
+PyTorch. Every run also passes --check (the reference interpreter)."""
+import os
+import re
+import subprocess
+import tempfile
+
+import numpy as np
+
+NEO_RUN = os.environ.get("NEO_RUN", "neo-run")
+
+
+def output_names(source, function):
+    m = re.search(r"def\s+%s\s*\(.*?\)\s*->\s*\(?([^{]*?)\)?\s*\{" % re.escape(function),
+                  source, re.S)
+    assert m, "cannot find the signature of %s" % function
+    results = re.sub(r"\[[^\]]*\]", "", m.group(1))
+    return [r.split(":")[0].strip() for r in results.split(",")]
+
+
+def run(source, function, **inputs):
+    """Runs `function` of the .neo `source` on the given numpy arrays (by
+    parameter name) and returns its outputs as a list of numpy arrays."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "op.neo")
+        with open(path, "w") as f:
+            f.write(source)
+        args = [NEO_RUN, path, "--function", function, "--output-dir", d, "--check",
+                "--print-limit", "0"]
+        for name, value in inputs.items():
+            p = os.path.join(d, "in_%s.npy" % name)
+            np.save(p, value)
+            args += ["--input", "%s=%s" % (name, p)]
+        proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AssertionError("neo-run failed:\n%s%s" % (proc.stdout, proc.stderr))
+        return [np.load(os.path.join(d, n + ".npy")) for n in output_names(source, function)]
+
+
+def assert_close(got, want, rtol=1e-4, atol=1e-5, what=""):
+    want = np.asarray(want, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
+    err = np.max(np.abs(got.astype(np.float64) - want)) if want.size else 0.0
+    assert got.shape == want.shape, "%s: shape %s != %s" % (what, got.shape, want.shape)
+    assert np.allclose(got, want, rtol=rtol, atol=atol * scale), \
+        "%s: max abs error %g (scale %g)" % (what, err, scale)
+    print("%s: ok (max abs error %.3g)" % (what, err))

@@ -1,0 +1,136 @@
+//===- CAPITest.cpp - The C API -------------------------------------------===//
+#include "neo-c/Neo.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+extern "C" int neoCHeaderCompilesAsC(void);
+
+namespace {
+const char *kSource = "def mm(a: f32[2, 3], b: f32[3, 2]) -> (c, s) {\n"
+                      "  c[i, j] = sum(k) a[i, k] * b[k, j]\n"
+                      "  s = sum(i, j) c[i, j]\n"
+                      "}\n";
+
+struct Handles {
+  NeoContext *ctx = neoContextCreate(nullptr);
+  ~Handles() { neoContextDestroy(ctx); }
+};
+} // namespace
+
+TEST(CAPI, HeaderIsC) { EXPECT_EQ(neoCHeaderCompilesAsC(), 1); }
+
+TEST(CAPI, ImportCompileRunAndInterpret) {
+  Handles h;
+  EXPECT_EQ(neoApiVersion(), 1);
+  NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
+  ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
+  ASSERT_EQ(neoModuleNumFunctions(m), 1);
+  EXPECT_STREQ(neoModuleFunctionName(m, 0), "mm");
+  EXPECT_EQ(neoModuleFunctionName(m, 1), nullptr);
+
+  NeoExecutable *exe = neoCompile(m, nullptr, 3);
+  ASSERT_NE(exe, nullptr) << neoGetLastError(h.ctx);
+  EXPECT_EQ(neoExecutableNumInputs(exe, "mm"), 2);
+  EXPECT_EQ(neoExecutableNumOutputs(exe, "mm"), 2);
+  EXPECT_EQ(neoExecutableNumInputs(exe, "nope"), -1);
+  NeoElementType type;
+  int64_t rank;
+  const int64_t *shape;
+  const char *name;
+  ASSERT_EQ(neoExecutableGetInput(exe, "mm", 1, &type, &rank, &shape, &name), 0);
+  EXPECT_EQ(type, NEO_F32);
+  EXPECT_EQ(rank, 2);
+  EXPECT_EQ(shape[0], 3);
+  EXPECT_STREQ(name, "b");
+  ASSERT_EQ(neoExecutableGetOutput(exe, "mm", 1, &type, &rank, &shape, &name), 0);
+  EXPECT_EQ(rank, 0);
+  EXPECT_STREQ(name, "s");
+  EXPECT_NE(neoExecutableGetOutput(exe, "mm", 2, &type, &rank, &shape, &name), 0);
+
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4], s;
+  int64_t sa[2] = {2, 3}, sb[2] = {3, 2}, sc[2] = {2, 2};
+  NeoTensor in[2] = {{a, NEO_F32, 2, sa}, {b, NEO_F32, 2, sb}};
+  NeoTensor out[2] = {{c, NEO_F32, 2, sc}, {&s, NEO_F32, 0, nullptr}};
+  char error[256];
+  ASSERT_EQ(neoExecutableRun(exe, "mm", in, 2, out, 2, error, sizeof(error)), 0) << error;
+  EXPECT_FLOAT_EQ(c[0], 4);
+  EXPECT_FLOAT_EQ(c[1], 5);
+  EXPECT_FLOAT_EQ(c[2], 10);
+  EXPECT_FLOAT_EQ(c[3], 11);
+  EXPECT_FLOAT_EQ(s, 30);
+
+  double c64[4], s64;
+  float cRef[4], sRef;
+  NeoTensor ref[2] = {{cRef, NEO_F32, 2, sc}, {&sRef, NEO_F32, 0, nullptr}};
+  ASSERT_EQ(neoModuleInterpret(m, "mm", in, 2, ref, 2), 0) << neoGetLastError(h.ctx);
+  EXPECT_FLOAT_EQ(cRef[3], 11);
+  EXPECT_FLOAT_EQ(sRef, 30);
+  (void)c64;
+  (void)s64;
+
+  // Errors come back as messages, never crashes.
+  int64_t bad[2] = {3, 3};
+  NeoTensor wrong[2] = {{a, NEO_F32, 2, sa}, {b, NEO_F32, 2, bad}};
+  EXPECT_NE(neoExecutableRun(exe, "mm", wrong, 2, out, 2, error, sizeof(error)), 0);
+  EXPECT_STREQ(error, "input #1 ('b') of 'mm' has shape f32[3, 3] but f32[3, 2] is expected");
+  NeoTensor badType[2] = {{a, (NeoElementType)42, 2, sa}, {b, NEO_F32, 2, sb}};
+  EXPECT_NE(neoExecutableRun(exe, "mm", badType, 2, out, 2, error, sizeof(error)), 0);
+  EXPECT_STREQ(error, "input #0 has an invalid element type or shape");
+  EXPECT_NE(neoExecutableRun(exe, "mm", in, 1, out, 2, error, 8), 0);
+  EXPECT_STREQ(error, "'mm' ta");  // cut to the buffer
+  EXPECT_NE(neoExecutableRun(exe, "mm", nullptr, 2, out, 2, nullptr, 0), 0);
+  neoExecutableDestroy(exe);
+  neoModuleDestroy(m);
+}
+
+TEST(CAPI, PipelinesAndPrinting) {
+  Handles h;
+  NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(neoModuleRunPipeline(m, "canonicalize,cse"), 0) << neoGetLastError(h.ctx);
+  ASSERT_EQ(neoModuleRunPipeline(m, "builtin.module(neo-lower-to-cpu{stop-after=linalg})"), 0)
+      << neoGetLastError(h.ctx);
+  char *text = neoModulePrint(m);
+  ASSERT_NE(text, nullptr);
+  EXPECT_NE(std::string(text).find("linalg.matmul"), std::string::npos);
+  neoFree(text);
+  EXPECT_NE(neoModuleRunPipeline(m, "no-such-pass"), 0);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("invalid pass pipeline 'no-such-pass'"),
+            std::string::npos);
+  EXPECT_NE(neoModuleRunPipeline(m, "builtin.module(cse"), 0);
+  neoModuleDestroy(m);
+}
+
+TEST(CAPI, ImportErrorsHaveLocations) {
+  Handles h;
+  EXPECT_EQ(neoModuleImportString(h.ctx, "def f(x: f32[2]) -> y {\n  y[i] = q[i]\n}", "bad.neo"),
+            nullptr);
+  std::string error = neoGetLastError(h.ctx);
+  EXPECT_NE(error.find("bad.neo:2:10: error: unknown tensor 'q'"), std::string::npos) << error;
+  EXPECT_EQ(neoModuleImportString(h.ctx, "func.func @f(", "bad.mlir"), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("bad.mlir:1:"), std::string::npos);
+  EXPECT_EQ(neoModuleImportFile(h.ctx, "/no/such/file.neo"), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("/no/such/file.neo"), std::string::npos);
+  EXPECT_EQ(neoModuleImportFile(h.ctx, nullptr), nullptr);
+  EXPECT_EQ(neoModuleImportString(nullptr, "x", "x.neo"), nullptr);
+  EXPECT_STREQ(neoGetLastError(nullptr), "");
+}
+
+TEST(CAPI, CompileErrors) {
+  Handles h;
+  NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(neoCompile(m, nullptr, 7), nullptr);
+  EXPECT_STREQ(neoGetLastError(h.ctx), "optimization level must be 0 to 3, got 7");
+  EXPECT_EQ(neoCompile(m, "bogus=1", 3), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("invalid neo-lower-to-cpu options"),
+            std::string::npos);
+  NeoExecutable *exe = neoCompile(m, "fuse-elementwise=false", 1);
+  EXPECT_NE(exe, nullptr) << neoGetLastError(h.ctx);
+  neoExecutableDestroy(exe);
+  neoModuleDestroy(m);
+}
