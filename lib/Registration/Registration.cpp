@@ -1,6 +1,8 @@
 //===- Registration.cpp - Register Neo with an MLIR tool ------------------===//
 #include "neo/Registration.h"
 #include "neo/Conversion/Passes.h"
+#include "neo/Dialect/Neo/Transforms/Autodiff.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Pipelines/Pipelines.h"
 
@@ -13,11 +15,13 @@ using namespace mlir;
 void mlir::neo::registerNeoDialects(DialectRegistry &registry) {
   registry.insert<neo::NeoDialect, func::FuncDialect, arith::ArithDialect,
                   math::MathDialect>();
+  registerScalarDerivativeRules(registry);
 }
 
 void mlir::neo::registerNeoPasses() {
   static bool registered = [] {
     registerNeoConversionPasses();
+    registerNeoTransformsPasses();
     registerNeoPipelines();
     return true;
   }();

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "neo/Frontend/Import.h"
+#include "neo/Interpreter/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"
@@ -72,6 +73,18 @@ static cl::opt<std::string> pipelineOptions(
     cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3),
                                   cl::Prefix, cl::cat(category));
+static cl::opt<bool> gradcheck(
+    "gradcheck",
+    cl::desc("Differentiate the function (neo-autodiff), compare its gradient with "
+             "central finite differences in float64, and the compiled gradient with "
+             "the interpreted one"),
+    cl::cat(category));
+static cl::opt<double> gradTolerance("gradcheck-tolerance",
+                                     cl::desc("Relative tolerance of --gradcheck"),
+                                     cl::init(1e-5), cl::cat(category));
+static cl::opt<unsigned> gradProbes("gradcheck-probes",
+                                    cl::desc("Random coordinates probed per input"),
+                                    cl::init(8), cl::cat(category));
 static cl::opt<unsigned> printLimit("print-limit",
                                     cl::desc("Values printed per output (default 8)"),
                                     cl::init(8), cl::cat(category));
@@ -164,6 +177,86 @@ std::pair<double, double> defaultTolerances(ElementType t) {
   return {1e-4, 1e-5};
 }
 
+RefTensor toRef(const HostTensor &t) {
+  RefTensor r;
+  r.shape = t.getSpec().shape;
+  for (int64_t k = 0, n = t.getSpec().numElements(); k < n; ++k)
+    r.data.push_back(t.get(k));
+  return r;
+}
+
+/// --gradcheck: finite differences against the interpreted gradient, then the
+/// compiled gradient against the interpreted one.
+int runGradCheck(ModuleOp module, const FunctionSignature &sig,
+                 std::vector<std::optional<HostTensor>> &inputs,
+                 const EngineOptions &engineOptions) {
+  std::vector<RefTensor> refInputs;
+  for (auto &t : inputs)
+    refInputs.push_back(toRef(*t));
+  GradCheckOptions options;
+  options.seed = seed;
+  options.tolerance = gradTolerance;
+  options.coordinates = gradProbes;
+  auto report = gradCheck(module, sig.name, refInputs, options);
+  if (failed(report))
+    return fail("gradcheck of '" + sig.name + "' failed");
+  bool ok = report->ok();
+  for (const GradCheckInput &in : report->inputs)
+    llvm::outs() << "gradcheck d" << in.name << ": finite differences (float64, "
+                 << in.probes << " probes): max rel error "
+                 << llvm::format("%.3g", in.maxRelError) << ", max abs error "
+                 << llvm::format("%.3g", in.maxAbsError) << ": "
+                 << (!in.finite ? "NON-FINITE" : in.ok ? "ok" : "MISMATCH") << "\n";
+
+  // The compiled gradient, in the function's element types.
+  Engine engine(engineOptions);
+  auto exe = engine.compile(*report->differentiated);
+  if (!exe)
+    return fail(llvm::toString(exe.takeError()));
+  const FunctionSignature *gradSig = (*exe)->lookup(report->gradName);
+  if (!gradSig)
+    return fail("internal error: no compiled gradient function");
+  std::vector<HostTensor> gradInputs;
+  for (size_t i = 0; i < gradSig->inputs.size(); ++i) {
+    HostTensor t(gradSig->inputs[i]);
+    const RefTensor &r = i < refInputs.size() ? refInputs[i]
+                                              : report->outputAdjoints[i - refInputs.size()];
+    for (size_t k = 0; k < r.data.size(); ++k)
+      t.set(k, r.data[k]);
+    gradInputs.push_back(std::move(t));
+  }
+  std::vector<HostTensor> gradOutputs;
+  std::vector<HostBuffer> in, out;
+  for (HostTensor &t : gradInputs)
+    in.push_back(t.view());
+  for (const TensorSpec &spec : gradSig->outputs)
+    gradOutputs.emplace_back(spec);
+  for (HostTensor &t : gradOutputs)
+    out.push_back(t.view());
+  if (llvm::Error err = (*exe)->run(report->gradName, in, out))
+    return fail(llvm::toString(std::move(err)));
+  for (size_t g = 0; g < gradOutputs.size(); ++g) {
+    const RefTensor &want = report->gradients[g];
+    auto [rtol, atol] = defaultTolerances(gradOutputs[g].getSpec().type);
+    double scale = 1, maxAbs = 0;
+    for (double v : want.data)
+      if (std::isfinite(v))
+        scale = std::max(scale, std::abs(v));
+    bool same = true;
+    for (size_t k = 0; k < want.data.size(); ++k) {
+      double err = std::abs(gradOutputs[g].get(k) - want.data[k]);
+      if (!(err <= atol * scale + rtol * std::abs(want.data[k])))
+        same = false;
+      if (std::isfinite(err))
+        maxAbs = std::max(maxAbs, err);
+    }
+    llvm::outs() << "compiled " << gradSig->outputNames[g] << " vs interpreter: max abs error "
+                 << llvm::format("%.3g", maxAbs) << ": " << (same ? "ok" : "MISMATCH") << "\n";
+    ok &= same;
+  }
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -241,8 +334,14 @@ int main(int argc, char **argv) {
     inputs[i] = std::move(t);
   }
 
-  // Compile and run.
   EngineOptions engineOptions;
+  engineOptions.cacheDir = cacheDir;
+  engineOptions.optLevel = optLevel;
+  engineOptions.pipelineOptions = pipelineOptions;
+  if (gradcheck)
+    return runGradCheck(*module, *sig, inputs, engineOptions);
+
+  // Compile and run.
   engineOptions.cacheDir = cacheDir;
   engineOptions.optLevel = optLevel;
   engineOptions.pipelineOptions = pipelineOptions;

@@ -1,0 +1,35 @@
+//===- Passes.h - Transformations of the neo dialect ------------*- C++ -*-===//
+#ifndef NEO_DIALECT_NEO_TRANSFORMS_PASSES_H
+#define NEO_DIALECT_NEO_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace arith { class ArithDialect; }
+namespace math { class MathDialect; }
+
+namespace neo {
+class ComputeOp;
+
+#define GEN_PASS_DECL
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+
+/// Iterations and FLOPs of one op (see neo-count-flops).
+struct OpCost {
+  double visited = 0;   // points of the iteration box
+  double valid = 0;     // points that satisfy the domain
+  double flopsPerIteration = 0;
+  double flops() const { return valid * flopsPerIteration; }
+};
+OpCost countOpCost(ComputeOp op);
+
+/// Replaces every neo.fused op under `root` by the ops of its region.
+void inlineFusedOps(Operation *root);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_DIALECT_NEO_TRANSFORMS_PASSES_H

@@ -1,0 +1,65 @@
+//===- Passes.td - Transformations of the neo dialect ------*- tablegen -*-===//
+#ifndef NEO_DIALECT_NEO_TRANSFORMS_PASSES_TD
+#define NEO_DIALECT_NEO_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NeoAutodiff : Pass<"neo-autodiff", "ModuleOp"> {
+  let summary = "Reverse-mode differentiation of neo functions, in gather form";
+  let description = [{
+    For each selected `f(x...) -> (y...)` this pass adds
+
+    * `f_grad(x..., dy...) -> (dx...)`, the vector-Jacobian product (forward
+      values are recomputed), and
+    * `f_fwdbwd(x..., dy...) -> (y..., dx...)`, forward and backward in one
+      function that keeps the forward values the backward needs.
+
+    Differentiation happens op by op on neo ops. The adjoint of each read
+    `X[f(p, r)]` of an op is a new `neo.compute` over X's index space: the
+    index equation `f(p, r) == q` is solved exactly with integer arithmetic
+    (floordiv/mod linearized, non-unit strides give divisibility constraints),
+    so the gradient of a strided, padded convolution with respect to its
+    input is itself a convolution-like gather with a domain, with no scatter
+    and no dense Jacobian. Scalar bodies are differentiated with the rules of
+    `ScalarDifferentiableOpInterface`; sum and none reductions broadcast the
+    adjoint, max and min send it to the first arg-extremum, prod to the
+    product of the other factors (exactly, also with zeros). Adjoints of
+    values used several times are summed. A read whose map cannot be inverted
+    falls back to the dense scatter form with a remark naming the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Function to differentiate (default: every public function)">,
+    ListOption<"wrt", "wrt", "unsigned",
+               "Indices of the arguments to differentiate (default: every float "
+               "tensor argument)">,
+    Option<"gradName", "grad-name", "std::string", /*default=*/"\"{f}_grad\"",
+           "Name of the gradient function ({f} is the function's name)">,
+    Option<"combinedName", "combined-name", "std::string", /*default=*/"\"{f}_fwdbwd\"",
+           "Name of the combined forward+backward function">,
+    Option<"gather", "gather", "bool", /*default=*/"true",
+           "Invert index maps (false: dense scatter form for every read, for testing)">,
+  ];
+}
+
+def NeoInlineFused : Pass<"neo-inline-fused", "ModuleOp"> {
+  let summary = "Dissolve neo.fused ops into the ops of their regions";
+}
+
+def NeoCountFlops : Pass<"neo-count-flops", "ModuleOp"> {
+  let summary = "Print the iterations and floating-point operations of each neo.compute";
+  let description = [{
+    Prints, per function and per op, the iterations visited (the box of the
+    iteration space), the iterations that satisfy the domain (counted
+    exactly by enumerating the dims each constraint couples), and the FLOPs:
+    valid iterations times the float operations of the body plus one for the
+    reduction. Used to compare generated backward passes with textbook ones.
+  }];
+  let options = [
+    Option<"summaryOnly", "summary-only", "bool", /*default=*/"false",
+           "Print one line per function">,
+  ];
+}
+
+#endif // NEO_DIALECT_NEO_TRANSFORMS_PASSES_TD

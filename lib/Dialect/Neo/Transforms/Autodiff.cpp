@@ -1,0 +1,257 @@
+//===- Autodiff.cpp - neo-autodiff: the function-level reverse sweep ------===//
+#include "Adjoint.h"
+
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/Transforms/Autodiff.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOAUTODIFF
+#define GEN_PASS_DEF_NEOINLINEFUSED
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+void mlir::neo::inlineFusedOps(Operation *root) {
+  SmallVector<FusedOp> fused;
+  root->walk([&](FusedOp op) { fused.push_back(op); });
+  IRRewriter rewriter(root->getContext());
+  for (FusedOp op : fused) { // Post-order: inner ones first.
+    rewriter.setInsertionPoint(op);
+    IRMapping mapping;
+    Block &block = op.getBody().front();
+    mapping.map(block.getArguments(), op.getInputs());
+    for (Operation &inner : block.without_terminator())
+      rewriter.clone(inner, mapping);
+    SmallVector<Value> results;
+    for (Value v : cast<ReturnOp>(block.getTerminator()).getValues())
+      results.push_back(mapping.lookupOrDefault(v));
+    rewriter.replaceOp(op, results);
+  }
+}
+
+static std::string expandName(llvm::StringRef pattern, llvm::StringRef name) {
+  std::string s = pattern.str();
+  size_t pos;
+  while ((pos = s.find("{f}")) != std::string::npos)
+    s.replace(pos, 3, name.str());
+  return s;
+}
+
+static std::string nameOf(func::FuncOp func, unsigned index, bool result) {
+  auto attr = result ? func.getResultAttrOfType<StringAttr>(index, "neo.name")
+                     : func.getArgAttrOfType<StringAttr>(index, "neo.name");
+  if (attr)
+    return attr.str();
+  return (result ? "result" : "arg") + std::to_string(index);
+}
+
+/// Erases dead side-effect-free ops and canonicalizes `func`.
+static void cleanUp(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  (void)applyPatternsGreedily(func, std::move(patterns));
+}
+
+FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
+                                                           const AutodiffOptions &options) {
+  MLIRContext *ctx = func.getContext();
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitError("neo-autodiff needs a function with a single-block body"), failure();
+  FunctionType type = func.getFunctionType();
+  for (Type t : type.getResults())
+    if (!isa<RankedTensorType>(t))
+      return func.emitError("neo-autodiff needs tensor results"), failure();
+
+  SmallVector<unsigned> wrt(options.wrt);
+  if (wrt.empty()) {
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      if (auto t = dyn_cast<RankedTensorType>(type.getInput(i));
+          t && isa<FloatType>(t.getElementType()))
+        wrt.push_back(i);
+  }
+  for (unsigned i : wrt)
+    if (i >= type.getNumInputs())
+      return func.emitError("neo-autodiff: argument #")
+                 << i << " does not exist (the function has " << type.getNumInputs()
+                 << " arguments)",
+             failure();
+
+  // The combined function: a copy of f with one dy argument per result.
+  OpBuilder moduleBuilder(ctx);
+  moduleBuilder.setInsertionPointAfter(func);
+  auto combined = cast<func::FuncOp>(moduleBuilder.clone(*func));
+  combined.setName(expandName(options.combinedName, func.getName()));
+  inlineFusedOps(combined);
+  Block &entry = combined.getBody().front();
+  unsigned numInputs = type.getNumInputs(), numResults = type.getNumResults();
+  SmallVector<Value> dys;
+  for (unsigned k = 0; k < numResults; ++k) {
+    unsigned index = numInputs + k;
+    (void)combined.insertArgument(index, type.getResult(k), {}, func.getLoc());
+    combined.setArgAttr(index, "neo.name",
+                        StringAttr::get(ctx, "d" + nameOf(func, k, /*result=*/true)));
+    dys.push_back(entry.getArgument(index));
+  }
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+
+  // Values that depend on the differentiated arguments.
+  llvm::DenseSet<Value> varied;
+  for (unsigned i : wrt)
+    varied.insert(entry.getArgument(i));
+  for (Operation &op : entry.without_terminator())
+    if (llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); }))
+      for (Value r : op.getResults())
+        varied.insert(r);
+
+  // The reverse sweep.
+  llvm::DenseMap<Value, SmallVector<Value>> contributions;
+  for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+    if (varied.contains(v))
+      contributions[v].push_back(dys[k]);
+  OpBuilder b(ret);
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : entry.without_terminator())
+    forwardOps.push_back(&op);
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    if (isa<ConstantOp>(op))
+      continue;
+    auto compute = dyn_cast<ComputeOp>(op);
+    bool needed = llvm::any_of(op->getResults(),
+                               [&](Value r) { return contributions.count(r); });
+    if (!compute) {
+      if (needed)
+        return op->emitOpError("cannot be differentiated by neo-autodiff"), failure();
+      continue;
+    }
+    if (!needed)
+      continue;
+    Value adjoint = detail::accumulate(b, compute.getLoc(), contributions[compute.getResult()]);
+    detail::OpAdjoint adjoints(compute, adjoint, options.gather);
+    for (unsigned i = 0, e = compute.getInputs().size(); i < e; ++i) {
+      Value input = compute.getInputs()[i];
+      if (!varied.contains(input))
+        continue;
+      FailureOr<Value> contribution = adjoints.buildReadAdjoint(b, i);
+      if (failed(contribution))
+        return failure();
+      if (*contribution)
+        contributions[input].push_back(*contribution);
+    }
+  }
+
+  // Results: y..., then dx for each differentiated argument.
+  SmallVector<Value> results(ret.getOperands());
+  for (unsigned i : wrt) {
+    Value arg = entry.getArgument(i);
+    auto it = contributions.find(arg);
+    if (it != contributions.end()) {
+      results.push_back(detail::accumulate(b, func.getLoc(), it->second));
+      continue;
+    }
+    auto t = cast<RankedTensorType>(arg.getType());
+    results.push_back(ConstantOp::create(b, func.getLoc(), t,
+                                         DenseElementsAttr::get(t, b.getFloatAttr(
+                                                                       t.getElementType(), 0.0))));
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  combined.setFunctionType(FunctionType::get(ctx, combined.getArgumentTypes(), resultTypes));
+  SmallVector<DictionaryAttr> resultAttrs;
+  auto named = [&](const std::string &name) {
+    return DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx, "neo.name"),
+                                                    StringAttr::get(ctx, name))});
+  };
+  for (unsigned k = 0; k < numResults; ++k)
+    resultAttrs.push_back(named(nameOf(func, k, /*result=*/true)));
+  for (unsigned i : wrt)
+    resultAttrs.push_back(named("d" + nameOf(func, i, /*result=*/false)));
+  combined.setAllResultAttrs(resultAttrs);
+
+  // The gradient function: the combined one without the forward results.
+  moduleBuilder.setInsertionPointAfter(combined);
+  auto grad = cast<func::FuncOp>(moduleBuilder.clone(*combined));
+  grad.setName(expandName(options.gradName, func.getName()));
+  auto gradRet = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
+  SmallVector<Value> gradResults(gradRet.getOperands().drop_front(numResults));
+  OpBuilder gb(gradRet);
+  func::ReturnOp::create(gb, gradRet.getLoc(), gradResults);
+  gradRet.erase();
+  SmallVector<Type> gradTypes(resultTypes.begin() + numResults, resultTypes.end());
+  grad.setFunctionType(FunctionType::get(ctx, grad.getArgumentTypes(), gradTypes));
+  SmallVector<DictionaryAttr> gradResultAttrs;
+  for (unsigned j = 0; j < gradTypes.size(); ++j)
+    gradResultAttrs.push_back(combined.getResultAttrDict(numResults + j));
+  grad.setAllResultAttrs(gradResultAttrs);
+
+  // Unique names in the module.
+  if (auto module = func->getParentOfType<ModuleOp>()) {
+    SymbolTable table(module);
+    for (func::FuncOp f : {combined, grad}) {
+      Operation *other = table.lookup(f.getName());
+      if (other && other != f.getOperation())
+        return f.emitError("neo-autodiff: a function named '")
+                   << f.getName() << "' already exists",
+               failure();
+    }
+  }
+
+  cleanUp(combined);
+  cleanUp(grad);
+  return AutodiffResult{grad, combined};
+}
+
+namespace {
+struct NeoAutodiffPass : public neo::impl::NeoAutodiffBase<NeoAutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    AutodiffOptions options;
+    options.wrt.assign(wrt.begin(), wrt.end());
+    options.gradName = gradName;
+    options.combinedName = combinedName;
+    options.gather = gather;
+    SmallVector<func::FuncOp> targets;
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (!function.empty() ? f.getName() == function
+                            : (f.isPublic() && !f.isExternal() &&
+                               !f->hasAttr("neo.autodiff.generated")))
+        targets.push_back(f);
+    }
+    if (!function.empty() && targets.empty()) {
+      module.emitError("neo-autodiff: no function named '") << function << "'";
+      return signalPassFailure();
+    }
+    for (func::FuncOp f : targets) {
+      FailureOr<AutodiffResult> result = differentiateFunction(f, options);
+      if (failed(result))
+        return signalPassFailure();
+      result->grad->setAttr("neo.autodiff.generated", UnitAttr::get(&getContext()));
+      result->combined->setAttr("neo.autodiff.generated", UnitAttr::get(&getContext()));
+    }
+  }
+};
+
+struct NeoInlineFusedPass : public neo::impl::NeoInlineFusedBase<NeoInlineFusedPass> {
+  void runOnOperation() override { inlineFusedOps(getOperation()); }
+};
+} // namespace
