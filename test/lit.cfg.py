@@ -18,6 +18,7 @@ config.substitutions.append(("%neo_src", config.neo_src_root))
 config.substitutions.append(("%neo_obj", config.neo_obj_root))
 config.substitutions.append(("%python", config.python_executable))
 config.environment["PYTHONPATH"] = os.path.join(config.neo_src_root, "test", "lib")
+config.environment["NEO_BIN"] = config.neo_tools_dir
 # Split .neo files at "# -----" lines (spelled here so that RUN lines do not
 # contain the marker themselves).
 config.substitutions.append(("%neo_split", '--split-input-file="# ' + '-' * 5 + '"'))

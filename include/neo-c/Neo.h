@@ -109,6 +109,16 @@ int neoExecutableRun(NeoExecutable *exe, const char *function, const NeoTensor *
 int neoModuleInterpret(NeoModule *module, const char *function, const NeoTensor *inputs,
                        int numInputs, const NeoTensor *outputs, int numOutputs);
 
+/* Differentiates `function` with neo-autodiff and compares its gradient,
+ * evaluated by the reference interpreter in float64, with central finite
+ * differences on random inputs from `seed` (one random direction and
+ * `probes` coordinates per input). Returns 0 when every input is within the
+ * relative `tolerance`, 1 when one is not, -1 on error (see neoGetLastError).
+ * `report` (may be NULL) receives a malloc'ed text with a line per input:
+ * free it with neoFree. */
+int neoModuleGradcheck(NeoModule *module, const char *function, unsigned seed,
+                       unsigned probes, double tolerance, char **report);
+
 #ifdef __cplusplus
 }
 #endif

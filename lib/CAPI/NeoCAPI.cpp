@@ -2,6 +2,7 @@
 #include "neo-c/Neo.h"
 
 #include "neo/Frontend/Import.h"
+#include "neo/Interpreter/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"
@@ -14,6 +15,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -403,6 +405,39 @@ int neoModuleInterpret(NeoModule *module, const char *function, const NeoTensor 
       storeElement(b.spec.type, b.data, i, r.data[i]);
   }
   return 0;
+}
+
+int neoModuleGradcheck(NeoModule *module, const char *function, unsigned seed,
+                       unsigned probes, double tolerance, char **report) {
+  if (report)
+    *report = nullptr;
+  if (!module)
+    return -1;
+  ErrorCollector errors(module->ctx);
+  if (!function) {
+    errors.set("no function given");
+    return -1;
+  }
+  GradCheckOptions options;
+  options.seed = seed;
+  options.coordinates = probes;
+  options.tolerance = tolerance;
+  auto result = gradCheck(*module->module, function, {}, options);
+  if (failed(result))
+    return -1;
+  if (report) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (const GradCheckInput &in : result->inputs)
+      os << "d" << in.name << ": " << in.probes << " probes, max rel error "
+         << llvm::format("%.3g", in.maxRelError) << ", max abs error "
+         << llvm::format("%.3g", in.maxAbsError) << ": "
+         << (!in.finite ? "non-finite" : in.ok ? "ok" : "mismatch") << "\n";
+    *report = static_cast<char *>(std::malloc(text.size() + 1));
+    if (*report)
+      std::memcpy(*report, text.c_str(), text.size() + 1);
+  }
+  return result->ok() ? 0 : 1;
 }
 
 } // extern "C"

@@ -46,3 +46,48 @@ def assert_close(got, want, rtol=1e-4, atol=1e-5, what=""):
     assert np.allclose(got, want, rtol=rtol, atol=atol * scale), \
         "%s: max abs error %g (scale %g)" % (what, err, scale)
     print("%s: ok (max abs error %.3g)" % (what, err))
+
+
+NEO_OPT = os.environ.get("NEO_OPT", "neo-opt")
+NEO_TRANSLATE = os.environ.get("NEO_TRANSLATE", "neo-translate")
+_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def params(source, function):
+    """The parameters of `function` as (name, dtype, shape) tuples."""
+    m = re.search(r"def\s+%s\s*\((.*?)\)\s*->" % re.escape(function), source, re.S)
+    assert m, "cannot find %s" % function
+    out = []
+    for name, ty, dims in re.findall(r"(\w+)\s*:\s*(\w+)\s*\[([^\]]*)\]", m.group(1)):
+        shape = tuple(int(d) for d in dims.split(",") if d.strip())
+        out.append((name, _TYPES[ty], shape))
+    return out
+
+
+def grad(source, function, inputs, output_adjoints):
+    """Differentiates `function` with neo-autodiff and runs f_grad on the
+    inputs and output adjoints (lists of numpy arrays, in order). Returns the
+    gradients of the float inputs, in order. Also checks the compiled
+    gradient against the reference interpreter."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "op.neo")
+        with open(src, "w") as f:
+            f.write(source)
+        mlir = os.path.join(d, "op.mlir")
+        imported = subprocess.run([NEO_TRANSLATE, "--import-neo", src], check=True,
+                                  capture_output=True, text=True).stdout
+        proc = subprocess.run([NEO_OPT, "--neo-autodiff=function=%s" % function, "-o", mlir],
+                              input=imported, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AssertionError("neo-autodiff failed:\n" + proc.stderr)
+        args = [NEO_RUN, mlir, "--function", function + "_grad", "--output-dir", d,
+                "--check", "--print-limit", "0"]
+        for i, value in enumerate(list(inputs) + list(output_adjoints)):
+            p = os.path.join(d, "in%d.npy" % i)
+            np.save(p, value)
+            args += ["--input", "%d=%s" % (i, p)]
+        proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise AssertionError("neo-run failed:\n%s%s" % (proc.stdout, proc.stderr))
+        names = [p[0] for p in params(source, function)]
+        return [np.load(os.path.join(d, "d%s.npy" % n)) for n in names]

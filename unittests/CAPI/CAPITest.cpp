@@ -134,3 +134,20 @@ TEST(CAPI, CompileErrors) {
   neoExecutableDestroy(exe);
   neoModuleDestroy(m);
 }
+
+TEST(CAPI, Gradcheck) {
+  Handles h;
+  NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
+  ASSERT_NE(m, nullptr);
+  char *report = nullptr;
+  ASSERT_EQ(neoModuleGradcheck(m, "mm", 3, 4, 1e-5, &report), 0) << neoGetLastError(h.ctx);
+  ASSERT_NE(report, nullptr);
+  std::string text(report);
+  neoFree(report);
+  EXPECT_NE(text.find("da: 5 probes"), std::string::npos) << text;
+  EXPECT_NE(text.find("db: 5 probes"), std::string::npos) << text;
+  EXPECT_EQ(neoModuleGradcheck(m, "nope", 0, 4, 1e-5, nullptr), -1);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("no function named 'nope'"),
+            std::string::npos);
+  neoModuleDestroy(m);
+}
