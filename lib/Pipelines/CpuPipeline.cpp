@@ -1,13 +1,16 @@
 //===- CpuPipeline.cpp - neo-lower-to-cpu ---------------------------------===//
 #include "neo/Conversion/Passes.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -25,10 +28,6 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-
-  // Schedule hook: neo-tile / neo-vectorize (tiling, packing, vectorization
-  // and parallelization of linalg on tensors) plug in here.
-
   if (options.stopAfter == "linalg")
     return;
 
@@ -48,8 +47,23 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   if (options.stopAfter == "bufferize")
     return;
 
-  // Phase 3: loops.
+  // Phase 3: the schedule (GEMM kernels, threads, vector tiles).
+  if (options.schedule) {
+    NeoTileOptions tile;
+    tile.threads = options.threads;
+    pm.addNestedPass<func::FuncOp>(createNeoTile(tile));
+    pm.addNestedPass<func::FuncOp>(createNeoVectorize());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (options.stopAfter == "schedule")
+    return;
+
+  // Phase 4: loops; parallel ones run on OpenMP threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createForallToParallelLoopPass());
+  if (options.threads > 1)
+    pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
@@ -57,8 +71,10 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   if (options.stopAfter == "loops")
     return;
 
-  // Phase 4: LLVM dialect, bare-pointer calling convention.
+  // Phase 5: LLVM dialect, bare-pointer calling convention.
+  pm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -68,6 +84,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  if (options.threads > 1)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -4,6 +4,7 @@
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,6 +23,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -111,6 +113,14 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   if (failed(pm.run(*module)))
     return makeError("lowering to the CPU failed:\n" + diagnostics);
 
+  // Neo's argument attributes (neo.name) mean nothing to LLVM.
+  module->walk([](LLVM::LLVMFuncOp f) {
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      f.removeArgAttr(i, StringAttr::get(f.getContext(), "neo.name"));
+    for (unsigned i = 0; i < f.getNumResults(); ++i)
+      f.removeResultAttr(i, StringAttr::get(f.getContext(), "neo.name"));
+  });
+
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "neo");
@@ -136,6 +146,14 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u), 0, machine->get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return std::move(err);
+
+  // NEO_DUMP_LLVM=FILE writes the optimized LLVM IR (for debugging codegen).
+  if (const char *dump = std::getenv("NEO_DUMP_LLVM")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dump, ec);
+    if (!ec)
+      llvmModule->print(os, nullptr);
+  }
 
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream objectOS(object);

@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -143,6 +144,19 @@ llvm::Error Executable::run(llvm::StringRef name, llvm::ArrayRef<HostBuffer> inp
   return llvm::Error::success();
 }
 
+/// Loads the OpenMP runtime once, so that parallel loops resolve against it.
+static llvm::Error loadOpenMPRuntime() {
+#ifdef NEO_OMP_LIBRARY
+  static std::string error;
+  static bool loaded = [] {
+    return !llvm::sys::DynamicLibrary::LoadLibraryPermanently(NEO_OMP_LIBRARY, &error);
+  }();
+  if (!loaded)
+    return makeError("cannot load the OpenMP runtime " NEO_OMP_LIBRARY ": " + error);
+#endif
+  return llvm::Error::success();
+}
+
 namespace {
 /// Native code loaded into an ORC JIT from an object file.
 class JitExecutable : public Executable {
@@ -151,6 +165,8 @@ public:
   load(std::unique_ptr<llvm::MemoryBuffer> object, std::vector<FunctionSignature> sigs,
        std::string key) {
     codegen::initializeNativeTarget();
+    if (llvm::Error err = loadOpenMPRuntime())
+      return std::move(err);
     auto jit = llvm::orc::LLJITBuilder().create();
     if (!jit)
       return jit.takeError();

@@ -18,16 +18,26 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Run neo-tile and neo-vectorize (GEMM kernels, threads, vectors)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Ways to split outer loops over OpenMP threads (1: serial code)"),
+      llvm::cl::init(2)};
   PassOptions::Option<std::string> stopAfter{
       *this, "stop-after",
       llvm::cl::desc("Stop after a phase: 'linalg' (tensors), 'bufferize' "
-                     "(memrefs), 'loops' (scf), or '' for the LLVM dialect"),
+                     "(memrefs), 'schedule' (tiled and vectorized), 'loops' (scf), "
+                     "or '' for the LLVM dialect"),
       llvm::cl::init("")};
 };
 
-/// neo -> linalg on tensors -> [schedule hook] -> bufferization (functions take
-/// their results as out-params) -> loops -> LLVM dialect with the bare-pointer
-/// calling convention: `@f(in0, ..., out0, ...)`, each a pointer to the data.
+/// neo -> linalg on tensors -> bufferization (functions take their results as
+/// out-params) -> schedule (neo-tile, neo-vectorize) -> loops (parallel ones
+/// to OpenMP) -> LLVM dialect with the bare-pointer calling convention:
+/// `@f(in0, ..., out0, ...)`, each a pointer to the data.
 void buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// Registers `neo-lower-to-cpu` (idempotent).

@@ -4,9 +4,14 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 namespace mlir {
 namespace arith { class ArithDialect; }
 namespace math { class MathDialect; }
+namespace memref { class MemRefDialect; }
+namespace scf { class SCFDialect; }
+namespace vector { class VectorDialect; }
 
 namespace neo {
 class ComputeOp;

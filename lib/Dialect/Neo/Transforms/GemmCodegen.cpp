@@ -1,0 +1,361 @@
+//===- GemmCodegen.cpp - Packed, register-blocked matrix multiplication ---===//
+//
+//   parallel (batch, jc) over N in blocks of NC:        [threads]
+//     Bp, Ap, tile scratch = alloc
+//     for kc over K step KC:
+//       pack B[kc:+KC, jc:+NC] into Bp[NC/NR][KC][NR]   (zero-padded)
+//       for ic over M step MC:
+//         pack A[ic:+MC, kc:+KC] into Ap[MC/MR][KC][MR] (zero-padded)
+//         for jr, ir over the block in NR x MR register tiles:
+//           acc[MR][NR/V] = C tile (or the scratch tile at the edges)
+//           for k in KC: acc[r][t] = fma(bcast(Ap[ir][k][r]), Bp[jr][k][t*V:], acc[r][t])
+//           C tile = acc
+//
+// The accumulators are loop-carried values of the k loop, so LLVM keeps them
+// in vector registers; every load of the inner loop is contiguous.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Dialect/Neo/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+
+FailureOr<GemmSchedule> GemmSchedule::fromAttr(DictionaryAttr dict, std::string &error) {
+  GemmSchedule s;
+  for (NamedAttribute a : dict) {
+    auto v = dyn_cast<IntegerAttr>(a.getValue());
+    if (!v) {
+      error = "gemm schedule field '" + a.getName().str() + "' must be an integer";
+      return failure();
+    }
+    int64_t x = v.getInt();
+    StringRef n = a.getName().strref();
+    if (n == "mr") s.mr = x;
+    else if (n == "nr") s.nr = x;
+    else if (n == "mc") s.mc = x;
+    else if (n == "nc") s.nc = x;
+    else if (n == "kc") s.kc = x;
+    else if (n == "threads") s.threads = x;
+    else {
+      error = "unknown gemm schedule field '" + n.str() + "'";
+      return failure();
+    }
+  }
+  return s;
+}
+
+DictionaryAttr GemmSchedule::toAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  return b.getDictionaryAttr({b.getNamedAttr("mr", b.getI64IntegerAttr(mr)),
+                              b.getNamedAttr("nr", b.getI64IntegerAttr(nr)),
+                              b.getNamedAttr("mc", b.getI64IntegerAttr(mc)),
+                              b.getNamedAttr("nc", b.getI64IntegerAttr(nc)),
+                              b.getNamedAttr("kc", b.getI64IntegerAttr(kc)),
+                              b.getNamedAttr("threads", b.getI64IntegerAttr(threads))});
+}
+
+bool GemmSchedule::isValid(int64_t vectorWidth, std::string &error) const {
+  if (mr < 1 || mr > 32 || nr < vectorWidth || nr % vectorWidth != 0 || nr / vectorWidth > 8) {
+    error = "the register tile must have 1 <= mr <= 32 and nr a multiple of " +
+            std::to_string(vectorWidth) + " of at most 8 vectors";
+    return false;
+  }
+  if (mr * (nr / vectorWidth) > 30) {
+    error = "the register tile needs more than 30 vector registers";
+    return false;
+  }
+  if (mc < mr || mc % mr != 0 || nc < nr || nc % nr != 0 || kc < 1) {
+    error = "cache blocks must be positive multiples of the register tile";
+    return false;
+  }
+  if (mc * kc > (int64_t(1) << 24) || nc * kc > (int64_t(1) << 24)) {
+    error = "cache blocks are too large";
+    return false;
+  }
+  if (threads < 1 || threads > 256) {
+    error = "threads must be between 1 and 256";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+struct GemmBuilder {
+  OpBuilder &b;
+  Location loc;
+  Type elem;
+  int64_t V; // vector width
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value le(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
+  }
+  VectorType vecType() { return VectorType::get({V}, elem); }
+  Value zeroVec() {
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecType(), b.getZeroAttr(elem)));
+  }
+  Value zero() { return arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)); }
+
+  /// for (i = lo; i < hi; i += step) body(i)
+  void loop(Value lo, Value hi, Value step, function_ref<void(Value)> body) {
+    auto f = scf::ForOp::create(b, loc, lo, hi, step);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(f.getBody());
+    body(f.getInductionVar());
+  }
+
+  /// A vector of V elements of `mem` at [.., col] (masked when it can cross `limit`).
+  Value loadRow(Value mem, ValueRange prefix, Value col, Value limit, bool masked) {
+    SmallVector<Value> indices(prefix);
+    indices.push_back(col);
+    if (!masked)
+      return vector::LoadOp::create(b, loc, vecType(), mem, indices);
+    Value n = arith::MaxSIOp::create(b, loc, sub(limit, col), idx(0));
+    auto maskType = VectorType::get({V}, b.getI1Type());
+    Value mask = vector::CreateMaskOp::create(b, loc, maskType, ValueRange{n});
+    return vector::MaskedLoadOp::create(b, loc, vecType(), mem, indices, mask, zeroVec());
+  }
+};
+
+} // namespace
+
+LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                                      const GemmSchedule &s) {
+  bool batched = isa<linalg::BatchMatmulOp>(op.getOperation());
+  if (!isa<linalg::MatmulOp>(op.getOperation()) && !batched)
+    return failure();
+  if (!op.hasPureBufferSemantics())
+    return failure();
+  // Only the default maps (no transposed or broadcast operands).
+  if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation()))
+    if (matmul.hasUserDefinedMaps())
+      return failure();
+  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation()))
+    if (bmm.hasUserDefinedMaps())
+      return failure();
+  Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
+  auto aType = dyn_cast<MemRefType>(A.getType());
+  auto bType = dyn_cast<MemRefType>(B.getType());
+  auto cType = dyn_cast<MemRefType>(C.getType());
+  if (!aType || !bType || !cType || !aType.hasStaticShape() || !bType.hasStaticShape() ||
+      !cType.hasStaticShape())
+    return failure();
+  Type elem = cType.getElementType();
+  if (aType.getElementType() != elem || bType.getElementType() != elem ||
+      !(elem.isF32() || elem.isF64()))
+    return failure();
+  // Contiguous rows: the last dim of every operand has stride 1.
+  for (MemRefType t : {aType, bType, cType}) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(t.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+      return failure();
+  }
+  int64_t V = elem.isF32() ? 16 : 8;
+  std::string error;
+  if (!s.isValid(V, error))
+    return op->emitOpError("invalid gemm schedule: ") << error, failure();
+
+  unsigned o = batched ? 1 : 0;
+  int64_t batch = batched ? cType.getShape()[0] : 1;
+  int64_t M = cType.getShape()[o], N = cType.getShape()[o + 1], K = aType.getShape()[o + 1];
+  int64_t MR = s.mr, NR = s.nr, NV = NR / V;
+  int64_t MC = std::min(s.mc, (M + MR - 1) / MR * MR);
+  int64_t KC = std::min(s.kc, K);
+  // Enough N blocks for the threads when N allows it.
+  int64_t NC = std::min(s.nc, (N + NR - 1) / NR * NR);
+  if (s.threads > 1 && batch < s.threads && N >= 2 * NR) {
+    int64_t perThread = (N + s.threads - 1) / s.threads;
+    NC = std::min(NC, (perThread + NR - 1) / NR * NR);
+  }
+  int64_t numJc = (N + NC - 1) / NC;
+  bool nExact = N % NR == 0 && NC % NR == 0;
+  bool mExact = M % MR == 0 && MC % MR == 0;
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  GemmBuilder g{rewriter, op.getLoc(), elem, V};
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  auto bpType = MemRefType::get({NC / NR, KC, NR}, elem);
+  auto apType = MemRefType::get({MC / MR, KC, MR}, elem);
+  auto tileType = MemRefType::get({MR, NR}, elem);
+
+  auto body = [&](OpBuilder &, Location, ValueRange ivs) {
+    Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
+    SmallVector<Value> bPrefix;
+    if (batched)
+      bPrefix.push_back(bi);
+    Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
+    Value numJb = arith::CeilDivSIOp::create(b, loc, ncs, g.idx(NR));
+    auto alignment = b.getI64IntegerAttr(64);
+    Value Bp = memref::AllocOp::create(b, loc, bpType, ValueRange{}, alignment);
+    Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
+    Value scratch = memref::AllocOp::create(b, loc, tileType, ValueRange{}, alignment);
+
+    g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
+      Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
+      // Pack B.
+      g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+        g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+          Value row = g.add(kc, k);
+          for (int64_t t = 0; t < NV; ++t) {
+            Value col = g.add(g.add(jc, g.mul(jb, g.idx(NR))), g.idx(t * V));
+            SmallVector<Value> prefix(bPrefix);
+            prefix.push_back(row);
+            Value v = g.loadRow(B, prefix, col, g.idx(N), !nExact);
+            vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
+          }
+        });
+      });
+      g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
+        Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
+        Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
+        // Pack A (rows past M read as zeros).
+        g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
+          for (int64_t r = 0; r < MR; ++r) {
+            Value rowIdx = g.add(g.add(ic, g.mul(ib, g.idx(MR))), g.idx(r));
+            Value clamped = mExact ? rowIdx : g.min(rowIdx, g.idx(M - 1));
+            Value valid = mExact ? Value() : g.lt(rowIdx, g.idx(M));
+            g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+              SmallVector<Value> indices(bPrefix);
+              indices.push_back(clamped);
+              indices.push_back(g.add(kc, k));
+              Value v = memref::LoadOp::create(b, loc, A, indices);
+              if (valid)
+                v = arith::SelectOp::create(b, loc, valid, v, g.zero());
+              memref::StoreOp::create(b, loc, v, Ap, ValueRange{ib, k, g.idx(r)});
+            });
+          }
+        });
+        // Register tiles.
+        g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
+            Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
+            Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
+            bool exact = nExact && mExact;
+            Value full;
+            if (!exact)
+              full = arith::AndIOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)),
+                                           g.le(g.add(col0, g.idx(NR)), g.idx(N)));
+            Value rows = g.min(g.idx(MR), g.sub(g.idx(M), row0));
+            Value cols = g.min(g.idx(NR), g.sub(g.idx(N), col0));
+            auto cIndices = [&](Value r, Value c) {
+              SmallVector<Value> ind(bPrefix);
+              ind.push_back(r);
+              ind.push_back(c);
+              return ind;
+            };
+            // Edge tiles go through the scratch tile.
+            scf::IfOp edgeIf;
+            if (!exact) {
+              auto ifOp = scf::IfOp::create(b, loc, full, /*withElse=*/true);
+              edgeIf = ifOp;
+              OpBuilder::InsertionGuard ig(b);
+              b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t t = 0; t < NV; ++t)
+                  vector::StoreOp::create(b, loc, g.zeroVec(), scratch,
+                                          ValueRange{g.idx(r), g.idx(t * V)});
+              g.loop(g.idx(0), rows, g.idx(1), [&](Value r) {
+                g.loop(g.idx(0), cols, g.idx(1), [&](Value c) {
+                  Value v = memref::LoadOp::create(b, loc, C,
+                                                   cIndices(g.add(row0, r), g.add(col0, c)));
+                  memref::StoreOp::create(b, loc, v, scratch, ValueRange{r, c});
+                });
+              });
+            }
+            // The micro-kernel, on C or on the scratch tile.
+            auto kernel = [&](bool onScratch) {
+              SmallVector<Value> accs;
+              auto at = [&](int64_t r, int64_t t) -> SmallVector<Value> {
+                if (onScratch)
+                  return {g.idx(r), g.idx(t * V)};
+                return cIndices(g.add(row0, g.idx(r)), g.add(col0, g.idx(t * V)));
+              };
+              Value target = onScratch ? scratch : C;
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t t = 0; t < NV; ++t)
+                  accs.push_back(vector::LoadOp::create(b, loc, g.vecType(), target, at(r, t)));
+              auto kLoop = scf::ForOp::create(b, loc, g.idx(0), kcs, g.idx(1), accs);
+              {
+                OpBuilder::InsertionGuard kg(b);
+                b.setInsertionPointToStart(kLoop.getBody());
+                Value k = kLoop.getInductionVar();
+                ValueRange acc = kLoop.getRegionIterArgs();
+                SmallVector<Value> bv, next;
+                for (int64_t t = 0; t < NV; ++t)
+                  bv.push_back(vector::LoadOp::create(b, loc, g.vecType(), Bp,
+                                                      ValueRange{jb, k, g.idx(t * V)}));
+                for (int64_t r = 0; r < MR; ++r) {
+                  Value a = memref::LoadOp::create(b, loc, Ap, ValueRange{ib, k, g.idx(r)});
+                  Value x = vector::BroadcastOp::create(b, loc, g.vecType(), a);
+                  for (int64_t t = 0; t < NV; ++t)
+                    next.push_back(vector::FMAOp::create(b, loc, x, bv[t], acc[r * NV + t]));
+                }
+                scf::YieldOp::create(b, loc, next);
+              }
+              for (int64_t r = 0; r < MR; ++r)
+                for (int64_t t = 0; t < NV; ++t)
+                  vector::StoreOp::create(b, loc, kLoop.getResult(r * NV + t), target, at(r, t));
+            };
+            if (exact) {
+              kernel(false);
+              return;
+            }
+            scf::IfOp ifOp = edgeIf;
+            {
+              OpBuilder::InsertionGuard ig(b);
+              b.setInsertionPoint(ifOp.getThenRegion().front().getTerminator());
+              kernel(false);
+              b.setInsertionPoint(ifOp.getElseRegion().front().getTerminator());
+              kernel(true);
+              g.loop(g.idx(0), rows, g.idx(1), [&](Value r) {
+                g.loop(g.idx(0), cols, g.idx(1), [&](Value c) {
+                  Value v = memref::LoadOp::create(b, loc, scratch, ValueRange{r, c});
+                  memref::StoreOp::create(b, loc, v, C, cIndices(g.add(row0, r), g.add(col0, c)));
+                });
+              });
+            }
+          });
+        });
+      });
+    });
+    memref::DeallocOp::create(b, loc, Bp);
+    memref::DeallocOp::create(b, loc, Ap);
+    memref::DeallocOp::create(b, loc, scratch);
+  };
+
+  // The outer loops run in parallel (scf.parallel) when threads > 1.
+  if (s.threads > 1 && batch * numJc > 1) {
+    auto par = scf::ParallelOp::create(b, loc, ValueRange{g.idx(0), g.idx(0)},
+                                       ValueRange{g.idx(batch), g.idx(numJc)},
+                                       ValueRange{g.idx(1), g.idx(1)});
+    OpBuilder::InsertionGuard pg(b);
+    b.setInsertionPointToStart(par.getBody());
+    body(b, loc, par.getInductionVars());
+  } else {
+    auto outer = scf::ForOp::create(b, loc, g.idx(0), g.idx(batch), g.idx(1));
+    OpBuilder::InsertionGuard og(b);
+    b.setInsertionPointToStart(outer.getBody());
+    auto inner = scf::ForOp::create(b, loc, g.idx(0), g.idx(numJc), g.idx(1));
+    b.setInsertionPointToStart(inner.getBody());
+    body(b, loc, ValueRange{outer.getInductionVar(), inner.getInductionVar()});
+  }
+  rewriter.eraseOp(op);
+  return success();
+}

@@ -1,0 +1,186 @@
+//===- Tile.cpp - neo-tile and neo-vectorize: CPU schedules of linalg ops -===//
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+#include "neo/Dialect/Neo/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOTILE
+#define GEN_PASS_DEF_NEOVECTORIZE
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+static constexpr llvm::StringLiteral kVectorSizes = "neo.vector_sizes";
+static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
+
+/// Splits the first parallel loop over `threads` (scf.forall) and tiles the
+/// op into vector-sized pieces along its innermost loop when the vectorizer
+/// accepts it. Returns the op that remains to be vectorized or lowered.
+static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
+                        const GenericSchedule &schedule) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  auto iterators = op.getIteratorTypesArray();
+  unsigned n = ranges.size();
+  bool vectorizable = succeeded(linalg::vectorizeOpPrecondition(op));
+  MLIRContext *ctx = op.getContext();
+  auto sizesAttr = [&](ArrayRef<int64_t> sizes) {
+    return llvm::map_to_vector(sizes, [&](int64_t s) -> OpFoldResult {
+      return IntegerAttr::get(IndexType::get(ctx), s);
+    });
+  };
+
+  Operation *current = op;
+  // Threads over the first parallel loop.
+  auto firstParallel = llvm::find(iterators, utils::IteratorType::parallel);
+  if (schedule.threads > 1 && firstParallel != iterators.end()) {
+    unsigned d = firstParallel - iterators.begin();
+    if (ranges[d] >= 2) {
+      SmallVector<int64_t> sizes(n, 0);
+      sizes[d] = (ranges[d] + schedule.threads - 1) / schedule.threads;
+      scf::SCFTilingOptions options;
+      options.setTileSizes(sizesAttr(sizes));
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      rewriter.setInsertionPoint(current);
+      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), options);
+      if (succeeded(tiled) && !tiled->tiledOps.empty()) {
+        rewriter.eraseOp(current);
+        current = tiled->tiledOps.back();
+      }
+    }
+  }
+  if (!vectorizable)
+    return;
+  // Vector tiles: one vector along the innermost loop, 1 elsewhere.
+  SmallVector<int64_t> sizes(n, 1), vectorSizes(n, 1);
+  int64_t inner = ranges[n - 1];
+  sizes[n - 1] = inner > schedule.vectorSize ? schedule.vectorSize : 0;
+  vectorSizes[n - 1] = std::min(inner, schedule.vectorSize);
+  if (llvm::all_of(ranges, [](int64_t r) { return r == 1; }))
+    return;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizesAttr(sizes));
+  rewriter.setInsertionPoint(current);
+  auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), options);
+  if (failed(tiled) || tiled->tiledOps.empty())
+    return;
+  rewriter.eraseOp(current);
+  Operation *tile = tiled->tiledOps.back();
+  tile->setAttr(kVectorSizes, rewriter.getDenseI64ArrayAttr(vectorSizes));
+}
+
+namespace {
+struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics())
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      GemmSchedule gemm;
+      gemm.mr = gemmMR;
+      gemm.nr = gemmNR;
+      gemm.mc = gemmMC;
+      gemm.nc = gemmNC;
+      gemm.kc = gemmKC;
+      gemm.threads = threads;
+      GenericSchedule generic;
+      generic.vectorSize = vectorSize;
+      generic.threads = threads;
+      if (auto dict = op->getAttrOfType<DictionaryAttr>(kSchedule)) {
+        std::string error;
+        if (auto g = dict.getAs<DictionaryAttr>("gemm")) {
+          auto parsed = GemmSchedule::fromAttr(g, error);
+          if (failed(parsed)) {
+            op->emitOpError("invalid neo.schedule: ") << error;
+            return signalPassFailure();
+          }
+          gemm = *parsed;
+        }
+        if (auto v = dict.getAs<IntegerAttr>("vector"))
+          generic.vectorSize = v.getInt();
+        if (auto t = dict.getAs<IntegerAttr>("threads"))
+          generic.threads = t.getInt();
+      }
+      if (generic.vectorSize < 1 || generic.vectorSize > 64 || generic.threads < 1) {
+        op->emitOpError("invalid schedule: vector size must be 1 to 64 and threads >= 1");
+        return signalPassFailure();
+      }
+      if (succeeded(generateGemm(rewriter, op, gemm)))
+        continue;
+      tileGeneric(rewriter, op, generic);
+    }
+  }
+};
+
+struct NeoVectorizePass : public neo::impl::NeoVectorizeBase<NeoVectorizePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kVectorSizes))
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      auto sizes = op->getAttrOfType<DenseI64ArrayAttr>(kVectorSizes);
+      rewriter.setInsertionPoint(op);
+      // Explicitly fixed-width (an empty list is read past its end upstream).
+      SmallVector<bool> scalable(sizes.size(), false);
+      auto result = linalg::vectorize(rewriter, op, sizes.asArrayRef(), scalable);
+      if (failed(result)) {
+        op->removeAttr(kVectorSizes); // Stays scalar.
+        continue;
+      }
+      if (op->getNumResults() == 0)
+        rewriter.eraseOp(op);
+      else
+        rewriter.replaceOp(op, result->replacements);
+    }
+    // Vector tiles are [1, ..., 1, V]: drop the unit dims first.
+    {
+      RewritePatternSet unitDims(&getContext());
+      vector::populateVectorTransferDropUnitDimsPatterns(unitDims);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
+      vector::populateDropUnitDimWithShapeCastPatterns(unitDims);
+      vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, &getContext());
+      vector::BroadcastOp::getCanonicalizationPatterns(unitDims, &getContext());
+      if (failed(applyPatternsGreedily(func, std::move(unitDims))))
+        return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerReduction);
+    vector::populateVectorMaskOpLoweringPatterns(patterns);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorTransferLoweringPatterns(patterns, /*maxTransferRank=*/1);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
