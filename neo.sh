@@ -7,6 +7,7 @@
 #                             its outputs and time, and check them against the
 #                             reference interpreter
 #   ./neo.sh test             run every test (lit, gtest)
+#   ./neo.sh bench [opts]     run the benchmark harness (docs/benchmarks.md)
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 build=${NEO_BUILD_DIR:-$root/build}
@@ -25,8 +26,13 @@ case "$cmd" in
     "$root/scripts/build.sh"
     "$root/scripts/build.sh" check-neo
     ;;
+  bench)
+    shift
+    "$root/scripts/build.sh" neo-run neo-opt neo-translate >/dev/null
+    /usr/bin/python3 "$root/bench/run.py" "$@"
+    ;;
   *)
-    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -351,4 +351,65 @@ TEST(Analysis, MutableDataRecomputesParents) {
   EXPECT_EQ(g.data(y), std::optional<int64_t>(12));
 }
 
+/// Random terms over + and * of constants and variables (with hidden
+/// values); only terms of equal value are merged, so the analysis never
+/// conflicts. After rebuild the data must be the fixpoint: each node's make()
+/// agrees with its class's data, known data equals the hidden value, and
+/// modify() has put the constant's node in the class.
+TEST(Analysis, FixpointUnderRandomMerges) {
+  std::mt19937 rng(77);
+  for (int round = 0; round < 10; ++round) {
+    EGraph<ConstFold> g;
+    std::vector<std::pair<Id, int64_t>> terms; // class, hidden value
+    for (int v = 0; v < 4; ++v)
+      terms.emplace_back(g.add("x", {}, v), v % 3);
+    for (int k = 0; k < 3; ++k)
+      terms.emplace_back(g.add("num", {}, k), k);
+    auto pick = [&] { return terms[rng() % terms.size()]; };
+    for (int step = 0; step < 150; ++step) {
+      int kind = rng() % 10;
+      if (kind < 5) {
+        auto [a, va] = pick();
+        auto [b, vb] = pick();
+        bool add = kind < 3;
+        // Keep values small so that equal values recur.
+        int64_t value = add ? va + vb : va * vb;
+        if (value > 6)
+          continue;
+        terms.emplace_back(g.add(add ? "+" : "*", {a, b}), value);
+      } else if (kind < 9) {
+        auto [a, va] = pick();
+        auto [b, vb] = pick();
+        if (va == vb)
+          g.merge(a, b);
+      } else {
+        g.rebuild();
+      }
+    }
+    g.rebuild();
+    ConstFold fresh;
+    for (Id id : g.classIds()) {
+      const std::optional<int64_t> &data = g.data(id);
+      for (const ENode &n : g.getClass(id).nodes) {
+        std::optional<int64_t> made = fresh.make(g, n);
+        if (made) {
+          EXPECT_EQ(data, made) << "class " << id << " missed a fact";
+        }
+      }
+      if (data) {
+        ENode constant;
+        constant.op = *g.symbols().lookup("num");
+        constant.data = static_cast<uint64_t>(*data);
+        EXPECT_EQ(g.lookup(constant), std::optional<Id>(id));
+      }
+    }
+    for (auto [id, value] : terms) {
+      const std::optional<int64_t> &data = g.data(id);
+      if (data) {
+        EXPECT_EQ(*data, value);
+      }
+    }
+  }
+}
+
 } // namespace

@@ -99,7 +99,8 @@ public:
   Id add(ENode node);
   /// The class of `node` if it is already in the graph.
   std::optional<Id> lookup(ENode node) const;
-  /// The canonical id of a class.
+  /// The canonical id of a class. It compresses paths, so even the const
+  /// methods must not run concurrently with each other.
   Id find(Id id) const;
   /// Unions two classes; returns false if they already were one. Congruence
   /// and analyses are restored by rebuild(), which must run before matching.
@@ -255,15 +256,17 @@ template <typename A> struct Rewrite {
   Pattern lhs;
   /// The right-hand side: a pattern over lhs's variables (same names), or
   /// an applier that adds nodes and returns the classes equal to the match
-  /// root (empty: nothing to union).
+  /// root (empty: nothing to union). When both are set, both apply. The
+  /// runner maps rhs variables to lhs ones by name.
   std::optional<Pattern> rhs;
   std::function<std::vector<Id>(EGraph<A> &, const Match &)> applier;
   /// A guard; the rewrite applies only where it returns true. The runner
   /// evaluates it when searching, on the clean graph.
   std::function<bool(const EGraph<A> &, const Match &)> condition;
-  // When both rhs and applier are set, both are applied.
 
-  /// `lhs => rhs` from s-expressions (rhs variables must occur in lhs).
+  /// `lhs => rhs` from s-expressions (rhs variables must occur in lhs). The
+  /// rhs numbers its variables as lhs does, so instantiate(g, *rhs,
+  /// match.subst) works directly.
   static std::optional<Rewrite> parse(SymbolTable &symbols, std::string name,
                                       std::string_view lhs, std::string_view rhs,
                                       std::string *error = nullptr);

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
-#include <cmath>
 #include <iterator>
 #include <type_traits>
 #include <utility>

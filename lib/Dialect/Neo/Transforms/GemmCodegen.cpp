@@ -133,46 +133,86 @@ struct GemmBuilder {
 
 } // namespace
 
+namespace {
+/// Where each contraction role (batch, m, n, k) sits in an operand's indices.
+struct OperandLayout {
+  Value mem;
+  MemRefType type;
+  SmallVector<int, 4> roleOfResult; // per index: 0 batch, 1 m, 2 n, 3 k
+  int lastRole() const { return roleOfResult.back(); }
+  SmallVector<Value> indices(Value batch, Value m, Value n, Value k) const {
+    SmallVector<Value> out;
+    for (int role : roleOfResult)
+      out.push_back(role == 0 ? batch : role == 1 ? m : role == 2 ? n : k);
+    return out;
+  }
+};
+} // namespace
+
 LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                       const GemmSchedule &s) {
-  bool batched = isa<linalg::BatchMatmulOp>(op.getOperation());
-  if (!isa<linalg::MatmulOp>(op.getOperation()) && !batched)
+  // A contraction C[batch, m, n] += A[.. m, k ..] * B[.. k, n ..] whose
+  // operands are indexed by (a permutation of) their roles.
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
     return failure();
-  if (!op.hasPureBufferSemantics())
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1 ||
+      dims->batch.size() > 1)
     return failure();
-  // Only the default maps (no transposed or broadcast operands).
-  if (auto matmul = dyn_cast<linalg::MatmulOp>(op.getOperation()))
-    if (matmul.hasUserDefinedMaps())
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return failure();
+  auto roleOf = [&](unsigned d) -> int {
+    if (!dims->batch.empty() && d == dims->batch[0])
+      return 0;
+    if (d == dims->m[0])
+      return 1;
+    if (d == dims->n[0])
+      return 2;
+    if (d == dims->k[0])
+      return 3;
+    return -1;
+  };
+  SmallVector<OperandLayout> layouts;
+  for (OpOperand &operand : op->getOpOperands()) {
+    OperandLayout layout;
+    layout.mem = operand.get();
+    layout.type = dyn_cast<MemRefType>(layout.mem.getType());
+    if (!layout.type || !layout.type.hasStaticShape())
       return failure();
-  if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation()))
-    if (bmm.hasUserDefinedMaps())
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation())
       return failure();
-  Value A = op.getDpsInputs()[0], B = op.getDpsInputs()[1], C = op.getDpsInits()[0];
-  auto aType = dyn_cast<MemRefType>(A.getType());
-  auto bType = dyn_cast<MemRefType>(B.getType());
-  auto cType = dyn_cast<MemRefType>(C.getType());
-  if (!aType || !bType || !cType || !aType.hasStaticShape() || !bType.hasStaticShape() ||
-      !cType.hasStaticShape())
-    return failure();
-  Type elem = cType.getElementType();
-  if (aType.getElementType() != elem || bType.getElementType() != elem ||
-      !(elem.isF32() || elem.isF64()))
-    return failure();
-  // Contiguous rows: the last dim of every operand has stride 1.
-  for (MemRefType t : {aType, bType, cType}) {
+    for (AffineExpr e : map.getResults()) {
+      int role = roleOf(cast<AffineDimExpr>(e).getPosition());
+      if (role < 0)
+        return failure();
+      layout.roleOfResult.push_back(role);
+    }
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (failed(t.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    if (failed(layout.type.getStridesAndOffset(strides, offset)) ||
+        (!strides.empty() && strides.back() != 1))
       return failure();
+    layouts.push_back(layout);
   }
+  OperandLayout &LA = layouts[0], &LB = layouts[1], &LC = layouts[2];
+  Value A = LA.mem, B = LB.mem, C = LC.mem;
+  Type elem = LC.type.getElementType();
+  if (LA.type.getElementType() != elem || LB.type.getElementType() != elem ||
+      !(elem.isF32() || elem.isF64()))
+    return failure();
   int64_t V = elem.isF32() ? 16 : 8;
   std::string error;
   if (!s.isValid(V, error))
     return op->emitOpError("invalid gemm schedule: ") << error, failure();
 
-  unsigned o = batched ? 1 : 0;
-  int64_t batch = batched ? cType.getShape()[0] : 1;
-  int64_t M = cType.getShape()[o], N = cType.getShape()[o + 1], K = aType.getShape()[o + 1];
+  int64_t batch = dims->batch.empty() ? 1 : ranges[dims->batch[0]];
+  int64_t M = ranges[dims->m[0]], N = ranges[dims->n[0]], K = ranges[dims->k[0]];
+  // Vector loads of B rows and direct stores of C tiles need n innermost.
+  bool bRowsContiguous = LB.lastRole() == 2;
+  bool cRowsContiguous = LC.lastRole() == 2;
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
   int64_t MC = std::min(s.mc, (M + MR - 1) / MR * MR);
   int64_t KC = std::min(s.kc, K);
@@ -197,9 +237,6 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
 
   auto body = [&](OpBuilder &, Location, ValueRange ivs) {
     Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
-    SmallVector<Value> bPrefix;
-    if (batched)
-      bPrefix.push_back(bi);
     Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
     Value numJb = arith::CeilDivSIOp::create(b, loc, ncs, g.idx(NR));
     auto alignment = b.getI64IntegerAttr(64);
@@ -215,10 +252,22 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           Value row = g.add(kc, k);
           for (int64_t t = 0; t < NV; ++t) {
             Value col = g.add(g.add(jc, g.mul(jb, g.idx(NR))), g.idx(t * V));
-            SmallVector<Value> prefix(bPrefix);
-            prefix.push_back(row);
-            Value v = g.loadRow(B, prefix, col, g.idx(N), !nExact);
-            vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
+            if (bRowsContiguous) {
+              SmallVector<Value> at = LB.indices(bi, Value(), col, row);
+              at.pop_back();
+              Value v = g.loadRow(B, at, col, g.idx(N), !nExact);
+              vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
+              continue;
+            }
+            // A transposed B: gather the row element by element.
+            for (int64_t e = 0; e < V; ++e) {
+              Value c = g.add(col, g.idx(e));
+              Value clamped = nExact ? c : g.min(c, g.idx(N - 1));
+              Value v = memref::LoadOp::create(b, loc, B, LB.indices(bi, Value(), clamped, row));
+              if (!nExact)
+                v = arith::SelectOp::create(b, loc, g.lt(c, g.idx(N)), v, g.zero());
+              memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V + e)});
+            }
           }
         });
       });
@@ -232,10 +281,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
             Value clamped = mExact ? rowIdx : g.min(rowIdx, g.idx(M - 1));
             Value valid = mExact ? Value() : g.lt(rowIdx, g.idx(M));
             g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
-              SmallVector<Value> indices(bPrefix);
-              indices.push_back(clamped);
-              indices.push_back(g.add(kc, k));
-              Value v = memref::LoadOp::create(b, loc, A, indices);
+              Value v = memref::LoadOp::create(b, loc, A,
+                                               LA.indices(bi, clamped, Value(), g.add(kc, k)));
               if (valid)
                 v = arith::SelectOp::create(b, loc, valid, v, g.zero());
               memref::StoreOp::create(b, loc, v, Ap, ValueRange{ib, k, g.idx(r)});
@@ -247,19 +294,17 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
             Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
             Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
-            bool exact = nExact && mExact;
+            bool exact = nExact && mExact && cRowsContiguous;
             Value full;
             if (!exact)
-              full = arith::AndIOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)),
-                                           g.le(g.add(col0, g.idx(NR)), g.idx(N)));
+              full = cRowsContiguous
+                         ? arith::AndIOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)),
+                                                 g.le(g.add(col0, g.idx(NR)), g.idx(N)))
+                               .getResult()
+                         : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
             Value rows = g.min(g.idx(MR), g.sub(g.idx(M), row0));
             Value cols = g.min(g.idx(NR), g.sub(g.idx(N), col0));
-            auto cIndices = [&](Value r, Value c) {
-              SmallVector<Value> ind(bPrefix);
-              ind.push_back(r);
-              ind.push_back(c);
-              return ind;
-            };
+            auto cIndices = [&](Value r, Value c) { return LC.indices(bi, r, c, Value()); };
             // Edge tiles go through the scratch tile.
             scf::IfOp edgeIf;
             if (!exact) {

@@ -1,0 +1,168 @@
+"""The benchmark set: each entry is a .neo function at benchmark size, the
+arguments to differentiate, and an independent PyTorch implementation."""
+import torch
+import torch.nn.functional as F
+
+sig = torch.sigmoid
+
+
+def lstm(H, B, I):
+    src = f"""def lstm(x: f32[{B}, {I}], h: f32[{B}, {H}], c: f32[{B}, {H}], W: f32[{I}, {4*H}],
+          U: f32[{H}, {4*H}], b: f32[{4*H}]) -> (h2, c2) {{
+  g[n, j] = sum(k) x[n, k] * W[k, j] + sum(k) h[n, k] * U[k, j] + b[j]
+  c2[n, j < {H}] = sigmoid(g[n, {H} + j]) * c[n, j] + sigmoid(g[n, j]) * tanh(g[n, {2*H} + j])
+  h2[n, j < {H}] = sigmoid(g[n, {3*H} + j]) * tanh(c2[n, j])
+}}"""
+
+    def ref(x, h, c, W, U, b):
+        g = x @ W + h @ U + b
+        gi, gf, gu, go = g.split(H, 1)
+        c2 = sig(gf) * c + sig(gi) * torch.tanh(gu)
+        return sig(go) * torch.tanh(c2), c2
+    return src, "lstm", ref
+
+
+def mi_lstm(H, B, I):
+    src = f"""def mi_lstm(x: f32[{B}, {I}], h: f32[{B}, {H}], c: f32[{B}, {H}], W: f32[{I}, {4*H}],
+             U: f32[{H}, {4*H}], alpha: f32[{4*H}], b1: f32[{4*H}], b2: f32[{4*H}],
+             b: f32[{4*H}]) -> (h2, c2) {{
+  wx[n, j] = sum(k) x[n, k] * W[k, j]
+  uh[n, j] = sum(k) h[n, k] * U[k, j]
+  g[n, j] = alpha[j] * wx[n, j] * uh[n, j] + b1[j] * wx[n, j] + b2[j] * uh[n, j] + b[j]
+  c2[n, j < {H}] = sigmoid(g[n, {H} + j]) * c[n, j] + sigmoid(g[n, j]) * tanh(g[n, {2*H} + j])
+  h2[n, j < {H}] = sigmoid(g[n, {3*H} + j]) * tanh(c2[n, j])
+}}"""
+
+    def ref(x, h, c, W, U, alpha, b1, b2, b):
+        wx, uh = x @ W, h @ U
+        g = alpha * wx * uh + b1 * wx + b2 * uh + b
+        gi, gf, gu, go = g.split(H, 1)
+        c2 = sig(gf) * c + sig(gi) * torch.tanh(gu)
+        return sig(go) * torch.tanh(c2), c2
+    return src, "mi_lstm", ref
+
+
+def sub_lstm(H, B, I):
+    src = f"""def sub_lstm(x: f32[{B}, {I}], h: f32[{B}, {H}], c: f32[{B}, {H}], W: f32[{I}, {4*H}],
+              U: f32[{H}, {4*H}], b: f32[{4*H}]) -> (h2, c2) {{
+  g[n, j] = sigmoid(sum(k) x[n, k] * W[k, j] + sum(k) h[n, k] * U[k, j] + b[j])
+  c2[n, j < {H}] = g[n, {H} + j] * c[n, j] + g[n, {3*H} + j] - g[n, j]
+  h2[n, j < {H}] = sigmoid(c2[n, j]) - g[n, {2*H} + j]
+}}"""
+
+    def ref(x, h, c, W, U, b):
+        g = sig(x @ W + h @ U + b)
+        gi, gf, go, gz = g.split(H, 1)
+        c2 = gf * c + gz - gi
+        return sig(c2) - go, c2
+    return src, "sub_lstm", ref
+
+
+def scrnn(H, B, I, S):
+    src = f"""def scrnn(x: f32[{B}, {I}], s: f32[{B}, {S}], h: f32[{B}, {H}], Bm: f32[{I}, {S}],
+           P: f32[{S}, {H}], A: f32[{I}, {H}], R: f32[{H}, {H}]) -> (h2, s2) {{
+  s2[n, j] = 0.05 * sum(k) x[n, k] * Bm[k, j] + 0.95 * s[n, j]
+  h2[n, j] = sigmoid(sum(k) s2[n, k] * P[k, j] + sum(k) x[n, k] * A[k, j] + sum(k) h[n, k] * R[k, j])
+}}"""
+
+    def ref(x, s, h, Bm, P, A, R):
+        s2 = 0.05 * (x @ Bm) + 0.95 * s
+        return sig(s2 @ P + x @ A + h @ R), s2
+    return src, "scrnn", ref
+
+
+def conv2d(N, C, K, HW):
+    src = f"""def conv(x: f32[{N}, {C}, {HW}, {HW}], w: f32[{K}, {C}, 3, 3]) -> y {{
+  y[n, k, p < {HW}, q < {HW}] = sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s]
+}}"""
+    return src, "conv", lambda x, w: F.conv2d(x, w, padding=1)
+
+
+def depthwise(N, C, HW):
+    src = f"""def dw(x: f32[{N}, {C}, {HW}, {HW}], w: f32[{C}, 3, 3]) -> y {{
+  y[n, c, p < {HW}, q < {HW}] = sum(r, s) x[n, c, p + r - 1, q + s - 1] * w[c, r, s]
+}}"""
+    return src, "dw", lambda x, w: F.conv2d(x, w[:, None], padding=1, groups=C)
+
+
+def layernorm(R, D):
+    src = f"""def layernorm(x: f32[{R}, {D}], g: f32[{D}], b: f32[{D}]) -> y {{
+  mu[i] = sum(j) x[i, j] / {D}
+  var[i] = sum(j) (x[i, j] - mu[i]) * (x[i, j] - mu[i]) / {D}
+  y[i, j] = (x[i, j] - mu[i]) / sqrt(var[i] + 1e-5) * g[j] + b[j]
+}}"""
+    return src, "layernorm", lambda x, g, b: F.layer_norm(x, (D,), g, b, 1e-5)
+
+
+def softmax(R, D):
+    src = f"""def softmax(x: f32[{R}, {D}]) -> y {{
+  m[i] = max(j) x[i, j]
+  z[i] = sum(j) exp(x[i, j] - m[i])
+  y[i, j] = exp(x[i, j] - m[i]) / z[i]
+}}"""
+    return src, "softmax", lambda x: F.softmax(x, 1)
+
+
+def mlp(B, sizes):
+    d0, d1, d2, d3 = sizes
+    src = f"""def mlp(x: f32[{B}, {d0}], t: f32[{B}, {d3}], w1: f32[{d0}, {d1}], b1: f32[{d1}],
+         w2: f32[{d1}, {d2}], b2: f32[{d2}], w3: f32[{d2}, {d3}], b3: f32[{d3}]) -> loss {{
+  h1[i, j] = relu(sum(k) x[i, k] * w1[k, j] + b1[j])
+  h2[i, j] = relu(sum(k) h1[i, k] * w2[k, j] + b2[j])
+  logits[i, c] = sum(k) h2[i, k] * w3[k, c] + b3[c]
+  m[i] = max(c) logits[i, c]
+  lse[i] = m[i] + log(sum(c) exp(logits[i, c] - m[i]))
+  loss = sum(i) (lse[i] - sum(c) t[i, c] * logits[i, c]) / {B}
+}}"""
+
+    def ref(x, t, w1, b1, w2, b2, w3, b3):
+        logits = torch.relu(torch.relu(x @ w1 + b1) @ w2 + b2) @ w3 + b3
+        return (torch.logsumexp(logits, 1) - (t * logits).sum(1)).mean()
+    return src, "mlp", ref
+
+
+def capsule(N, C, K, HW):
+    src = f"""def capsule(I: f32[{N}, {C}, {HW + 2}, {HW + 2}, 4, 4], W: f32[{K}, {C}, 3, 3, 4, 4]) -> O {{
+  O[n, k, p < {HW}, q < {HW}, i, j] = sum(c, r, s, m) I[n, c, p + r, q + s, i, m] * W[k, c, r, s, m, j]
+}}"""
+
+    def ref(I, W):
+        u = I.unfold(2, 3, 1).unfold(3, 3, 1)
+        return torch.einsum("ncpqimrs,kcrsmj->nkpqij", u, W)
+    return src, "capsule", ref
+
+
+def shift_conv(N, C, K, HW):
+    src = f"""def shift(x: f32[{N}, {C}, {HW}, {HW}], w: f32[{K}, {C}]) -> y {{
+  shifted[n, c, h < {HW}, v < {HW}] = x[n, c, h + c % 3 - 1, v + (c // 3) % 3 - 1]
+  y[n, k, h, v] = sum(c) shifted[n, c, h, v] * w[k, c]
+}}"""
+
+    def ref(x, w):
+        p = F.pad(x, (1, 1, 1, 1))
+        parts = []
+        for c in range(C):
+            dh, dv = c % 3 - 1, (c // 3) % 3 - 1
+            parts.append(p[:, c, 1 + dh:1 + dh + HW, 1 + dv:1 + dv + HW])
+        return torch.einsum("nchw,kc->nkhw", torch.stack(parts, 1), w)
+    return src, "shift", ref
+
+
+# (name, group, builder) for forward+backward benchmarks.
+TRAINING = [
+    ("conv2d 3x3 N8 C=K=64 56x56", "conv", lambda: conv2d(8, 64, 64, 56)),
+    ("depthwise 3x3 N8 C64 56x56", "conv", lambda: depthwise(8, 64, 56)),
+    ("LSTM cell B64 H1024", "cell", lambda: lstm(1024, 64, 1024)),
+    ("layernorm 64x1024", "norm", lambda: layernorm(64, 1024)),
+    ("softmax 64x1024", "norm", lambda: softmax(64, 1024)),
+    ("MLP 784-512-512-10 step B64", "cell", lambda: mlp(64, (784, 512, 512, 10))),
+    ("MI-LSTM B64 H1024", "cell", lambda: mi_lstm(1024, 64, 1024)),
+    ("subLSTM B64 H1024", "cell", lambda: sub_lstm(1024, 64, 1024)),
+    ("SCRNN B64 H1024 S64", "cell", lambda: scrnn(1024, 64, 1024, 64)),
+    ("capsule conv N4 C8 K8 12x12", "cell", lambda: capsule(4, 8, 8, 12)),
+    ("shift conv N8 C64 K64 28x28", "cell", lambda: shift_conv(8, 64, 64, 28)),
+]
+
+# (M, N, K)
+SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+         (64, 4096, 1024)]
