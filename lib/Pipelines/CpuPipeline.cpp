@@ -25,7 +25,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   toLinalg.useNamedOps = options.useNamedOps;
   pm.addPass(createConvertNeoToLinalg(toLinalg));
   if (options.fuseElementwise)
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.stopAfter == "linalg")

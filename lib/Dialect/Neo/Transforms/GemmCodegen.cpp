@@ -157,25 +157,58 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
       !linalg::isaContractionOpInterface(op))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1 ||
-      dims->batch.size() > 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return failure();
+  // The operand that holds C's innermost dim plays B (its rows are vectorized).
+  bool swapped = false;
+  {
+    AffineMap cMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (cMap.getNumResults() > 0 && cMap.isProjectedPermutation()) {
+      unsigned inner = cast<AffineDimExpr>(cMap.getResults().back()).getPosition();
+      if (llvm::is_contained(dims->m, inner)) {
+        std::swap(dims->m, dims->n);
+        swapped = true;
+      }
+    }
+  }
+  // NCHW-style layouts: a leading m or n dim of C that is cut off from the
+  // rest of its role (y[n, k, h, w] with n, h, w all n dims) becomes an outer
+  // batch dim, which the operand without it simply ignores.
+  if (dims->batch.empty()) {
+    AffineMap cMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (cMap.getNumResults() > 0 && cMap.isProjectedPermutation()) {
+      unsigned lead = cast<AffineDimExpr>(cMap.getResult(0)).getPosition();
+      for (SmallVector<unsigned, 2> *role : {&dims->m, &dims->n}) {
+        if (role->size() < 2 || !llvm::is_contained(*role, lead) || cMap.getNumResults() < 2)
+          continue;
+        unsigned next = cast<AffineDimExpr>(cMap.getResult(1)).getPosition();
+        if (llvm::is_contained(*role, next))
+          continue;
+        dims->batch.push_back(lead);
+        role->erase(llvm::find(*role, lead));
+      }
+    }
+  }
+  SmallVector<SmallVector<unsigned, 2> *> roleDims = {&dims->batch, &dims->m, &dims->n,
+                                                     &dims->k};
   auto roleOf = [&](unsigned d) -> int {
-    if (!dims->batch.empty() && d == dims->batch[0])
-      return 0;
-    if (d == dims->m[0])
-      return 1;
-    if (d == dims->n[0])
-      return 2;
-    if (d == dims->k[0])
-      return 3;
+    for (int r = 0; r < 4; ++r)
+      if (llvm::is_contained(*roleDims[r], d))
+        return r;
     return -1;
   };
+  // Each role's dims must form one run of consecutive indices, in one order,
+  // in every operand that has them: such runs collapse into one index.
+  SmallVector<SmallVector<unsigned>> order(4);
   SmallVector<OperandLayout> layouts;
-  for (OpOperand &operand : op->getOpOperands()) {
+  SmallVector<OpOperand *> operands = {op.getDpsInputOperand(swapped ? 1 : 0),
+                                       op.getDpsInputOperand(swapped ? 0 : 1),
+                                       op.getDpsInitOperand(0)};
+  for (OpOperand *operandPtr : operands) {
+    OpOperand &operand = *operandPtr;
     OperandLayout layout;
     layout.mem = operand.get();
     layout.type = dyn_cast<MemRefType>(layout.mem.getType());
@@ -184,11 +217,40 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (!map.isProjectedPermutation())
       return failure();
-    for (AffineExpr e : map.getResults()) {
-      int role = roleOf(cast<AffineDimExpr>(e).getPosition());
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<int> seen(4, 0);
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      int role = roleOf(d);
       if (role < 0)
         return failure();
-      layout.roleOfResult.push_back(role);
+      if (layout.roleOfResult.empty() || layout.roleOfResult.back() != role) {
+        if (seen[role]++)
+          return failure(); // A role split in two runs.
+        layout.roleOfResult.push_back(role);
+        groups.emplace_back();
+      }
+      groups.back().push_back(i);
+    }
+    // The order of each role's dims must agree across operands.
+    for (auto [g, role] : llvm::zip(groups, layout.roleOfResult)) {
+      SmallVector<unsigned> dimsInRun;
+      for (int64_t i : g)
+        dimsInRun.push_back(cast<AffineDimExpr>(map.getResult(i)).getPosition());
+      if (dimsInRun.size() != roleDims[role]->size())
+        return failure();
+      if (order[role].empty())
+        order[role] = dimsInRun;
+      else if (order[role] != dimsInRun)
+        return failure();
+    }
+    if (llvm::any_of(groups, [](auto &g) { return g.size() > 1; })) {
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(layout.type, groups))
+        return failure();
+      rewriter.setInsertionPoint(op);
+      auto collapsed = memref::CollapseShapeOp::create(rewriter, op.getLoc(), layout.mem, groups);
+      layout.mem = collapsed.getResult();
+      layout.type = collapsed.getResultType();
     }
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -197,6 +259,12 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
       return failure();
     layouts.push_back(layout);
   }
+  auto extent = [&](int role) {
+    int64_t e = 1;
+    for (unsigned d : *roleDims[role])
+      e *= ranges[d];
+    return e;
+  };
   OperandLayout &LA = layouts[0], &LB = layouts[1], &LC = layouts[2];
   Value A = LA.mem, B = LB.mem, C = LC.mem;
   Type elem = LC.type.getElementType();
@@ -208,8 +276,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   if (!s.isValid(V, error))
     return op->emitOpError("invalid gemm schedule: ") << error, failure();
 
-  int64_t batch = dims->batch.empty() ? 1 : ranges[dims->batch[0]];
-  int64_t M = ranges[dims->m[0]], N = ranges[dims->n[0]], K = ranges[dims->k[0]];
+  int64_t batch = extent(0), M = extent(1), N = extent(2), K = extent(3);
   // Vector loads of B rows and direct stores of C tiles need n innermost.
   bool bRowsContiguous = LB.lastRole() == 2;
   bool cRowsContiguous = LC.lastRole() == 2;

@@ -15,6 +15,7 @@
 
 namespace mlir {
 namespace neo {
+#define GEN_PASS_DEF_NEOFUSEELEMENTWISE
 #define GEN_PASS_DEF_NEOTILE
 #define GEN_PASS_DEF_NEOVECTORIZE
 #include "neo/Dialect/Neo/Transforms/Passes.h.inc"
@@ -130,6 +131,21 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         continue;
       tileGeneric(rewriter, op, generic);
     }
+  }
+};
+
+struct NeoFuseElementwisePass
+    : public neo::impl::NeoFuseElementwiseBase<NeoFuseElementwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {
+      auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
+      Operation *producer = operand->get().getDefiningOp();
+      return consumer && producer && consumer.getNumReductionLoops() == 0 &&
+             producer->hasOneUse();
+    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
   }
 };
 

@@ -9,6 +9,7 @@
 namespace mlir {
 namespace arith { class ArithDialect; }
 namespace math { class MathDialect; }
+namespace linalg { class LinalgDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }

@@ -90,6 +90,17 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NeoFuseElementwise : Pass<"neo-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise linalg producers into all-parallel consumers";
+  let description = [{
+    linalg's elementwise fusion, restricted to consumers without reduction
+    loops: fusing into a contraction would turn a GEMM that neo-tile compiles
+    to a packed kernel into a generic loop nest that recomputes the producer
+    for every reduction step.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def NeoVectorize : Pass<"neo-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Vectorize the tiles neo-tile marked, and lower vector ops for the host";
   let description = [{
