@@ -21,6 +21,10 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   // Phase 1: neo -> linalg on tensors.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.eqsat) {
+    pm.addPass(createNeoEqSatFuse());
+    pm.addPass(createCSEPass());
+  }
   ConvertNeoToLinalgOptions toLinalg;
   toLinalg.useNamedOps = options.useNamedOps;
   pm.addPass(createConvertNeoToLinalg(toLinalg));

@@ -18,6 +18,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> eqsat{
+      *this, "eqsat",
+      llvm::cl::desc("Run neo-eqsat-fuse (fusion by equality saturation) first"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Run neo-tile and neo-vectorize (GEMM kernels, threads, vectors)"),

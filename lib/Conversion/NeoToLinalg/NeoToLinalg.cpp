@@ -122,48 +122,59 @@ Value emitGuardedRead(OpBuilder &b, Location loc, Value input, AffineMap map,
   return arith::SelectOp::create(b, loc, inBounds, v, padV);
 }
 
-LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps) {
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  if (useNamedOps) {
-    if (Value named = tryNamedContraction(rewriter, op)) {
-      rewriter.replaceOp(op, named);
-      return success();
-    }
-  }
-
-  MLIRContext *ctx = op.getContext();
-  unsigned numPar = op.getNumParallelDims(), numDims = op.getNumDims();
-  SmallVector<int64_t> bounds = op.getIterationBounds();
-  unsigned numReads = op.getInputs().size();
+/// One linalg.generic computing `members` (ops with one iteration space,
+/// kind and domain, in terms of `operands` values): each member is an output.
+/// `operandOf` maps a member's input value to the value the generic reads
+/// (a fused op's block argument to the fused op's operand).
+SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> members,
+                                function_ref<Value(Value)> operandOf) {
+  ComputeOp first = members.front();
+  Location loc = first.getLoc();
+  MLIRContext *ctx = first.getContext();
+  unsigned numPar = first.getNumParallelDims(), numDims = first.getNumDims();
+  SmallVector<int64_t> bounds = first.getIterationBounds();
+  ReductionKind kind = first.getKind();
+  std::optional<IntegerSet> domain = first.getDomain();
 
   // Reads that stay in bounds are generic inputs; the others are read in the body.
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
-  SmallVector<int> directArg(numReads, -1);
+  SmallVector<SmallVector<int>> directArg;
   llvm::SmallBitVector covered(numDims);
   for (unsigned d = 0; d < numPar; ++d)
     covered.set(d);
-  for (unsigned i = 0; i < numReads; ++i) {
-    if (op.readMayBeOutOfBounds(i))
-      continue;
-    // Linalg infers loop ranges from operand dims indexed by a bare dim: such
-    // a dim must have exactly the loop's extent (no sub-range reads).
-    AffineMap map = op.getIndexingMap(i);
-    auto type = cast<RankedTensorType>(op.getInputs()[i].getType());
-    bool exactExtents = llvm::all_of(llvm::enumerate(map.getResults()), [&](auto it) {
-      auto dim = dyn_cast<AffineDimExpr>(it.value());
-      return !dim || type.getDimSize(it.index()) == bounds[dim.getPosition()];
-    });
-    if (!exactExtents)
-      continue;
-    directArg[i] = inputs.size();
-    inputs.push_back(op.getInputs()[i]);
-    maps.push_back(map);
-    for (AffineExpr e : map.getResults())
-      if (auto dim = dyn_cast<AffineDimExpr>(e))
-        covered.set(dim.getPosition());
+  for (ComputeOp op : members) {
+    unsigned numReads = op.getInputs().size();
+    directArg.emplace_back(numReads, -1);
+    for (unsigned i = 0; i < numReads; ++i) {
+      if (op.readMayBeOutOfBounds(i))
+        continue;
+      // Linalg infers loop ranges from operand dims indexed by a bare dim: such
+      // a dim must have exactly the loop's extent (no sub-range reads).
+      AffineMap map = op.getIndexingMap(i);
+      auto type = cast<RankedTensorType>(op.getInputs()[i].getType());
+      bool exactExtents = llvm::all_of(llvm::enumerate(map.getResults()), [&](auto it) {
+        auto dim = dyn_cast<AffineDimExpr>(it.value());
+        return !dim || type.getDimSize(it.index()) == bounds[dim.getPosition()];
+      });
+      if (!exactExtents)
+        continue;
+      Value v = operandOf(op.getInputs()[i]);
+      // Members that read the same value through the same map share the input.
+      int existing = -1;
+      for (unsigned k = 0; k < inputs.size(); ++k)
+        if (inputs[k] == v && maps[k] == map)
+          existing = k;
+      if (existing < 0) {
+        existing = inputs.size();
+        inputs.push_back(v);
+        maps.push_back(map);
+      }
+      directArg.back()[i] = existing;
+      for (AffineExpr e : map.getResults())
+        if (auto dim = dyn_cast<AffineDimExpr>(e))
+          covered.set(dim.getPosition());
+    }
   }
   // A shape-only operand names the reduction dims that no read names directly.
   if (!covered.all()) {
@@ -175,52 +186,36 @@ LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamed
         exprs.push_back(getAffineDimExpr(d, ctx));
       }
     inputs.push_back(tensor::EmptyOp::create(rewriter, loc, shape,
-                                             op.getResultType().getElementType()));
+                                             first.getResultType().getElementType()));
     maps.push_back(AffineMap::get(numDims, 0, exprs, ctx));
   }
+  unsigned numInputs = inputs.size();
   SmallVector<AffineExpr> outputExprs;
   for (unsigned d = 0; d < numPar; ++d)
     outputExprs.push_back(getAffineDimExpr(d, ctx));
-  maps.push_back(AffineMap::get(numDims, 0, outputExprs, ctx));
-
-  ReductionKind kind = op.getKind();
-  std::optional<IntegerSet> domain = op.getDomain();
-  Value init;
-  if (kind == ReductionKind::None && !domain)
-    init = tensor::EmptyOp::create(rewriter, loc, op.getResultType().getShape(),
-                                   op.getResultType().getElementType());
-  else
-    init = identityInit(rewriter, loc, op.getResultType(), kind);
+  SmallVector<Value> inits;
+  SmallVector<Type> resultTypes;
+  for (ComputeOp op : members) {
+    maps.push_back(AffineMap::get(numDims, 0, outputExprs, ctx));
+    resultTypes.push_back(op.getResultType());
+    if (kind == ReductionKind::None && !domain)
+      inits.push_back(tensor::EmptyOp::create(rewriter, loc, op.getResultType().getShape(),
+                                              op.getResultType().getElementType()));
+    else
+      inits.push_back(identityInit(rewriter, loc, op.getResultType(), kind));
+  }
 
   SmallVector<utils::IteratorType> iterators(numPar, utils::IteratorType::parallel);
-  iterators.append(op.getNumReductionDims(), utils::IteratorType::reduction);
+  iterators.append(first.getNumReductionDims(), utils::IteratorType::reduction);
 
-  Block &body = op.getBodyBlock();
   auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{op.getResultType()}, inputs, ValueRange{init}, maps,
-      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+      rewriter, loc, resultTypes, inputs, inits, maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
         SmallVector<Value> dims;
         for (unsigned d = 0; d < numDims; ++d)
           dims.push_back(linalg::IndexOp::create(b, l, d));
-        IRMapping mapping;
-        for (unsigned i = 0; i < numReads; ++i) {
-          Value v = directArg[i] >= 0
-                        ? args[directArg[i]]
-                        : emitGuardedRead(b, l, op.getInputs()[i], op.getIndexingMap(i),
-                                          bounds, op.getPadValue(i), dims);
-          mapping.map(body.getArgument(i), v);
-        }
-        for (Operation &inner : body.without_terminator()) {
-          if (auto index = dyn_cast<IndexOp>(inner)) {
-            mapping.map(index.getResult(), dims[index.getDim()]);
-            continue;
-          }
-          b.clone(inner, mapping);
-        }
-        Value acc = args.back();
-        Value result = combine(b, l, kind, acc, mapping.lookup(op.getYieldedValue()));
+        Value inDomain;
         if (domain) {
-          Value inDomain;
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           for (unsigned c = 0, e = domain->getNumConstraints(); c < e; ++c) {
             Value v = affine::expandAffineExpr(b, l, domain->getConstraint(c), dims, {});
@@ -229,12 +224,88 @@ LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamed
                 v, zero);
             inDomain = inDomain ? arith::AndIOp::create(b, l, inDomain, ok).getResult() : ok;
           }
-          result = arith::SelectOp::create(b, l, inDomain, result, acc);
         }
-        linalg::YieldOp::create(b, l, result);
+        SmallVector<Value> yields;
+        for (auto [m, memberOp] : llvm::enumerate(members)) {
+          ComputeOp op = memberOp;
+          Block &body = op.getBodyBlock();
+          IRMapping mapping;
+          for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i) {
+            Value v = directArg[m][i] >= 0
+                          ? args[directArg[m][i]]
+                          : emitGuardedRead(b, l, operandOf(op.getInputs()[i]),
+                                            op.getIndexingMap(i), bounds, op.getPadValue(i),
+                                            dims);
+            mapping.map(body.getArgument(i), v);
+          }
+          for (Operation &inner : body.without_terminator()) {
+            if (auto index = dyn_cast<IndexOp>(inner)) {
+              mapping.map(index.getResult(), dims[index.getDim()]);
+              continue;
+            }
+            b.clone(inner, mapping);
+          }
+          Value acc = args[numInputs + m];
+          Value result = combine(b, l, kind, acc, mapping.lookup(op.getYieldedValue()));
+          if (inDomain)
+            result = arith::SelectOp::create(b, l, inDomain, result, acc);
+          yields.push_back(result);
+        }
+        linalg::YieldOp::create(b, l, yields);
       });
-  rewriter.replaceOp(op, generic.getResult(0));
+  return SmallVector<Value>(generic.getResults().begin(), generic.getResults().end());
+}
+
+LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  if (useNamedOps) {
+    if (Value named = tryNamedContraction(rewriter, op)) {
+      rewriter.replaceOp(op, named);
+      return success();
+    }
+  }
+  SmallVector<Value> results = buildGeneric(rewriter, {op}, [](Value v) { return v; });
+  rewriter.replaceOp(op, results);
   return success();
+}
+
+/// A neo.fused op whose members share one iteration space, kind and domain
+/// and do not read each other becomes one multi-output linalg.generic.
+bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
+  Block &block = op.getBody().front();
+  SmallVector<ComputeOp> members;
+  for (Operation &inner : block.without_terminator()) {
+    auto c = dyn_cast<ComputeOp>(inner);
+    if (!c)
+      return false;
+    members.push_back(c);
+  }
+  if (members.size() < 2)
+    return false;
+  ComputeOp first = members.front();
+  for (ComputeOp m : members) {
+    if (m.getBounds() != first.getBounds() ||
+        m.getReductionBounds() != first.getReductionBounds() || m.getKind() != first.getKind() ||
+        m.getDomainAttr() != first.getDomainAttr())
+      return false;
+    for (Value v : m.getInputs())
+      if (!isa<BlockArgument>(v) || cast<BlockArgument>(v).getOwner() != &block)
+        return false;
+  }
+  auto ret = cast<ReturnOp>(block.getTerminator());
+  if (ret.getValues().size() != members.size())
+    return false;
+  for (auto [v, m] : llvm::zip(ret.getValues(), members))
+    if (v != m.getResult())
+      return false;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> results = buildGeneric(rewriter, members, [&](Value v) {
+    return op.getInputs()[cast<BlockArgument>(v).getArgNumber()];
+  });
+  rewriter.replaceOp(op, results);
+  return true;
 }
 
 /// Replaces a neo.fused op by the ops of its region.
@@ -263,7 +334,8 @@ struct ConvertNeoToLinalgPass
     module.walk([&](FusedOp op) { fused.push_back(op); });
     // Post-order: nested fused ops are inlined before their parents.
     for (FusedOp op : fused)
-      inlineFused(rewriter, op);
+      if (!convertHorizontalFused(rewriter, op))
+        inlineFused(rewriter, op);
 
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {

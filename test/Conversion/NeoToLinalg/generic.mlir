@@ -154,3 +154,32 @@ func.func @fused(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A fused op whose members share one iteration space and read only the
+// fused op's operands becomes one multi-output generic.
+// CHECK-LABEL: func.func @horizontal
+// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<16x64xf32>) outs(%{{.*}}, %{{.*}} : tensor<16xf32>, tensor<16xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK: %[[S:.*]] = arith.addf %[[A]], %[[X]]
+// CHECK: %[[SQ:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK: %[[T:.*]] = arith.addf %[[B]], %[[SQ]]
+// CHECK: linalg.yield %[[S]], %[[T]]
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @horizontal(%x: tensor<16x64xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %r:2 = neo.fused ins(%x, %x : tensor<16x64xf32>, tensor<16x64xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  ^bb0(%a: tensor<16x64xf32>, %b: tensor<16x64xf32>):
+    %s = neo.compute ins(%a : tensor<16x64xf32>) space [16] sum [64] maps [affine_map<(i, k) -> (i, k)>] -> tensor<16xf32> {
+    ^bb0(%v: f32):
+      neo.yield %v : f32
+    }
+    %q = neo.compute ins(%b : tensor<16x64xf32>) space [16] sum [64] maps [affine_map<(i, k) -> (i, k)>] -> tensor<16xf32> {
+    ^bb0(%v: f32):
+      %m = arith.mulf %v, %v : f32
+      neo.yield %m : f32
+    }
+    neo.return %s, %q : tensor<16xf32>, tensor<16xf32>
+  }
+  return %r#0, %r#1 : tensor<16xf32>, tensor<16xf32>
+}

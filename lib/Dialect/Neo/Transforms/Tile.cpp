@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -185,6 +187,8 @@ struct NeoVectorizePass : public neo::impl::NeoVectorizeBase<NeoVectorizePass> {
         return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
+    // exp, log, tanh, erf... as polynomials (vectorizable) instead of libm calls.
+    populateMathPolynomialApproximationPatterns(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerReduction);
     vector::populateVectorMaskOpLoweringPatterns(patterns);

@@ -43,6 +43,59 @@ def NeoAutodiff : Pass<"neo-autodiff", "ModuleOp"> {
   ];
 }
 
+def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
+  let summary = "Fuse and rewrite neo graphs by equality saturation with a memory-aware cost model";
+  let description = [{
+    Builds an e-graph of each function (one e-node per neo op, whose payload
+    is the op with its operands abstracted), saturates it with rules over
+    tensor expressions, and extracts the cheapest graph:
+
+    * `inline`: a producer without reduction inlined into a consumer that
+      reads it in bounds (elementwise chains, transpose of transpose,
+      recomputation of forward values in the backward pass);
+    * `horizontal`: two ops with one iteration space, kind and domain that
+      read a common input become one multi-output `neo.fused` kernel;
+    * `broadcast`: a sum over dims its body does not use is a product;
+    * `assoc`: matmul associativity, (AB)C = A(BC), chosen by cost.
+
+    The cost of a kernel is its bytes read and written over the memory
+    bandwidth, its FLOPs over the peak (contraction-shaped kernels at the
+    GEMM peak, others at a fraction), a launch overhead, and, for forward
+    values that the backward pass reads, `activation-weight` per byte held
+    live between the two. Extraction is an ILP over the DAG (each kernel
+    counted once however many consumers share it) by default, warm-started
+    from the DAG heuristic and bounded by the time limit. `report=FILE`
+    writes a JSON report (saturation, rules, kernels and bytes before and
+    after, the costs of each extractor).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Function to rewrite (default: every function)">,
+    Option<"maxNodes", "max-nodes", "unsigned", /*default=*/"4000", "E-node limit">,
+    Option<"maxIterations", "max-iterations", "unsigned", /*default=*/"6", "Iteration limit">,
+    Option<"maxSeconds", "max-seconds", "double", /*default=*/"2.0", "Time limit">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Cost parameters: cpu or gpu">,
+    Option<"bandwidth", "bandwidth", "double", /*default=*/"0",
+           "Memory bandwidth in GB/s (0: the target's default)">,
+    Option<"peak", "peak", "double", /*default=*/"0",
+           "Peak GFLOP/s of contraction kernels (0: the target's default)">,
+    Option<"launch", "launch", "double", /*default=*/"-1",
+           "Per-kernel overhead in microseconds (negative: the target's default)">,
+    Option<"activationWeight", "activation-weight", "double", /*default=*/"0.0",
+           "Cost in microseconds per MB held live between forward and backward">,
+    Option<"extractor", "extractor", "std::string", /*default=*/"\"ilp\"",
+           "Extraction: greedy, dag or ilp (GLPK, warm-started from dag, never worse)">,
+    Option<"compareExtractors", "compare-extractors", "bool", /*default=*/"false",
+           "Also run the other extractors and report their costs">,
+    ListOption<"rules", "rules", "std::string",
+               "Rules to use (default: inline, horizontal, broadcast, assoc)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write a JSON report to this file">,
+  ];
+}
+
 def NeoInlineFused : Pass<"neo-inline-fused", "ModuleOp"> {
   let summary = "Dissolve neo.fused ops into the ops of their regions";
 }
@@ -105,10 +158,13 @@ def NeoVectorize : Pass<"neo-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Vectorize the tiles neo-tile marked, and lower vector ops for the host";
   let description = [{
     Vectorizes each linalg op that carries `neo.vector_sizes` (masked when the
-    tile is partial), then lowers multi-reductions, masks, broadcasts, shape
-    casts and transfers to forms that convert to LLVM.
+    tile is partial), replaces f32 transcendental functions (exp, log, tanh,
+    erf, ...) by polynomial approximations that vectorize, then lowers
+    multi-reductions, masks, broadcasts, shape casts and transfers to forms
+    that convert to LLVM.
   }];
-  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 #endif // NEO_DIALECT_NEO_TRANSFORMS_PASSES_TD

@@ -1,0 +1,535 @@
+//===- EqSatFuse.cpp - neo-eqsat-fuse: fusion by equality saturation ------===//
+#include "FusionTemplates.h"
+
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+#include "neo/EqSat/EGraph.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOEQSATFUSE
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::fusion;
+namespace eq = ::neo::eqsat;
+
+namespace {
+
+/// The type of each class's value (all its nodes compute one tensor).
+struct TypeAnalysis {
+  struct Data {
+    Type type;
+  };
+  std::function<Type(const eq::ENode &)> typeOf;
+  Data make(const eq::EGraph<TypeAnalysis> &, const eq::ENode &n) { return {typeOf(n)}; }
+  bool merge(Data &into, const Data &from) {
+    if (!into.type && from.type) {
+      into = from;
+      return true;
+    }
+    return false;
+  }
+  void modify(eq::EGraph<TypeAnalysis> &, eq::Id) {}
+};
+using Graph = eq::EGraph<TypeAnalysis>;
+
+struct CostParams {
+  double bandwidth;   // bytes per microsecond
+  double gemmPeak;    // flops per microsecond
+  double otherPeak;   // flops per microsecond
+  double launch;      // microseconds
+  double activation;  // microseconds per byte held
+};
+
+int64_t bytesOf(Type t) {
+  auto tensor = dyn_cast_or_null<RankedTensorType>(t);
+  if (!tensor)
+    return 0;
+  return tensor.getNumElements() * std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+/// A kernel shaped like a contraction (a sum of products of two reads) runs
+/// at the GEMM peak.
+bool isContractionShaped(ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getInputs().size() != 2)
+    return false;
+  Block &block = op.getBodyBlock();
+  if (!llvm::hasSingleElement(block.without_terminator()))
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&block.front());
+  if (!mul || op.getYieldedValue() != mul.getResult())
+    return false;
+  // What neo-tile's GEMM generator takes: in-bounds reads through projected
+  // permutations.
+  for (unsigned i = 0; i < 2; ++i)
+    if (!op.getIndexingMap(i).isProjectedPermutation() || op.readMayBeOutOfBounds(i))
+      return false;
+  return true;
+}
+
+double kernelFlops(ComputeOp op) {
+  OpCost c = countOpCost(op);
+  return c.flops();
+}
+
+class FunctionFuser {
+public:
+  FunctionFuser(func::FuncOp func, const CostParams &params, TemplateStore &store,
+                std::vector<std::string> rules)
+      : func(func), params(params), store(store), enabled(std::move(rules)) {}
+
+  /// Builds the e-graph, saturates, extracts and rewrites the function.
+  LogicalResult run(const eq::RunnerLimits &limits, StringRef extractor, bool compare,
+                    llvm::json::Object &report);
+
+private:
+  bool rule(StringRef name) const {
+    return enabled.empty() || llvm::is_contained(enabled, name.str());
+  }
+  Type typeOf(const eq::ENode &n);
+  double cost(eq::Id cls, const eq::ENode &n);
+  std::vector<eq::Rewrite<TypeAnalysis>> makeRules();
+  Value emit(eq::Id cls, OpBuilder &b, const eq::Extraction &ex,
+             llvm::DenseMap<eq::Id, Value> &values,
+             llvm::DenseMap<eq::Id, Operation *> &fusedOps);
+  static std::pair<int64_t, int64_t> kernelsAndBytes(func::FuncOp f);
+
+  func::FuncOp func;
+  CostParams params;
+  TemplateStore &store;
+  std::vector<std::string> enabled;
+  std::unique_ptr<Graph> graph;
+  eq::Symbol argSym = 0, constSym = 0, computeSym = 0, fusedSym = 0, projSym = 0;
+  SmallVector<Operation *> constants;
+  llvm::DenseSet<eq::Id> liveAcross;
+};
+
+Type FunctionFuser::typeOf(const eq::ENode &n) {
+  if (n.op == argSym)
+    return func.getArgument(n.data).getType();
+  if (n.op == constSym)
+    return constants[n.data]->getResult(0).getType();
+  if (n.op == computeSym)
+    return store.get(n.data)->getResult(0).getType();
+  if (n.op == projSym) {
+    for (const eq::ENode &f : graph->getClass(n.children[0]).nodes)
+      if (f.op == fusedSym)
+        return store.get(f.data)->getResult(n.data).getType();
+  }
+  return {};
+}
+
+double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
+  auto kernelCost = [&](Operation *op, ArrayRef<eq::Id> children) {
+    llvm::DenseSet<eq::Id> distinct(children.begin(), children.end());
+    double bytes = 0;
+    for (eq::Id c : distinct)
+      bytes += bytesOf(graph->data(c).type);
+    for (Type t : op->getResultTypes())
+      bytes += bytesOf(t);
+    double seconds = bytes / params.bandwidth + params.launch;
+    bool single = isa<ComputeOp>(op);
+    op->walk([&](ComputeOp c) {
+      seconds += kernelFlops(c) /
+                 (single && isContractionShaped(c) ? params.gemmPeak : params.otherPeak);
+    });
+    return seconds;
+  };
+  double c = 0;
+  if (n.op == computeSym || n.op == fusedSym)
+    c = kernelCost(store.get(n.data), n.children);
+  if (liveAcross.contains(graph->find(cls)) && n.op != argSym)
+    c += params.activation * bytesOf(graph->data(cls).type);
+  return c;
+}
+
+std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
+  std::vector<eq::Rewrite<TypeAnalysis>> rules;
+  auto any = [&] { return *eq::Pattern::parse(graph->symbols(), "?x"); };
+  auto computeNodes = [&](eq::Id cls) {
+    std::vector<eq::ENode> out;
+    for (const eq::ENode &n : graph->getClass(cls).nodes)
+      if (n.op == computeSym)
+        out.push_back(n);
+    return out;
+  };
+  if (rule("inline")) {
+    eq::Rewrite<TypeAnalysis> r;
+    r.name = "inline";
+    r.lhs = any();
+    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+      std::vector<eq::Id> out;
+      for (const eq::ENode &n : computeNodes(m.root)) {
+        auto consumer = cast<ComputeOp>(store.get(n.data));
+        for (unsigned i = 0; i < n.children.size(); ++i) {
+          for (const eq::ENode &p : computeNodes(n.children[i])) {
+            auto producer = cast<ComputeOp>(store.get(p.data));
+            ComputeOp fused = inlineProducer(store, consumer, i, producer);
+            if (!fused)
+              continue;
+            // Keep GEMM-shaped kernels GEMM-shaped: neo-tile compiles them to
+            // packed kernels that a generic loop nest cannot match.
+            if (isContractionShaped(consumer) && !isContractionShaped(fused)) {
+              fused->erase();
+              continue;
+            }
+            eq::ENode node;
+            node.op = computeSym;
+            node.data = store.internBuilt(fused);
+            for (unsigned j = 0; j < n.children.size(); ++j)
+              if (j != i)
+                node.children.push_back(n.children[j]);
+            node.children.insert(node.children.end(), p.children.begin(), p.children.end());
+            out.push_back(g.add(node));
+          }
+        }
+      }
+      return out;
+    };
+    rules.push_back(std::move(r));
+  }
+  if (rule("horizontal")) {
+    eq::Rewrite<TypeAnalysis> r;
+    r.name = "horizontal";
+    r.lhs = any();
+    // Rooted at a shared input: pairs of consumers with one iteration space.
+    r.applier = [this](Graph &g, const eq::Match &m) {
+      std::vector<std::pair<eq::Id, eq::ENode>> users;
+      for (const auto &[node, parentClass] : g.getClass(m.root).parents)
+        if (node.op == computeSym)
+          users.push_back({g.find(parentClass), node});
+      for (size_t x = 0; x < users.size(); ++x)
+        for (size_t y = x + 1; y < users.size(); ++y) {
+          if (users[x].first == users[y].first)
+            continue;
+          auto a = cast<ComputeOp>(store.get(users[x].second.data));
+          auto b = cast<ComputeOp>(store.get(users[y].second.data));
+          // Contractions run as packed GEMM kernels, which have one output.
+          if (isContractionShaped(a) || isContractionShaped(b))
+            continue;
+          FusedOp fused = fuseHorizontally(store, a, b);
+          if (!fused)
+            continue;
+          eq::ENode node;
+          node.op = fusedSym;
+          node.data = store.internBuilt(fused);
+          node.children = users[x].second.children;
+          node.children.insert(node.children.end(), users[y].second.children.begin(),
+                               users[y].second.children.end());
+          eq::Id f = g.add(node);
+          g.merge(g.add(eq::ENode{projSym, 0, {f}}), users[x].first);
+          g.merge(g.add(eq::ENode{projSym, 1, {f}}), users[y].first);
+        }
+      return std::vector<eq::Id>();
+    };
+    rules.push_back(std::move(r));
+  }
+  if (rule("broadcast")) {
+    eq::Rewrite<TypeAnalysis> r;
+    r.name = "broadcast";
+    r.lhs = any();
+    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+      std::vector<eq::Id> out;
+      for (const eq::ENode &n : computeNodes(m.root))
+        if (ComputeOp folded = foldBroadcastReduction(store, cast<ComputeOp>(store.get(n.data))))
+          out.push_back(g.add(eq::ENode{computeSym, store.internBuilt(folded), n.children}));
+      return out;
+    };
+    rules.push_back(std::move(r));
+  }
+  if (rule("assoc")) {
+    eq::Rewrite<TypeAnalysis> r;
+    r.name = "assoc";
+    r.lhs = any();
+    // (A B) C -> A (B C).
+    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+      std::vector<eq::Id> out;
+      for (const eq::ENode &n : computeNodes(m.root)) {
+        if (!isPlainMatmul(cast<ComputeOp>(store.get(n.data))))
+          continue;
+        for (const eq::ENode &ab : computeNodes(n.children[0])) {
+          if (!isPlainMatmul(cast<ComputeOp>(store.get(ab.data))))
+            continue;
+          eq::Id a = ab.children[0], b = ab.children[1], c = n.children[1];
+          auto ta = cast<RankedTensorType>(g.data(a).type);
+          auto tb = cast<RankedTensorType>(g.data(b).type);
+          auto tc = cast<RankedTensorType>(g.data(c).type);
+          unsigned bcTemplate = store.internBuilt(buildMatmul(store, tb, tc));
+          eq::Id bc = g.add(eq::ENode{computeSym, bcTemplate, {b, c}});
+          auto tbc = RankedTensorType::get({tb.getDimSize(0), tc.getDimSize(1)},
+                                           tc.getElementType());
+          unsigned outTemplate = store.internBuilt(buildMatmul(store, ta, tbc));
+          out.push_back(g.add(eq::ENode{computeSym, outTemplate, {a, bc}}));
+        }
+      }
+      return out;
+    };
+    rules.push_back(std::move(r));
+  }
+  return rules;
+}
+
+Value FunctionFuser::emit(eq::Id cls, OpBuilder &b, const eq::Extraction &ex,
+                          llvm::DenseMap<eq::Id, Value> &values,
+                          llvm::DenseMap<eq::Id, Operation *> &fusedOps) {
+  cls = graph->find(cls);
+  if (Value v = values.lookup(cls))
+    return v;
+  const eq::ENode &n = graph->getClass(cls).nodes[ex.choice.at(cls)];
+  Value result;
+  if (n.op == argSym) {
+    result = func.getArgument(n.data);
+  } else if (n.op == constSym) {
+    result = b.clone(*constants[n.data])->getResult(0);
+  } else if (n.op == projSym) {
+    eq::Id f = graph->find(n.children[0]);
+    Operation *fused = fusedOps.lookup(f);
+    if (!fused) {
+      const eq::ENode &fn = graph->getClass(f).nodes[ex.choice.at(f)];
+      IRMapping m;
+      Operation *tmpl = store.get(fn.data);
+      for (auto [operand, child] : llvm::zip(tmpl->getOperands(), fn.children))
+        m.map(operand, emit(child, b, ex, values, fusedOps));
+      fused = b.clone(*tmpl, m);
+      fusedOps[f] = fused;
+    }
+    result = fused->getResult(n.data);
+  } else {
+    IRMapping m;
+    Operation *tmpl = store.get(n.data);
+    for (auto [operand, child] : llvm::zip(tmpl->getOperands(), n.children))
+      m.map(operand, emit(child, b, ex, values, fusedOps));
+    result = b.clone(*tmpl, m)->getResult(0);
+  }
+  values[cls] = result;
+  return result;
+}
+
+std::pair<int64_t, int64_t> FunctionFuser::kernelsAndBytes(func::FuncOp f) {
+  int64_t kernels = 0, bytes = 0;
+  for (Operation &op : f.getBody().front()) {
+    if (!isa<ComputeOp, FusedOp>(op))
+      continue;
+    ++kernels;
+    llvm::DenseSet<Value> inputs(op.getOperands().begin(), op.getOperands().end());
+    for (Value v : inputs)
+      bytes += bytesOf(v.getType());
+    for (Type t : op.getResultTypes())
+      bytes += bytesOf(t);
+  }
+  return {kernels, bytes};
+}
+
+LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extractor,
+                                 bool compare, llvm::json::Object &report) {
+  inlineFusedOps(func);
+  Block &entry = func.getBody().front();
+  for (Operation &op : entry.without_terminator())
+    if (!isa<ComputeOp, ConstantOp>(op))
+      return op.emitRemark("neo-eqsat-fuse leaves this function alone: it contains '")
+                 << op.getName() << "'",
+             success();
+  auto [kernelsBefore, bytesBefore] = kernelsAndBytes(func);
+
+  TypeAnalysis analysis;
+  analysis.typeOf = [this](const eq::ENode &n) { return typeOf(n); };
+  graph = std::make_unique<Graph>(analysis);
+  eq::SymbolTable &sym = graph->symbols();
+  argSym = sym.intern("arg");
+  constSym = sym.intern("const");
+  computeSym = sym.intern("compute");
+  fusedSym = sym.intern("fused");
+  projSym = sym.intern("proj");
+
+  llvm::DenseMap<Value, eq::Id> classOf;
+  for (BlockArgument arg : func.getArguments())
+    classOf[arg] = graph->add(eq::ENode{argSym, arg.getArgNumber(), {}});
+  for (Operation &op : entry.without_terminator()) {
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      constants.push_back(c);
+      classOf[c.getResult()] = graph->add(eq::ENode{constSym, constants.size() - 1, {}});
+      continue;
+    }
+    eq::ENode node;
+    node.op = computeSym;
+    node.data = store.intern(&op);
+    for (Value v : op.getOperands())
+      node.children.push_back(classOf.lookup(v));
+    classOf[op.getResult(0)] = graph->add(node);
+  }
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  std::vector<eq::Id> roots;
+  for (Value v : ret.getOperands())
+    roots.push_back(classOf.lookup(v));
+
+  // Forward values that the backward pass reads (in functions made by
+  // neo-autodiff, the backward pass is what depends on the d* arguments).
+  if (params.activation > 0 && func->hasAttr("neo.autodiff.generated")) {
+    llvm::DenseSet<Value> backward;
+    for (BlockArgument arg : func.getArguments())
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "neo.name");
+          name && arg.getArgNumber() >= func.getNumResults() && name.strref().starts_with("d"))
+        backward.insert(arg);
+    for (Operation &op : entry.without_terminator())
+      if (llvm::any_of(op.getOperands(), [&](Value v) { return backward.contains(v); }))
+        backward.insert(op.getResult(0));
+    for (Operation &op : entry.without_terminator())
+      if (backward.contains(op.getResult(0)))
+        for (Value v : op.getOperands())
+          if (!backward.contains(v) && v.getDefiningOp())
+            liveAcross.insert(classOf.lookup(v));
+  }
+  graph->rebuild();
+
+  std::vector<eq::Rewrite<TypeAnalysis>> rules = makeRules();
+  eq::RunReport run = eq::runRewrites(*graph, rules, limits);
+  for (eq::Id &r : roots)
+    r = graph->find(r);
+  for (eq::Id &c : std::vector<eq::Id>(liveAcross.begin(), liveAcross.end()))
+    liveAcross.insert(graph->find(c));
+
+  eq::CostGraph costs = eq::makeCostGraph<TypeAnalysis>(
+      *graph, [this](eq::Id cls, const eq::ENode &n) { return cost(cls, n); });
+  auto extract = [&](StringRef which) {
+    if (which == "greedy")
+      return eq::extractGreedy(costs, roots);
+    if (which == "ilp")
+      return eq::extractIlp(costs, roots, limits.maxSeconds);
+    return eq::extractDag(costs, roots);
+  };
+  eq::Extraction ex = extract(extractor);
+  for (eq::Id r : roots)
+    if (!ex.choice.count(r))
+      return func.emitError("neo-eqsat-fuse: extraction failed"), failure();
+
+  // Rewrite the function.
+  OpBuilder b(ret);
+  llvm::DenseMap<eq::Id, Value> values;
+  llvm::DenseMap<eq::Id, Operation *> fusedOps;
+  SmallVector<Value> results;
+  for (eq::Id r : roots)
+    results.push_back(emit(r, b, ex, values, fusedOps));
+  SmallVector<Operation *> old;
+  for (Operation &op : entry.without_terminator())
+    old.push_back(&op);
+  ret->setOperands(results);
+  for (Operation *op : llvm::reverse(old))
+    if (op->use_empty() && op->isBeforeInBlock(results.empty() ? ret : ret)) {
+      bool isNew = values.end() != llvm::find_if(values, [&](auto &kv) {
+                     return kv.second.getDefiningOp() == op;
+                   });
+      bool isFused = llvm::any_of(fusedOps, [&](auto &kv) { return kv.second == op; });
+      if (!isNew && !isFused)
+        op->erase();
+    }
+  // Tidy the new bodies (dead index ops, constants) and fold copies.
+  {
+    MLIRContext *ctx = func.getContext();
+    RewritePatternSet patterns(ctx);
+    for (Dialect *dialect : ctx->getLoadedDialects())
+      dialect->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName op : ctx->getRegisteredOperations())
+      op.getCanonicalizationPatterns(patterns, ctx);
+    (void)applyPatternsGreedily(func, std::move(patterns));
+  }
+  auto [kernelsAfter, bytesAfter] = kernelsAndBytes(func);
+
+  llvm::json::Object extractors;
+  extractors[extractor] = llvm::json::Object{{"dag_cost", ex.dagCost}, {"tree_cost", ex.treeCost},
+                                             {"optimal", ex.optimal}, {"seconds", ex.seconds}};
+  if (compare)
+    for (StringRef other : {"greedy", "dag", "ilp"})
+      if (other != extractor) {
+        eq::Extraction e = extract(other);
+        extractors[other] = llvm::json::Object{{"dag_cost", e.dagCost}, {"tree_cost", e.treeCost},
+                                               {"optimal", e.optimal}, {"seconds", e.seconds}};
+      }
+  llvm::json::Array ruleStats;
+  for (const eq::RuleStats &r : run.rules)
+    ruleStats.push_back(llvm::json::Object{{"name", r.name},
+                                           {"matches", (int64_t)r.matches},
+                                           {"applied", (int64_t)r.applied},
+                                           {"bans", (int64_t)r.bans}});
+  report[func.getName()] = llvm::json::Object{
+      {"stop_reason", eq::stringifyStopReason(run.reason)},
+      {"iterations", (int64_t)run.iterations},
+      {"nodes", (int64_t)run.nodes},
+      {"classes", (int64_t)run.classes},
+      {"seconds", run.seconds},
+      {"rules", std::move(ruleStats)},
+      {"kernels_before", kernelsBefore},
+      {"kernels_after", kernelsAfter},
+      {"bytes_before", bytesBefore},
+      {"bytes_after", bytesAfter},
+      {"extractors", std::move(extractors)}};
+  return success();
+}
+
+struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFusePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool gpu = target == "gpu";
+    if (target != "cpu" && target != "gpu") {
+      module.emitError("neo-eqsat-fuse: target must be cpu or gpu, got '") << target << "'";
+      return signalPassFailure();
+    }
+    if (extractor != "greedy" && extractor != "dag" && extractor != "ilp") {
+      module.emitError("neo-eqsat-fuse: extractor must be greedy, dag or ilp, got '")
+          << extractor << "'";
+      return signalPassFailure();
+    }
+    for (const std::string &r : rules)
+      if (r != "inline" && r != "horizontal" && r != "broadcast" && r != "assoc") {
+        module.emitError("neo-eqsat-fuse: unknown rule '") << r << "'";
+        return signalPassFailure();
+      }
+    CostParams params;
+    // GB/s and GFLOP/s are bytes and flops per nanosecond: per microsecond x1e3.
+    params.bandwidth = (bandwidth > 0 ? bandwidth : gpu ? 3000.0 : 10.0) * 1e3;
+    params.gemmPeak = (peak > 0 ? peak : gpu ? 50000.0 : 120.0) * 1e3;
+    params.otherPeak = params.gemmPeak / 32;
+    params.launch = launch >= 0 ? double(launch) : gpu ? 5.0 : 2.0;
+    params.activation = activationWeight / 1e6;
+
+    eq::RunnerLimits limits;
+    limits.maxNodes = maxNodes;
+    limits.maxIterations = maxIterations;
+    limits.maxSeconds = maxSeconds;
+    TemplateStore store(&getContext());
+    llvm::json::Object report;
+    for (auto f : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (f.isExternal() || (!function.empty() && f.getName() != function))
+        continue;
+      FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()));
+      if (failed(fuser.run(limits, extractor, compareExtractors, report)))
+        return signalPassFailure();
+    }
+    if (!this->report.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(this->report, ec);
+      if (ec) {
+        module.emitError("neo-eqsat-fuse: cannot write '") << this->report << "': " << ec.message();
+        return signalPassFailure();
+      }
+      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,81 @@
+//===- FusionTemplates.h - Ops as e-graph terms -----------------*- C++ -*-===//
+//
+// neo-eqsat-fuse represents a neo op as an e-node whose payload is a
+// *template*: a detached copy of the op whose operands are placeholders, so
+// that the e-node's children say what it reads. Templates are interned
+// (structurally equal ops share one id) so that equal terms hash-cons.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_DIALECT_NEO_TRANSFORMS_FUSIONTEMPLATES_H
+#define NEO_LIB_DIALECT_NEO_TRANSFORMS_FUSIONTEMPLATES_H
+
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <vector>
+
+namespace mlir {
+namespace neo {
+namespace fusion {
+
+class TemplateStore {
+public:
+  explicit TemplateStore(MLIRContext *ctx);
+
+  /// Interns a copy of `op` (a neo.compute or neo.fused) with fresh
+  /// placeholder operands; returns its id.
+  unsigned intern(Operation *op);
+  /// Interns `op`, which must already live in the store's scratch block
+  /// (built by a rule); erases it when an equal template exists.
+  unsigned internBuilt(Operation *op);
+
+  Operation *get(unsigned id) const { return ops[id]; }
+  size_t size() const { return ops.size(); }
+
+  /// A builder at the end of the scratch block, for rules that build templates.
+  OpBuilder builder();
+  /// A fresh placeholder operand of `type`.
+  Value placeholder(Type type);
+
+private:
+  MLIRContext *ctx;
+  OwningOpRef<ModuleOp> scratch;
+  Block *block;
+  std::vector<Operation *> ops;
+  llvm::DenseMap<unsigned, std::vector<unsigned>> byHash;
+};
+
+/// Inlines the producer `producer` (kind none, no domain) into read `read`
+/// of `consumer`: the reads of the producer, composed with the consumer's map,
+/// take the read's place. Returns the new op (in the store's scratch block),
+/// whose operands are the consumer's other operands followed by the
+/// producer's, or null when the fusion does not apply.
+ComputeOp inlineProducer(TemplateStore &store, ComputeOp consumer, unsigned read,
+                         ComputeOp producer);
+
+/// A multi-output kernel computing `a` and `b` (same iteration space) in one
+/// loop nest: a neo.fused op whose operands are a's then b's.
+FusedOp fuseHorizontally(TemplateStore &store, ComputeOp a, ComputeOp b);
+
+/// sum over r of a body that depends on no reduction dim is extent * body.
+ComputeOp foldBroadcastReduction(TemplateStore &store, ComputeOp op);
+
+/// Whether two compute ops have the same iteration space, kind and domain.
+bool sameIterationSpace(ComputeOp a, ComputeOp b);
+
+/// Whether the body of `op` is `yield mulf(arg0, arg1)` with matmul maps
+/// (i, k) and (k, j) and a sum over k.
+bool isPlainMatmul(ComputeOp op);
+/// A plain matmul template of `a x b` (element type `elem`).
+ComputeOp buildMatmul(TemplateStore &store, RankedTensorType a, RankedTensorType b);
+
+} // namespace fusion
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_DIALECT_NEO_TRANSFORMS_FUSIONTEMPLATES_H
