@@ -2,10 +2,11 @@
 # Neo's two commands. Each installs what the machine lacks (Debian 12, apt) and
 # builds what is missing into build/ before it runs.
 #
-#   ./neo.sh run [FILE.neo]   compile an example network (default examples/mlp.neo)
-#                             for the CPU, run it forward on random inputs, print
-#                             its outputs and time, and check them against the
-#                             reference interpreter
+#   ./neo.sh run [FILE.neo]   train the digits example (an MLP with a custom
+#                             activation and normalization, Adam, all in neo) with
+#                             a progress bar, writing digits_loss.png; with FILE,
+#                             compile that network for the CPU, run it forward,
+#                             print its outputs and time, and check them
 #   ./neo.sh test             run every test (lit, gtest)
 #   ./neo.sh bench [opts]     run the benchmark harness (docs/benchmarks.md)
 set -euo pipefail
@@ -17,10 +18,15 @@ cmd=${1:-}
 case "$cmd" in
   run)
     shift
-    file=${1:-$root/examples/mlp.neo}
-    shift || true
-    "$root/scripts/build.sh" neo-run >/dev/null
-    "$build/bin/neo-run" "$file" --repeat 20 --check "$@"
+    if [ $# -eq 0 ] || [[ "$1" == --* ]]; then
+      "$root/scripts/build.sh" NeoCAPI >/dev/null
+      NEO_LIBRARY="$build/lib/libNeoCAPI.so" /usr/bin/python3 "$root/examples/train_digits.py" "$@"
+    else
+      file=$1
+      shift
+      "$root/scripts/build.sh" neo-run >/dev/null
+      "$build/bin/neo-run" "$file" --repeat 20 --check "$@"
+    fi
     ;;
   test)
     "$root/scripts/build.sh"

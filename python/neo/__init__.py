@@ -1,0 +1,246 @@
+"""Neo from Python: compile tensor-expression operators written in the .neo
+language (or with the small DSL in neo.dsl), differentiate them, and run them
+on numpy arrays on the CPU.
+
+    import neo, numpy as np
+    m = neo.Module.from_source('''
+    def linear(x: f32[4, 3], w: f32[3, 2]) -> y {
+      y[i, j] = sum(k) x[i, k] * w[k, j]
+    }''')
+    y = m.compile()(np.ones((4, 3), np.float32), np.ones((3, 2), np.float32))
+    grad = neo.grad(m, "linear")       # linear_fwdbwd: (x, w, dy) -> (y, dx, dw)
+
+Errors raise neo.NeoError with the compiler's diagnostics (file:line:col).
+The package talks to libNeoCAPI.so through ctypes; set NEO_LIBRARY to use a
+library other than the one of this repository's build tree.
+"""
+import ctypes
+import threading
+
+import numpy as np
+
+from . import _capi
+
+__all__ = ["NeoError", "Context", "Module", "Function", "grad", "default_context"]
+
+_DTYPES = {0: np.dtype(np.float16), 2: np.dtype(np.float32), 3: np.dtype(np.float64)}
+_CODES = {v: k for k, v in _DTYPES.items()}
+
+
+class NeoError(RuntimeError):
+    """A diagnostic from Neo's compiler or runtime."""
+
+
+class Context:
+    """Owns the MLIR context that modules live in, and the compile caches.
+    A context and its modules are used by one thread at a time; compiled
+    functions may run on several threads."""
+
+    def __init__(self, cache_dir=None):
+        self._handle = _capi.contextCreate(cache_dir.encode() if cache_dir else None)
+        self._lock = threading.RLock()
+
+    def _error(self, default="unknown error"):
+        message = _capi.getLastError(self._handle)
+        return NeoError(message.decode().strip() if message else default)
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _capi.contextDestroy(self._handle)
+            self._handle = None
+
+
+_default = None
+
+
+def default_context():
+    global _default
+    if _default is None:
+        _default = Context()
+    return _default
+
+
+class Module:
+    """A module of neo IR: functions imported from .neo source or MLIR."""
+
+    def __init__(self, handle, context):
+        self._handle = handle
+        self.context = context
+
+    @classmethod
+    def from_source(cls, source, name="<python>.neo", context=None):
+        """Imports `source`: the .neo language when `name` ends in .neo
+        (the default), MLIR otherwise."""
+        context = context or default_context()
+        with context._lock:
+            handle = _capi.moduleImportString(context._handle, source.encode(), name.encode())
+            if not handle:
+                raise context._error("cannot import the module")
+        return cls(handle, context)
+
+    @classmethod
+    def from_file(cls, path, context=None):
+        context = context or default_context()
+        with context._lock:
+            handle = _capi.moduleImportFile(context._handle, str(path).encode())
+            if not handle:
+                raise context._error("cannot import %s" % path)
+        return cls(handle, context)
+
+    @property
+    def functions(self):
+        with self.context._lock:
+            return [_capi.moduleFunctionName(self._handle, i).decode()
+                    for i in range(_capi.moduleNumFunctions(self._handle))]
+
+    def run_pipeline(self, pipeline):
+        """Runs a textual pass pipeline on the module, e.g. "canonicalize,cse"."""
+        with self.context._lock:
+            if _capi.moduleRunPipeline(self._handle, pipeline.encode()):
+                raise self.context._error("pass pipeline failed")
+        return self
+
+    def __str__(self):
+        with self.context._lock:
+            ptr = _capi.modulePrint(self._handle)
+            try:
+                return ctypes.string_at(ptr).decode()
+            finally:
+                _capi.free(ptr)
+
+    def compile(self, function=None, options="", opt_level=3):
+        """Compiles the module for the CPU; returns the Function `function`
+        (default: the first function). `options` are neo-lower-to-cpu's."""
+        with self.context._lock:
+            exe = _capi.compile(self._handle, options.encode(), opt_level)
+            if not exe:
+                raise self.context._error("compilation failed")
+        executable = _Executable(exe, self.context)
+        name = function or self.functions[0]
+        return Function(executable, name, module=self)
+
+    def interpret(self, function, *inputs, output_like=None):
+        """Evaluates `function` with the reference interpreter (float64)."""
+        fn = output_like or self.compile(function, options="schedule=false threads=1",
+                                         opt_level=0)
+        arrays = [fn._as_input(x, i) for i, x in enumerate(inputs)]
+        outs = [np.empty(shape, dtype) for _, dtype, shape in fn.outputs]
+        ins_c = _tensors(arrays)
+        outs_c = _tensors(outs)
+        with self.context._lock:
+            if _capi.moduleInterpret(self._handle, function.encode(), ins_c, len(arrays),
+                                     outs_c, len(outs)):
+                raise self.context._error("interpretation failed")
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def gradcheck(self, function, seed=0, probes=8, tolerance=1e-5):
+        """Finite differences in float64 against neo-autodiff's gradient.
+        Returns (ok, report text)."""
+        report = ctypes.c_void_p()
+        with self.context._lock:
+            rc = _capi.moduleGradcheck(self._handle, function.encode(), seed, probes, tolerance,
+                                       ctypes.byref(report))
+            if rc < 0:
+                raise self.context._error("gradcheck failed")
+        text = ctypes.string_at(report).decode() if report else ""
+        _capi.free(report)
+        return rc == 0, text
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _capi.moduleDestroy(self._handle)
+            self._handle = None
+
+
+class _Executable:
+    def __init__(self, handle, context):
+        self.handle = handle
+        self.context = context  # keeps the context alive
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            _capi.executableDestroy(self.handle)
+            self.handle = None
+
+
+def _tensors(arrays):
+    out = (_capi.NeoTensor * max(1, len(arrays)))()
+    for i, a in enumerate(arrays):
+        shape = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
+        out[i].data = a.ctypes.data
+        out[i].type = _CODES[a.dtype]
+        out[i].rank = a.ndim
+        out[i].shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        # Keep the shape arrays alive as long as the tensor array.
+        setattr(out, "_shape%d" % i, shape)
+    return out
+
+
+class Function:
+    """A compiled function: call it on numpy arrays (or anything
+    numpy.asarray accepts); returns an array, or a tuple for several outputs.
+    Inputs that are already C-contiguous arrays of the right dtype are not
+    copied. Thread-safe."""
+
+    def __init__(self, executable, name, module=None):
+        self._exe = executable
+        self.name = name
+        self.module = module
+        bname = name.encode()
+        n_in = _capi.executableNumInputs(executable.handle, bname)
+        if n_in < 0:
+            raise NeoError("no function named '%s' in the module" % name)
+        n_out = _capi.executableNumOutputs(executable.handle, bname)
+        self.inputs = [self._describe(_capi.executableGetInput, i) for i in range(n_in)]
+        self.outputs = [self._describe(_capi.executableGetOutput, i) for i in range(n_out)]
+
+    def _describe(self, getter, index):
+        t, rank = ctypes.c_int(), ctypes.c_int64()
+        shape, name = ctypes.POINTER(ctypes.c_int64)(), ctypes.c_char_p()
+        if getter(self._exe.handle, self.name.encode(), index, ctypes.byref(t),
+                  ctypes.byref(rank), ctypes.byref(shape), ctypes.byref(name)):
+            raise NeoError("cannot describe %s" % self.name)
+        if t.value not in _DTYPES:
+            raise NeoError("bf16 tensors are not supported from Python")
+        return name.value.decode(), _DTYPES[t.value], tuple(shape[i] for i in range(rank.value))
+
+    def _as_input(self, x, i):
+        name, dtype, shape = self.inputs[i]
+        a = np.asarray(x, dtype=dtype)
+        if not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)  # (ascontiguousarray alone makes 0-d arrays 1-d)
+        if a.shape != shape:
+            raise NeoError("input #%d ('%s') of '%s' has shape %s but %s is expected"
+                           % (i, name, self.name, a.shape, shape))
+        return a
+
+    def __call__(self, *inputs, out=None):
+        if len(inputs) != len(self.inputs):
+            raise NeoError("'%s' takes %d inputs but %d were given"
+                           % (self.name, len(self.inputs), len(inputs)))
+        arrays = [self._as_input(x, i) for i, x in enumerate(inputs)]
+        outs = out if out is not None else [np.empty(s, d) for _, d, s in self.outputs]
+        ins_c, outs_c = _tensors(arrays), _tensors(outs)
+        error = ctypes.create_string_buffer(1024)
+        if _capi.executableRun(self._exe.handle, self.name.encode(), ins_c, len(arrays), outs_c,
+                               len(outs), error, len(error)):
+            raise NeoError(error.value.decode())
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def __repr__(self):
+        fmt = lambda ts: ", ".join("%s: %s%s" % (n, d.name, list(s)) for n, d, s in ts)
+        return "<neo.Function %s(%s) -> (%s)>" % (self.name, fmt(self.inputs), fmt(self.outputs))
+
+
+def grad(module, function, wrt=None, combined=True, options="", opt_level=3):
+    """Differentiates `function` of `module` with neo-autodiff (once) and
+    compiles the result. Returns `function_fwdbwd(x..., dy...) -> (y...,
+    dx...)` or, with combined=False, `function_grad(x..., dy...) -> (dx...)`.
+    `wrt`: indices of the arguments to differentiate (default: all)."""
+    name = function + ("_fwdbwd" if combined else "_grad")
+    if name not in module.functions:
+        opts = "function=%s" % function
+        if wrt:
+            opts += " wrt=%s" % ",".join(str(i) for i in wrt)
+        module.run_pipeline("neo-autodiff{%s}" % opts)
+    return module.compile(name, options=options, opt_level=opt_level)

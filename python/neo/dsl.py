@@ -1,0 +1,244 @@
+"""A small Python DSL that writes .neo programs (in the spirit of TVM's te):
+index variables and tensors with operator overloading.
+
+    from neo import dsl
+    f = dsl.Function("linear")
+    x = f.input("x", (64, 784))
+    w = f.input("w", (784, 10))
+    b = f.input("b", (10,))
+    i, j, k = dsl.vars("i j k")
+    y = f.compute("y", [i, j], dsl.relu(dsl.sum(k, x[i, k] * w[k, j]) + b[j]))
+    f.output(y)
+    module = f.module()          # neo.Module; f.source() is the .neo text
+"""
+import numbers
+
+__all__ = ["Function", "Var", "vars", "sum", "max", "min", "prod", "exp", "log", "tanh",
+           "sigmoid", "relu", "sqrt", "rsqrt", "abs", "maximum", "minimum", "select"]
+
+
+def _lift(x):
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, bool):
+        raise TypeError("booleans are not neo values")
+    if isinstance(x, numbers.Integral):
+        return Expr(str(int(x)), index=True)
+    if isinstance(x, numbers.Real):
+        if x != x:
+            raise ValueError("NaN cannot be written in .neo")
+        if x in (float("inf"), float("-inf")):
+            return Expr("inf" if x > 0 else "(-inf)")
+        return Expr(repr(float(x)))
+    raise TypeError("cannot use %r in a neo expression" % (x,))
+
+
+class Expr:
+    """An expression; `index` marks integer expressions of index variables."""
+
+    def __init__(self, text, index=False, condition=False):
+        self.text = text
+        self.index = index
+        self.condition = condition
+
+    def __str__(self):
+        return self.text
+
+    def _bin(self, op, other, swap=False):
+        a, b = (_lift(other), self) if swap else (self, _lift(other))
+        index = a.index and b.index and op in "+-*"
+        return Expr("(%s %s %s)" % (a, op, b), index=index)
+
+    __add__ = lambda s, o: s._bin("+", o)
+    __radd__ = lambda s, o: s._bin("+", o, True)
+    __sub__ = lambda s, o: s._bin("-", o)
+    __rsub__ = lambda s, o: s._bin("-", o, True)
+    __mul__ = lambda s, o: s._bin("*", o)
+    __rmul__ = lambda s, o: s._bin("*", o, True)
+    __truediv__ = lambda s, o: s._bin("/", o)
+    __rtruediv__ = lambda s, o: s._bin("/", o, True)
+
+    def __floordiv__(self, other):
+        return Expr("(%s // %s)" % (self, _lift(other)), index=True)
+
+    def __mod__(self, other):
+        return Expr("(%s %% %s)" % (self, _lift(other)), index=True)
+
+    def __neg__(self):
+        return Expr("(-%s)" % self, index=self.index)
+
+    def _cmp(self, op, other):
+        return Expr("(%s %s %s)" % (self, op, _lift(other)), condition=True)
+
+    __lt__ = lambda s, o: s._cmp("<", o)
+    __le__ = lambda s, o: s._cmp("<=", o)
+    __gt__ = lambda s, o: s._cmp(">", o)
+    __ge__ = lambda s, o: s._cmp(">=", o)
+
+    def eq(self, other):
+        return self._cmp("==", other)
+
+    def ne(self, other):
+        return self._cmp("!=", other)
+
+    def __and__(self, other):
+        return Expr("(%s and %s)" % (self, other), condition=True)
+
+    def __or__(self, other):
+        return Expr("(%s or %s)" % (self, other), condition=True)
+
+    def __invert__(self):
+        return Expr("(not %s)" % self, condition=True)
+
+    def __bool__(self):
+        raise TypeError("neo expressions have no truth value: use select()")
+
+
+class Var(Expr):
+    """An index variable, optionally with an explicit extent."""
+
+    def __init__(self, name, extent=None):
+        if not name.isidentifier():
+            raise ValueError("bad index variable name %r" % name)
+        super().__init__(name, index=True)
+        self.name = name
+        self.extent = extent
+
+    def decl(self):
+        return self.name if self.extent is None else "%s < %d" % (self.name, self.extent)
+
+
+def vars(names, extents=None):
+    """vars("i j k") -> three index variables."""
+    names = names.split()
+    extents = extents or [None] * len(names)
+    vs = [Var(n, e) for n, e in zip(names, extents)]
+    return vs[0] if len(vs) == 1 else vs
+
+
+class Tensor:
+    def __init__(self, name, shape, dtype="f32"):
+        if not name.isidentifier():
+            raise ValueError("bad tensor name %r" % name)
+        self.name, self.shape, self.dtype = name, tuple(shape), dtype
+
+    def __getitem__(self, indices):
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if len(indices) != len(self.shape):
+            raise IndexError("%s has rank %d but is indexed with %d indices"
+                             % (self.name, len(self.shape), len(indices)))
+        return Expr("%s[%s]" % (self.name, ", ".join(str(_lift(i)) for i in indices)))
+
+    def padded(self, value):
+        """Access with an out-of-bounds value: x.padded(-inf)[i, j]."""
+        tensor = self
+        if value != value:
+            raise ValueError("NaN cannot be a pad value")
+        if value in (float("inf"), float("-inf")):
+            literal = "inf" if value > 0 else "-inf"
+        else:
+            literal = repr(float(value))
+
+        class _Padded:
+            def __getitem__(self, indices):
+                return Expr("(%s pad %s)" % (tensor[indices], literal))
+        return _Padded()
+
+    def type_text(self):
+        return "%s[%s]" % (self.dtype, ", ".join(str(d) for d in self.shape))
+
+
+def _reduce(kind, variables, body):
+    if isinstance(variables, Var):
+        variables = [variables]
+    return Expr("(%s(%s) (%s))" % (kind, ", ".join(v.decl() for v in variables), _lift(body)))
+
+
+def sum(variables, body):
+    return _reduce("sum", variables, body)
+
+
+def prod(variables, body):
+    return _reduce("prod", variables, body)
+
+
+def max(variables, body):
+    return _reduce("max", variables, body)
+
+
+def min(variables, body):
+    return _reduce("min", variables, body)
+
+
+def _call(name, *args):
+    return Expr("%s(%s)" % (name, ", ".join(str(_lift(a)) for a in args)))
+
+
+exp = lambda x: _call("exp", x)
+log = lambda x: _call("log", x)
+tanh = lambda x: _call("tanh", x)
+sigmoid = lambda x: _call("sigmoid", x)
+relu = lambda x: _call("relu", x)
+sqrt = lambda x: _call("sqrt", x)
+rsqrt = lambda x: _call("rsqrt", x)
+abs = lambda x: _call("abs", x)
+maximum = lambda a, b: _call("max", a, b)
+minimum = lambda a, b: _call("min", a, b)
+
+
+def select(condition, a, b):
+    if not isinstance(condition, Expr) or not condition.condition:
+        raise TypeError("select() needs a condition (a comparison)")
+    return _call("select", condition, a, b)
+
+
+class Function:
+    """Builds one `def` of a .neo program."""
+
+    def __init__(self, name):
+        if not name.isidentifier():
+            raise ValueError("bad function name %r" % name)
+        self.name = name
+        self.inputs, self.statements, self.outputs = [], [], []
+        self._names = set()
+
+    def _claim(self, name):
+        if name in self._names:
+            raise ValueError("'%s' is defined twice" % name)
+        self._names.add(name)
+
+    def input(self, name, shape, dtype="f32"):
+        self._claim(name)
+        t = Tensor(name, shape, dtype)
+        self.inputs.append(t)
+        return t
+
+    def compute(self, name, indices, expr, shape=None):
+        """name[indices] = expr; `shape` (or extents on the variables) gives
+        ranges that cannot be inferred."""
+        self._claim(name)
+        indices = list(indices)
+        decls = []
+        for pos, v in enumerate(indices):
+            if not isinstance(v, Var):
+                raise TypeError("output indices must be index variables")
+            if shape is not None and v.extent is None:
+                decls.append("%s < %d" % (v.name, shape[pos]))
+            else:
+                decls.append(v.decl())
+        self.statements.append("  %s[%s] = %s" % (name, ", ".join(decls), _lift(expr)))
+        return Tensor(name, shape or tuple(v.extent or -1 for v in indices))
+
+    def output(self, *tensors):
+        self.outputs.extend(tensors)
+
+    def source(self):
+        params = ", ".join("%s: %s" % (t.name, t.type_text()) for t in self.inputs)
+        results = ", ".join(t.name for t in self.outputs)
+        return "def %s(%s) -> (%s) {\n%s\n}\n" % (self.name, params, results,
+                                                  "\n".join(self.statements))
+
+    def module(self, context=None):
+        from . import Module
+        return Module.from_source(self.source(), name=self.name + ".neo", context=context)

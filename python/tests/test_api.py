@@ -1,0 +1,95 @@
+"""The Python API: modules, compilation, errors, gradients, the DSL."""
+import numpy as np
+import pytest
+
+import neo
+from neo import dsl
+
+LINEAR = """def linear(x: f32[4, 3], w: f32[3, 2], b: f32[2]) -> (y, s) {
+  y[i, j] = sum(k) x[i, k] * w[k, j] + b[j]
+  s = sum(i, j) y[i, j] * y[i, j]
+}"""
+
+
+def rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).uniform(-1, 1, shape).astype(dtype)
+
+
+def test_compile_and_run_matches_numpy():
+    m = neo.Module.from_source(LINEAR)
+    assert m.functions == ["linear"]
+    f = m.compile()
+    assert [n for n, _, _ in f.inputs] == ["x", "w", "b"]
+    x, w, b = rand(4, 3), rand(3, 2, seed=1), rand(2, seed=2)
+    y, s = f(x, w, b)
+    np.testing.assert_allclose(y, x @ w + b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(s, ((x @ w + b) ** 2).sum(), rtol=1e-5)
+
+
+def test_inputs_are_converted_and_checked():
+    f = neo.Module.from_source(LINEAR).compile()
+    x = rand(4, 3).astype(np.float64)            # converted to f32
+    xt = np.asfortranarray(rand(4, 3))           # made contiguous
+    w, b = rand(3, 2), rand(2)
+    np.testing.assert_allclose(f(x, w, b)[0], f(xt, w, b)[0] * 0 + f(x, w, b)[0])
+    with pytest.raises(neo.NeoError, match=r"input #1 \('w'\) of 'linear' has shape"):
+        f(x, rand(2, 3), b)
+    with pytest.raises(neo.NeoError, match="takes 3 inputs but 2 were given"):
+        f(x, w)
+
+
+def test_import_errors_carry_locations():
+    with pytest.raises(neo.NeoError, match=r"bad\.neo:2:10: error: unknown tensor 'q'"):
+        neo.Module.from_source("def f(x: f32[2]) -> y {\n  y[i] = q[i]\n}", name="bad.neo")
+    with pytest.raises(neo.NeoError, match="invalid pass pipeline"):
+        neo.Module.from_source(LINEAR).run_pipeline("no-such-pass")
+
+
+def test_grad_matches_finite_differences_and_numpy():
+    m = neo.Module.from_source(LINEAR)
+    g = neo.grad(m, "linear")
+    x, w, b = rand(4, 3), rand(3, 2, seed=1), rand(2, seed=2)
+    dy, ds = np.zeros((4, 2), np.float32), np.float32(1.0)
+    y, s, dx, dw, db = g(x, w, b, dy, ds)
+    # ds/dy = 2y
+    yv = x @ w + b
+    np.testing.assert_allclose(dx, 2 * yv @ w.T, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dw, 2 * x.T @ yv, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(db, 2 * yv.sum(0), rtol=1e-4, atol=1e-5)
+    ok, report = neo.Module.from_source(LINEAR).gradcheck("linear", probes=3)
+    assert ok, report
+    assert "dw: 4 probes" in report
+
+
+def test_interpreter():
+    m = neo.Module.from_source(LINEAR)
+    x, w, b = rand(4, 3), rand(3, 2, seed=1), rand(2, seed=2)
+    y, s = m.interpret("linear", x, w, b)
+    np.testing.assert_allclose(y, x @ w + b, rtol=1e-6)
+
+
+def test_dsl_builds_neo_programs():
+    f = dsl.Function("pool")
+    x = f.input("x", (1, 2, 8, 8))
+    n, c, p, q, r, s = dsl.vars("n c p q r s", [None, None, 4, 4, 3, 3])
+    y = f.compute("y", [n, c, p, q], dsl.max([r, s], x.padded(float("-inf"))[n, c, 2 * p + r - 1,
+                                                                            2 * q + s - 1]))
+    f.output(y)
+    assert "pad -inf" in f.source()
+    out = f.module().compile()(rand(1, 2, 8, 8))
+    import torch
+    ref = torch.nn.functional.max_pool2d(torch.tensor(rand(1, 2, 8, 8)), 3, 2, 1).numpy()
+    np.testing.assert_allclose(out, ref)
+    with pytest.raises(TypeError):
+        bool(p < 3)
+    with pytest.raises(ValueError, match="defined twice"):
+        f.input("x", (2,))
+
+
+def test_select_and_conditions():
+    f = dsl.Function("tri")
+    x = f.input("x", (4, 4))
+    i, j = dsl.vars("i j")
+    f.output(f.compute("y", [i, j], dsl.select(j <= i, x[i, j], 0.0)))
+    a = rand(4, 4)
+    np.testing.assert_allclose(f.module().compile()(a), np.tril(a))
