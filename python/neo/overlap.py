@@ -4,32 +4,62 @@
     for batch in data:
         out = f(*inputs)                          # quick version first
 
-The first calls run a version compiled quickly (no schedule, -O1); a
-background thread compiles the tuned version (GEMM kernels, vectors,
-threads, -O3) and swaps it in between calls. Calls and the swap are
-thread-safe: a call takes the current function once and runs it whole.
+The first calls run a version compiled quickly (no schedule, -O1); one
+background thread compiles the tuned versions (GEMM kernels, vectors,
+threads, -O3) of all hot functions, one after the other, and swaps each in
+between calls. Calls and swaps are thread-safe: a call takes the current
+function once and runs it whole.
 """
 import atexit
+import queue
 import threading
 import time
 
-__all__ = ["HotFunction"]
-
-# Background compilations still running when the interpreter exits would be
-# torn down inside LLVM: wait for them first.
-_running = set()
-_running_lock = threading.Lock()
-
-
-@atexit.register
-def _join_background_compiles():
-    with _running_lock:
-        threads = list(_running)
-    for t in threads:
-        t.join()
+__all__ = ["HotFunction", "wait_all"]
 
 QUICK = ("schedule=false threads=1", 1)
 TUNED = ("", 3)
+
+_jobs = queue.Queue()
+_worker = None
+_worker_lock = threading.Lock()
+_pending = 0
+_idle = threading.Condition(_worker_lock)
+
+
+def _work():
+    global _pending
+    while True:
+        job = _jobs.get()
+        if job is None:
+            return
+        try:
+            job()
+        finally:
+            with _worker_lock:
+                _pending -= 1
+                _idle.notify_all()
+
+
+def _submit(job):
+    global _worker, _pending
+    with _worker_lock:
+        _pending += 1
+        if _worker is None:
+            _worker = threading.Thread(target=_work, daemon=True, name="neo-compile")
+            _worker.start()
+    _jobs.put(job)
+
+
+def wait_all(timeout=None):
+    """Waits until every background compilation has finished."""
+    with _worker_lock:
+        return _idle.wait_for(lambda: _pending == 0, timeout)
+
+
+# A compilation still running when the interpreter exits would be torn down
+# inside LLVM: wait for it first.
+atexit.register(wait_all)
 
 
 class HotFunction:
@@ -41,29 +71,25 @@ class HotFunction:
         self.timeline["quick_ready"] = time.perf_counter()
         self.swapped = threading.Event()
         self.error = None
-        # The background compile gets its own module text: the context is not
-        # shared with the training thread.
-        self._thread = None
+        self._done = threading.Event()
         if background:
+            # The background compile gets its own copy of the module, in its
+            # own context: the training thread keeps using this one.
             text = str(module)
-            self._thread = threading.Thread(target=self._compile_tuned,
-                                            args=(text, tuned), daemon=True)
-            with _running_lock:
-                _running.add(self._thread)
-            self._thread.start()
+            _submit(lambda: self._compile_tuned(text, tuned))
+        else:
+            self._done.set()
 
     def _compile_tuned(self, text, tuned):
         from . import Context, Module
         try:
             context = Context()
             module = Module.from_source(text, name=self.name + ".mlir", context=context)
-            fn = module.compile(self.name, options=tuned[0], opt_level=tuned[1])
-            self.swap(fn)
+            self.swap(module.compile(self.name, options=tuned[0], opt_level=tuned[1]))
         except Exception as e:  # reported through .error
             self.error = e
         finally:
-            with _running_lock:
-                _running.discard(threading.current_thread())
+            self._done.set()
 
     def swap(self, fn):
         with self._lock:
@@ -81,6 +107,5 @@ class HotFunction:
 
     def wait(self, timeout=None):
         """Waits for the tuned version; returns whether it is in use."""
-        if self._thread:
-            self._thread.join(timeout)
+        self._done.wait(timeout)
         return self.swapped.is_set()
