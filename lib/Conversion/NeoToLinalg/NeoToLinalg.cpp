@@ -256,16 +256,25 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
   return SmallVector<Value>(generic.getResults().begin(), generic.getResults().end());
 }
 
+/// The op's schedule (neo.schedule) follows it to the linalg op that computes it.
+void forwardSchedule(ComputeOp op, Value result) {
+  if (auto schedule = op->getAttr("neo.schedule"))
+    if (Operation *def = result.getDefiningOp())
+      def->setAttr("neo.schedule", schedule);
+}
+
 LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   if (useNamedOps) {
     if (Value named = tryNamedContraction(rewriter, op)) {
+      forwardSchedule(op, named);
       rewriter.replaceOp(op, named);
       return success();
     }
   }
   SmallVector<Value> results = buildGeneric(rewriter, {op}, [](Value v) { return v; });
+  forwardSchedule(op, results.front());
   rewriter.replaceOp(op, results);
   return success();
 }

@@ -149,8 +149,22 @@ struct OperandLayout {
 };
 } // namespace
 
+std::string GemmProblem::key() const {
+  return "gemm " + elementType + " batch=" + std::to_string(batch) +
+         " m=" + std::to_string(m) + " n=" + std::to_string(n) +
+         " k=" + std::to_string(this->k) + " layout=" + layout;
+}
+
+FailureOr<GemmProblem> mlir::neo::analyzeGemm(linalg::LinalgOp op) {
+  IRRewriter rewriter(op.getContext());
+  GemmProblem problem;
+  if (failed(generateGemm(rewriter, op, GemmSchedule(), &problem)))
+    return failure();
+  return problem;
+}
+
 LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                      const GemmSchedule &s) {
+                                      const GemmSchedule &s, GemmProblem *analyzeOnly) {
   // A contraction C[batch, m, n] += A[.. m, k ..] * B[.. k, n ..] whose
   // operands are indexed by (a permutation of) their roles.
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -247,10 +261,15 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     if (llvm::any_of(groups, [](auto &g) { return g.size() > 1; })) {
       if (!memref::CollapseShapeOp::isGuaranteedCollapsible(layout.type, groups))
         return failure();
-      rewriter.setInsertionPoint(op);
-      auto collapsed = memref::CollapseShapeOp::create(rewriter, op.getLoc(), layout.mem, groups);
-      layout.mem = collapsed.getResult();
-      layout.type = collapsed.getResultType();
+      if (analyzeOnly) {
+        layout.type = memref::CollapseShapeOp::computeCollapsedType(layout.type, groups);
+      } else {
+        rewriter.setInsertionPoint(op);
+        auto collapsed =
+            memref::CollapseShapeOp::create(rewriter, op.getLoc(), layout.mem, groups);
+        layout.mem = collapsed.getResult();
+        layout.type = collapsed.getResultType();
+      }
     }
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -272,11 +291,28 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
       !(elem.isF32() || elem.isF64()))
     return failure();
   int64_t V = elem.isF32() ? 16 : 8;
+  int64_t batch = extent(0), M = extent(1), N = extent(2), K = extent(3);
+  if (analyzeOnly) {
+    analyzeOnly->elementType = elem.isF32() ? "f32" : "f64";
+    analyzeOnly->batch = batch;
+    analyzeOnly->m = M;
+    analyzeOnly->n = N;
+    analyzeOnly->k = K;
+    analyzeOnly->vectorWidth = V;
+    const char *roleNames = "bmnk";
+    analyzeOnly->layout.clear();
+    for (auto [i, l] : llvm::enumerate(layouts)) {
+      if (i)
+        analyzeOnly->layout += ",";
+      for (int role : l.roleOfResult)
+        analyzeOnly->layout += roleNames[role];
+    }
+    return success();
+  }
   std::string error;
   if (!s.isValid(V, error))
     return op->emitOpError("invalid gemm schedule: ") << error, failure();
 
-  int64_t batch = extent(0), M = extent(1), N = extent(2), K = extent(3);
   // Vector loads of B rows and direct stores of C tiles need n innermost.
   bool bRowsContiguous = LB.lastRole() == 2;
   bool cRowsContiguous = LC.lastRole() == 2;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace linalg {
@@ -44,12 +45,24 @@ struct GenericSchedule {
   int64_t threads = 2;
 };
 
-/// If `op` is a matmul-like contraction that the GEMM generator handles
-/// (linalg.matmul or linalg.batch_matmul on static memrefs of f32 or f64),
+/// The shape of a contraction as the GEMM generator sees it.
+struct GemmProblem {
+  std::string elementType;   // f32, f64
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  int64_t vectorWidth = 16;
+  std::string layout;        // operands' roles in index order, e.g. "mk,kn,mn"
+  /// The key of tuning records: "gemm f32 batch=1 m=1024 n=1024 k=1024 layout=mk,kn,mn".
+  std::string key() const;
+};
+
+/// If `op` is a contraction that the GEMM generator handles (any linalg op on
+/// static memrefs of f32 or f64 whose body is a multiply-accumulate and whose
+/// operands are indexed by permutations of collapsible batch/m/n/k dims),
 /// replaces it by packed, register-blocked loops. Returns failure (and leaves
-/// the op) otherwise.
+/// the op) otherwise. With `analyzeOnly`, only fills it in.
 LogicalResult generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                           const GemmSchedule &schedule);
+                           const GemmSchedule &schedule, GemmProblem *analyzeOnly = nullptr);
+FailureOr<GemmProblem> analyzeGemm(linalg::LinalgOp op);
 
 } // namespace neo
 } // namespace mlir
