@@ -230,6 +230,17 @@ def write_report(results, args, thread_counts):
         lines.append("Geomean PyTorch / neo over the novel cells and the MLP step, %d thread%s: "
                      "**%.2fx**" % (t, "s" if t > 1 else "", geomean(cells)))
         lines.append("")
+    # The GPU results (scripts/gpu/check.sh on a GPU machine; see docs/gpu.md).
+    gpu_json = os.path.join(ROOT, "docs", "gpu-results.json")
+    if os.path.exists(gpu_json):
+        sys.path.insert(0, os.path.join(ROOT, "scripts", "gpu"))
+        import bench as gpu_bench  # noqa: E402
+        gpu = json.load(open(gpu_json))
+        lines += ["## GPU: NVIDIA H200", "",
+                  "Made on a GPU machine by `scripts/gpu/check.sh gpu-bundles` from bundles that "
+                  "`scripts/gpu/make_bundles.py gpu-bundles` compiled here (docs/gpu.md); copied "
+                  "into docs/gpu-results.json.", ""]
+        lines += gpu_bench.render(gpu, heading="###") + [""]
     try:
         import matplotlib
         matplotlib.use("Agg")

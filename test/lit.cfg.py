@@ -17,6 +17,14 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%neo_src", config.neo_src_root))
 config.substitutions.append(("%neo_obj", config.neo_obj_root))
 config.substitutions.append(("%python", config.python_executable))
+# In the ASan build (scripts/sanitize.sh) the uninstrumented python3 loads the
+# instrumented libNeoCAPI.so with the ASan runtime preloaded.
+capi_python = config.python_executable
+if config.neo_asan_runtime:
+    config.available_features.add("asan")
+    capi_python = "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 %s" % (
+        config.neo_asan_runtime, config.python_executable)
+config.substitutions.append(("%capi_python", capi_python))
 config.environment["PYTHONPATH"] = os.path.join(config.neo_src_root, "test", "lib")
 config.environment["NEO_BIN"] = config.neo_tools_dir
 # Split .neo files at "# -----" lines (spelled here so that RUN lines do not
@@ -26,7 +34,41 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.neo_tools_dir, config.llvm_tools_dir]
-tools = ["neo-opt", "neo-translate", "neo-run"]
+tools = ["neo-opt", "neo-translate", "neo-run", "neo-tune", "neo-cuda-runner"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# `cuda-device`: a CUDA device is usable here (`neo-cuda-runner --probe`
+# succeeds), so tests that run kernels on a GPU say `REQUIRES: cuda-device`.
+def _has_cuda_device():
+    import subprocess
+    runner = os.path.join(config.neo_tools_dir, "neo-cuda-runner")
+    if not os.path.exists(runner):
+        return False
+    try:
+        return subprocess.run([runner, "--probe"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=120).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+if _has_cuda_device():
+    config.available_features.add("cuda-device")
+
+# `ptxas`: the CUDA toolkit's assembler is here, so neo-run --emit-bundle
+# assembles every kernel into a cubin (tests of generated PTX REQUIRE it).
+def _find_ptxas():
+    import shutil
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if home and os.access(os.path.join(home, "bin", "ptxas"), os.X_OK):
+            return os.path.join(home, "bin", "ptxas")
+    return shutil.which("ptxas")
+
+if _find_ptxas():
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _find_ptxas()))
+else:
+    lit_config.note("ptxas not found (set CUDA_HOME): GPU codegen tests that assemble "
+                    "PTX are skipped")
+if "CUDA_HOME" in os.environ:
+    config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.neo_tools_dir, append_path=True)

@@ -9,6 +9,7 @@
 #include "neo/Frontend/Import.h"
 #include "neo/Frontend/Parser.h"
 #include "neo/Frontend/Sema.h"
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,6 +68,7 @@ private:
   // Inside one compute op.
   struct OpState {
     llvm::DenseMap<IndexBinding *, unsigned> dims;
+    SmallVector<int64_t> bounds; // the extent of each dim
     llvm::DenseMap<Expr *, unsigned> readOf;
     ComputeOp op;
   };
@@ -395,10 +397,16 @@ bool Importer::collectReads(Expr *e, OpState &st, SmallVectorImpl<Value> &inputs
                             SmallVectorImpl<double> &pads) {
   if (e->kind == Expr::Kind::Access) {
     SmallVector<AffineExpr> results;
-    for (auto &index : e->operands) {
+    for (auto [i, index] : llvm::enumerate(e->operands)) {
       auto a = toAffine(index.get(), st, /*report=*/true);
       if (!a)
         return false;
+      // Index arithmetic is exact in int64 everywhere (lowering, interpreter,
+      // autodiff); an index whose range does not fit is an error here.
+      if (!getExprRange(*a, st.bounds))
+        return fail(index->loc, "index #" + llvm::Twine(i) + " of '" + e->name +
+                                    "' overflows 64-bit integers over the ranges of its "
+                                    "index variables");
       results.push_back(*a);
     }
     AffineMap map = AffineMap::get(st.dims.size(), 0, results, context);
@@ -460,6 +468,7 @@ Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *
     st.dims[b] = st.dims.size();
     redBounds.push_back(b->getExtent());
   }
+  st.bounds = llvm::to_vector(llvm::concat<int64_t>(shape, redBounds));
 
   // A top-level select on an index-only condition whose other branch is the
   // identity of the reduction becomes the domain of the op.
@@ -653,11 +662,19 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
     if (fn == "relu")
       return arith::MaximumFOp::create(b, l, args[0], floatConstant(b, l, 0.0));
     if (fn == "sigmoid") {
-      // 1 / (1 + exp(-x))
-      Value neg = arith::NegFOp::create(b, l, args[0]);
-      Value ex = math::ExpOp::create(b, l, neg);
+      // The stable form: with e = exp(-|x|) in (0, 1], sigmoid(x) is
+      // 1 / (1 + e) for x >= 0 and e / (1 + e) below. Nothing overflows, in
+      // the forward values or in the chain-rule gradient (1 / (1 + exp(-x))
+      // gives 0 * inf = NaN in its gradient for large negative x).
+      Value x = args[0];
+      Value e = math::ExpOp::create(b, l,
+                                    arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, x)));
       Value one = floatConstant(b, l, 1.0);
-      return arith::DivFOp::create(b, l, one, arith::AddFOp::create(b, l, one, ex));
+      Value den = arith::AddFOp::create(b, l, one, e);
+      Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, x,
+                                             floatConstant(b, l, 0.0));
+      return arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, one, den),
+                                     arith::DivFOp::create(b, l, e, den));
     }
     if (fn == "max") return arith::MaximumFOp::create(b, l, args[0], args[1]);
     if (fn == "min") return arith::MinimumFOp::create(b, l, args[0], args[1]);

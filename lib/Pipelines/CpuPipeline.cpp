@@ -16,26 +16,24 @@
 
 using namespace mlir;
 
-void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
-                                           const CpuPipelineOptions &options) {
-  // Phase 1: neo -> linalg on tensors.
+void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
+                                      bool fuseElementwise) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (options.eqsat) {
+  if (eqsat) {
     pm.addPass(createNeoEqSatFuse());
     pm.addPass(createCSEPass());
   }
   ConvertNeoToLinalgOptions toLinalg;
-  toLinalg.useNamedOps = options.useNamedOps;
+  toLinalg.useNamedOps = useNamedOps;
   pm.addPass(createConvertNeoToLinalg(toLinalg));
-  if (options.fuseElementwise)
+  if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (options.stopAfter == "linalg")
-    return;
+}
 
-  // Phase 2: bufferization. Results become out-params written in place.
+void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -45,9 +43,22 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  if (deallocate) {
+    bufferization::BufferDeallocationPipelineOptions dealloc;
+    bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  }
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
+                                           const CpuPipelineOptions &options) {
+  // Phase 1: neo -> linalg on tensors.
+  buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise);
+  if (options.stopAfter == "linalg")
+    return;
+
+  // Phase 2: bufferization. Results become out-params written in place.
+  buildNeoBufferizePhase(pm, /*deallocate=*/true);
   if (options.stopAfter == "bufferize")
     return;
 
@@ -55,6 +66,8 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
   if (options.schedule) {
     NeoTileOptions tile;
     tile.threads = options.threads;
+    tile.records = options.tuningRecords;
+    tile.target = options.tuningTarget;
     pm.addNestedPass<func::FuncOp>(createNeoTile(tile));
     pm.addNestedPass<func::FuncOp>(createNeoVectorize());
     pm.addPass(createCanonicalizerPass());
@@ -102,6 +115,11 @@ void mlir::neo::registerNeoPipelines() {
         "Lower neo IR to the LLVM dialect for the host CPU (see "
         "docs/pipelines.md)",
         buildNeoLowerToCpuPipeline);
+    PassPipelineRegistration<GpuPipelineOptions>(
+        "neo-lower-to-ptx",
+        "Lower neo IR to GPU kernels in PTX (gpu.binary) and a host function of "
+        "launches (see docs/gpu.md)",
+        buildNeoLowerToPtxPipeline);
     return true;
   }();
   (void)registered;

@@ -49,6 +49,21 @@ const std::string &codegen::getHostDescription() {
   return description;
 }
 
+std::string runtime::getTuningRecordsPath(const EngineOptions &options) {
+  CpuPipelineOptions pipeline;
+  std::string ignored;
+  llvm::raw_string_ostream os(ignored);
+  if (succeeded(pipeline.parseFromString(options.pipelineOptions, os)) &&
+      !pipeline.tuningRecords.empty())
+    return pipeline.tuningRecords;
+  if (!options.tuningRecords.empty())
+    return options.tuningRecords;
+  if (options.tuningRecordsFromEnvironment)
+    if (const char *env = std::getenv("NEO_TUNING_RECORDS"))
+      return env;
+  return "";
+}
+
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
@@ -108,6 +123,8 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   if (failed(pipelineOptions.parseFromString(options.pipelineOptions, optionOS)))
     return makeError("invalid neo-lower-to-cpu options '" + options.pipelineOptions +
                      "': " + optionErrors);
+  if (pipelineOptions.tuningRecords.empty())
+    pipelineOptions.tuningRecords = getTuningRecordsPath(options);
   PassManager pm(&context);
   buildNeoLowerToCpuPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))

@@ -2,6 +2,7 @@
 #include "neo/Runtime/Engine.h"
 #include "Codegen.h"
 
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,6 +32,13 @@ static llvm::Error makeError(const llvm::Twine &message) {
 // Signatures
 //===----------------------------------------------------------------------===//
 
+static std::string formatType(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
 static llvm::Expected<TensorSpec> specOf(Type type, const llvm::Twine &what) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
@@ -38,6 +46,12 @@ static llvm::Expected<TensorSpec> specOf(Type type, const llvm::Twine &what) {
   auto elem = getElementType(tensor.getElementType());
   if (!elem)
     return makeError(what + " has an unsupported element type");
+  if (llvm::is_contained(tensor.getShape(), 0))
+    return makeError(what + " has a zero-sized dim (" + llvm::Twine(formatType(tensor)) +
+                     "): Neo's tensors have positive dims");
+  if (!getCheckedNumElements(tensor.getShape()))
+    return makeError(what + " (" + llvm::Twine(formatType(tensor)) +
+                     ") has more than 2^40 elements");
   return TensorSpec{*elem, std::vector<int64_t>(tensor.getShape().begin(),
                                                 tensor.getShape().end())};
 }
@@ -234,6 +248,13 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
   add(options.pipelineOptions);
   add(std::to_string(options.optLevel));
   add(codegen::getHostDescription());
+  // The schedules neo-tile takes from tuning records: the file's content.
+  if (!options.tuningRecords.empty()) {
+    add("tuning-records:" + options.tuningRecords);
+    auto records = llvm::MemoryBuffer::getFile(options.tuningRecords, /*IsText=*/false,
+                                               /*RequiresNullTerminator=*/false);
+    add(records ? (*records)->getBuffer() : llvm::StringRef("<unreadable>"));
+  }
   std::array<uint8_t, 32> digest = hash.final();
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
@@ -271,7 +292,11 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
     llvm::raw_string_ostream os(source);
     module->print(os, OpPrintingFlags().enableDebugInfo(false));
   }
-  std::string key = cacheKey(source, options);
+  // Resolve the tuning records once, for the key and the compilation alike.
+  EngineOptions effective = options;
+  effective.tuningRecords = getTuningRecordsPath(options);
+  effective.tuningRecordsFromEnvironment = false;
+  std::string key = cacheKey(source, effective);
 
   std::shared_ptr<Entry> entry;
   bool owner = false;
@@ -327,7 +352,7 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
     }
   }
 
-  auto object = codegen::compileToObject(source, *signatures, options);
+  auto object = codegen::compileToObject(source, *signatures, effective);
   if (!object)
     return finish(object.takeError());
   ++compilations;

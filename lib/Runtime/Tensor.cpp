@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace mlir::neo::runtime;
 
@@ -112,7 +113,35 @@ HostTensor::HostTensor(TensorSpec spec) : spec(std::move(spec)) {
   size_t bytes = this->spec.numBytes();
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   storage.reset(std::aligned_alloc(64, rounded));
-  std::memset(storage.get(), 0, rounded);
+  if (storage)
+    std::memset(storage.get(), 0, rounded);
+}
+
+/// The machine's physical memory in bytes (0 when unknown).
+static uint64_t physicalMemory() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0)
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+#endif
+  return 0;
+}
+
+llvm::Expected<HostTensor> HostTensor::allocate(TensorSpec spec, const llvm::Twine &what) {
+  auto error = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot allocate " + llvm::Twine(spec.numBytes()) +
+                                       " bytes for " + what + " (" + spec.str() + ")" + why);
+  };
+  // Never ask for more than the machine has: with memory overcommit the
+  // allocation would succeed and zeroing it would end the process.
+  uint64_t memory = physicalMemory();
+  if (memory && spec.numBytes() > memory)
+    return error(": the machine has " + llvm::Twine(memory) + " bytes of memory");
+  HostTensor tensor(spec);
+  if (!tensor.data())
+    return error("");
+  return std::move(tensor);
 }
 
 double HostTensor::get(int64_t i) const { return loadElement(spec.type, data(), i); }

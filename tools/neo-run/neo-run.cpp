@@ -1,14 +1,20 @@
 //===- neo-run.cpp - Run a function of a .neo or .mlir file ---------------===//
 //
 //   neo-run model.neo [--function f] [--input x=x.npy ...] [--seed N]
-//           [--output-dir DIR] [--repeat N] [--check]
+//           [--output-dir DIR] [--repeat N] [--check] [--device cpu|cuda|auto]
+//   neo-run model.neo --emit-bundle DIR [--gpu-pipeline-options ...]
 //
-// Compiles the function for the host CPU, runs it on .npy inputs (random ones
+// Compiles the function for the host CPU or, with --device cuda (the default
+// where a CUDA GPU is found), for the GPU; runs it on .npy inputs (random ones
 // for the inputs not given), prints the outputs, optionally writes them as
 // .npy files, times repeated runs, and with --check compares every output
-// with the reference interpreter (exit status 1 on a mismatch).
+// with the reference interpreter (exit status 1 on a mismatch). With
+// --emit-bundle it writes an ahead-of-time GPU bundle (docs/bundle-format.md)
+// instead of running.
 //
 //===----------------------------------------------------------------------===//
+#include "GpuDevice.h"
+#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
 #include "neo/Frontend/Import.h"
 #include "neo/Interpreter/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
@@ -85,6 +91,28 @@ static cl::opt<double> gradTolerance("gradcheck-tolerance",
 static cl::opt<unsigned> gradProbes("gradcheck-probes",
                                     cl::desc("Random coordinates probed per input"),
                                     cl::init(8), cl::cat(category));
+static cl::opt<std::string> device(
+    "device",
+    cl::desc("Where to run: cpu, cuda, or auto (cuda when a GPU is found, else cpu)"),
+    cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> gpuPipelineOptions(
+    "gpu-pipeline-options",
+    cl::desc("Options of neo-lower-to-ptx for --device cuda and --emit-bundle "
+             "(e.g. \"chip=sm_90 tensor-cores=tf32\")"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> emitBundleDir(
+    "emit-bundle",
+    cl::desc("Compile the function for the GPU into a bundle directory (PTX, cubin, "
+             "manifest, the inputs and reference outputs) and exit"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string> bundleReference(
+    "bundle-reference",
+    cl::desc("Reference outputs of --emit-bundle: interpreter (default), cpu (the CPU "
+             "pipeline, for large sizes) or none (no sample inputs either)"),
+    cl::init("interpreter"), cl::cat(category));
+static cl::opt<std::string> chip("chip", cl::desc("GPU chip for ptxas (default sm_90)"),
+                                 cl::init("sm_90"), cl::cat(category));
+
 static cl::opt<unsigned> printLimit("print-limit",
                                     cl::desc("Values printed per output (default 8)"),
                                     cl::init(8), cl::cat(category));
@@ -136,9 +164,11 @@ llvm::Expected<HostTensor> loadInput(const FunctionSignature &sig, size_t index,
                                    what + " has shape " + got.str() + " but " + spec.str() +
                                        " is expected");
   }
-  HostTensor tensor(spec);
-  std::memcpy(tensor.data(), array->bytes.data(), spec.numBytes());
-  return std::move(tensor);
+  auto tensor = HostTensor::allocate(spec, what);
+  if (!tensor)
+    return tensor.takeError();
+  std::memcpy(tensor->data(), array->bytes.data(), spec.numBytes());
+  return tensor;
 }
 
 void printTensor(llvm::StringRef name, const HostTensor &t) {
@@ -193,6 +223,13 @@ int runGradCheck(ModuleOp module, const FunctionSignature &sig,
   std::vector<RefTensor> refInputs;
   for (auto &t : inputs)
     refInputs.push_back(toRef(*t));
+  // Finite differences of NaN or Inf mean nothing: say which input has one.
+  for (auto [i, r] : llvm::enumerate(refInputs))
+    for (auto [k, v] : llvm::enumerate(r.data))
+      if (!std::isfinite(v))
+        return fail("--gradcheck needs finite inputs, but input '" + sig.inputNames[i] +
+                    "' holds " + (std::isnan(v) ? "NaN" : "Inf") + " at flat index " +
+                    llvm::Twine(k));
   GradCheckOptions options;
   options.seed = seed;
   options.tolerance = gradTolerance;
@@ -206,7 +243,11 @@ int runGradCheck(ModuleOp module, const FunctionSignature &sig,
                  << in.probes << " probes): max rel error "
                  << llvm::format("%.3g", in.maxRelError) << ", max abs error "
                  << llvm::format("%.3g", in.maxAbsError) << ": "
-                 << (!in.finite ? "NON-FINITE" : in.ok ? "ok" : "MISMATCH") << "\n";
+                 << (!in.finite ? "NON-FINITE (the gradient or its finite differences "
+                                  "are NaN or Inf)"
+                     : in.ok    ? "ok"
+                                : "MISMATCH")
+                 << "\n";
 
   // The compiled gradient, in the function's element types.
   Engine engine(engineOptions);
@@ -218,19 +259,25 @@ int runGradCheck(ModuleOp module, const FunctionSignature &sig,
     return fail("internal error: no compiled gradient function");
   std::vector<HostTensor> gradInputs;
   for (size_t i = 0; i < gradSig->inputs.size(); ++i) {
-    HostTensor t(gradSig->inputs[i]);
+    auto t = HostTensor::allocate(gradSig->inputs[i], "gradient input #" + llvm::Twine(i));
+    if (!t)
+      return fail(llvm::toString(t.takeError()));
     const RefTensor &r = i < refInputs.size() ? refInputs[i]
                                               : report->outputAdjoints[i - refInputs.size()];
     for (size_t k = 0; k < r.data.size(); ++k)
-      t.set(k, r.data[k]);
-    gradInputs.push_back(std::move(t));
+      t->set(k, r.data[k]);
+    gradInputs.push_back(std::move(*t));
   }
   std::vector<HostTensor> gradOutputs;
   std::vector<HostBuffer> in, out;
   for (HostTensor &t : gradInputs)
     in.push_back(t.view());
-  for (const TensorSpec &spec : gradSig->outputs)
-    gradOutputs.emplace_back(spec);
+  for (auto [i, spec] : llvm::enumerate(gradSig->outputs)) {
+    auto t = HostTensor::allocate(spec, "gradient output #" + llvm::Twine(i));
+    if (!t)
+      return fail(llvm::toString(t.takeError()));
+    gradOutputs.push_back(std::move(*t));
+  }
   for (HostTensor &t : gradOutputs)
     out.push_back(t.view());
   if (llvm::Error err = (*exe)->run(report->gradName, in, out))
@@ -257,12 +304,27 @@ int runGradCheck(ModuleOp module, const FunctionSignature &sig,
   return ok ? 0 : 1;
 }
 
+/// Problems in the tuning records the compilation reads (NEO_TUNING_RECORDS
+/// or tuning-records=) are warnings: their records are ignored.
+void reportTuningRecordProblems(const EngineOptions &options) {
+  std::string path = getTuningRecordsPath(options);
+  if (path.empty())
+    return;
+  tuning::LoadOptions load;
+  load.validate = validateScheduleRecord;
+  std::vector<tuning::Diagnostic> diagnostics;
+  (void)tuning::loadRecords(path, load, diagnostics);
+  for (const tuning::Diagnostic &d : diagnostics)
+    if (d.severity == tuning::Diagnostic::Severity::Warning)
+      llvm::WithColor::warning(llvm::errs(), "neo-run") << d.message << "\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv, "Neo: run a function on the CPU\n");
+  cl::ParseCommandLineOptions(argc, argv, "Neo: run a function on the CPU or a CUDA GPU\n");
 
   DialectRegistry registry;
   registerNeoCompilerDialects(registry);
@@ -328,54 +390,90 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i])
       continue;
-    HostTensor t(sig->inputs[i]);
-    for (int64_t k = 0, n = t.getSpec().numElements(); k < n; ++k)
-      t.set(k, uniform(rng));
-    inputs[i] = std::move(t);
+    auto t = HostTensor::allocate(sig->inputs[i], "input '" + sig->inputNames[i] + "'");
+    if (!t)
+      return fail(llvm::toString(t.takeError()));
+    for (int64_t k = 0, n = t->getSpec().numElements(); k < n; ++k)
+      t->set(k, uniform(rng));
+    inputs[i] = std::move(*t);
   }
 
   EngineOptions engineOptions;
   engineOptions.cacheDir = cacheDir;
   engineOptions.optLevel = optLevel;
   engineOptions.pipelineOptions = pipelineOptions;
+  reportTuningRecordProblems(engineOptions);
   if (gradcheck)
     return runGradCheck(*module, *sig, inputs, engineOptions);
 
+  GpuCompileOptions gpuOptions;
+  gpuOptions.pipelineOptions = gpuPipelineOptions;
+  gpuOptions.chip = chip;
+  if (!emitBundleDir.empty()) {
+    if (llvm::Error err = emitBundle(*module, *sig, inputs, emitBundleDir, bundleReference,
+                                     gpuOptions, engineOptions))
+      return fail(llvm::toString(std::move(err)));
+    return 0;
+  }
+  if (device != "cpu" && device != "cuda" && device != "auto")
+    return fail("--device must be cpu, cuda or auto, got '" + device + "'");
+  bool onGpu = device == "cuda" || (device == "auto" && cudaDeviceAvailable());
+
   // Compile and run.
-  engineOptions.cacheDir = cacheDir;
-  engineOptions.optLevel = optLevel;
-  engineOptions.pipelineOptions = pipelineOptions;
   Engine engine(engineOptions);
   auto start = std::chrono::steady_clock::now();
-  auto exe = engine.compile(*module);
-  if (!exe)
-    return fail(llvm::toString(exe.takeError()));
+  std::shared_ptr<Executable> cpuExe;
+  std::unique_ptr<DeviceFunction> gpuFn;
+  if (onGpu) {
+    auto fn = compileForCuda(*module, *sig, gpuOptions);
+    if (!fn)
+      return fail(llvm::toString(fn.takeError()));
+    gpuFn = std::move(*fn);
+  } else {
+    auto exe = engine.compile(*module);
+    if (!exe)
+      return fail(llvm::toString(exe.takeError()));
+    cpuExe = *exe;
+  }
   double compileMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
-  llvm::outs() << "compiled '" << sig->name << "' in " << llvm::format("%.1f", compileMs)
+  llvm::outs() << "compiled '" << sig->name << "' " << (onGpu ? "for the GPU (" + gpuFn->describe() + ")" : std::string("for the CPU")) << " in " << llvm::format("%.1f", compileMs)
                << " ms" << (engine.getStats().diskHits ? " (from the cache)" : "") << "\n";
+  auto runOnce = [&](llvm::ArrayRef<HostBuffer> in, llvm::ArrayRef<HostBuffer> out) {
+    return onGpu ? gpuFn->run(in, out) : cpuExe->run(sig->name, in, out);
+  };
 
   std::vector<HostBuffer> inBuffers;
   for (auto &t : inputs)
     inBuffers.push_back(t->view());
   std::vector<HostTensor> outputs;
   std::vector<HostBuffer> outBuffers;
-  for (const TensorSpec &spec : sig->outputs)
-    outputs.emplace_back(spec);
+  for (auto [i, spec] : llvm::enumerate(sig->outputs)) {
+    auto t = HostTensor::allocate(spec, "output '" + sig->outputNames[i] + "'");
+    if (!t)
+      return fail(llvm::toString(t.takeError()));
+    outputs.push_back(std::move(*t));
+  }
   for (HostTensor &t : outputs)
     outBuffers.push_back(t.view());
-  if (llvm::Error err = (*exe)->run(sig->name, inBuffers, outBuffers))
+  if (llvm::Error err = runOnce(inBuffers, outBuffers))
     return fail(llvm::toString(std::move(err)));
 
   for (size_t i = 0; i < outputs.size(); ++i)
     printTensor(sig->outputNames[i], outputs[i]);
 
-  if (repeat > 0) {
+  if (repeat > 0 && onGpu) {
+    auto ms = gpuFn->time(repeat, inBuffers, outBuffers);
+    if (!ms)
+      return fail(llvm::toString(ms.takeError()));
+    llvm::outs() << "median time: " << llvm::format("%.4f", *ms) << " ms over " << repeat
+                 << " runs (GPU kernels, CUDA events)\n";
+  } else if (repeat > 0) {
     std::vector<double> times;
     for (unsigned r = 0; r < repeat; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      if (llvm::Error err = (*exe)->run(sig->name, inBuffers, outBuffers))
+      if (llvm::Error err = runOnce(inBuffers, outBuffers))
         return fail(llvm::toString(std::move(err)));
       times.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)

@@ -4,6 +4,7 @@
 #include "neo/Runtime/Engine.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -200,4 +201,41 @@ TEST_F(EngineTest, HalfAndDoublePrecision) {
     EXPECT_DOUBLE_EQ(y.get(i), x.get(i) * x.get(i));
     EXPECT_NEAR(z.get(i), h.get(i) + 1, 1e-3);
   }
+}
+
+// docs/errors.md: signatures with huge or zero-sized tensors, and tensors
+// that cannot be allocated, are errors that name the argument.
+TEST_F(EngineTest, SignaturesRejectHugeAndZeroSizedTensors) {
+  auto parse = [&](llvm::StringRef type) {
+    std::string text = ("func.func @f(%a: " + type + ") -> " + type + " {\n  return %a : " +
+                        type + "\n}\n")
+                           .str();
+    return parseSourceString<ModuleOp>(text, &context);
+  };
+  auto message = [](auto expected) {
+    return expected ? std::string() : llvm::toString(expected.takeError());
+  };
+  auto huge = parse("tensor<1099511627776x1099511627776xf32>");
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(message(getSignatures(*huge)),
+            "argument #0 of 'f' (tensor<1099511627776x1099511627776xf32>) has more than 2^40 "
+            "elements");
+  auto zero = parse("tensor<0x3xf64>");
+  ASSERT_TRUE(zero);
+  EXPECT_EQ(message(getSignatures(*zero)),
+            "argument #0 of 'f' has a zero-sized dim (tensor<0x3xf64>): Neo's tensors have "
+            "positive dims");
+  Engine engine;
+  EXPECT_FALSE(bool(engine.compile(*huge)));
+}
+
+TEST_F(EngineTest, AllocationFailureIsAnError) {
+  auto big = HostTensor::allocate({ElementType::F32, {int64_t(1) << 40}}, "input 'x'");
+  ASSERT_FALSE(bool(big));
+  EXPECT_NE(llvm::toString(big.takeError())
+                .find("cannot allocate 4398046511104 bytes for input 'x' (f32[1099511627776])"),
+            std::string::npos);
+  auto small = HostTensor::allocate({ElementType::F64, {2, 3}}, "input 'y'");
+  ASSERT_TRUE(bool(small));
+  EXPECT_EQ(small->get(5), 0.0);
 }

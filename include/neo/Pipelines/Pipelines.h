@@ -30,6 +30,15 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "threads",
       llvm::cl::desc("Ways to split outer loops over OpenMP threads (1: serial code)"),
       llvm::cl::init(2)};
+  PassOptions::Option<std::string> tuningRecords{
+      *this, "tuning-records",
+      llvm::cl::desc("Tuning records (JSON) that neo-tile takes schedules from "
+                     "(see docs/schedules.md)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> tuningTarget{
+      *this, "tuning-target",
+      llvm::cl::desc("Target of the tuning records to use (default: this host)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> stopAfter{
       *this, "stop-after",
       llvm::cl::desc("Stop after a phase: 'linalg' (tensors), 'bufferize' "
@@ -44,7 +53,63 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// `@f(in0, ..., out0, ...)`, each a pointer to the data.
 void buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
-/// Registers `neo-lower-to-cpu` (idempotent).
+/// Options of `neo-lower-to-ptx`.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("Target GPU architecture"),
+                                        llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (e.g. +ptx80; empty: LLVM's default)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int> optLevel{*this, "opt-level",
+                                    llvm::cl::desc("LLVM optimisation level of the kernels"),
+                                    llvm::cl::init(3)};
+  PassOptions::Option<std::string> mma{
+      *this, "tensor-cores",
+      llvm::cl::desc("Tensor cores for contractions: auto (f16 operands), tf32 (also f32 "
+                     "operands, with tf32 rounding), none"),
+      llvm::cl::init("auto")};
+  PassOptions::ListOption<int64_t> gemmTile{
+      *this, "gemm-tile",
+      llvm::cl::desc("GEMM kernel schedule bm,bn,bk,tm,tn,wm,wn (a prefix; see neo-gpu-map)")};
+  PassOptions::Option<bool> useNamedOps{
+      *this, "use-named-ops",
+      llvm::cl::desc("Lower matmul-shaped neo ops to linalg.matmul/batch_matmul"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise", llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> eqsat{
+      *this, "eqsat", llvm::cl::desc("Run neo-eqsat-fuse (with GPU costs) first"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin through ptxas), "
+                     "fatbin, or '' to stop at the NVVM dialect"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit path for format=bin (default: CUDA_HOME)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> stopAfter{
+      *this, "stop-after",
+      llvm::cl::desc("Stop after a phase: 'linalg', 'bufferize', 'gpu' (gpu.launch ops), "
+                     "'outline' (gpu.module + gpu.launch_func), or '' for the binary"),
+      llvm::cl::init("")};
+};
+
+/// neo -> linalg on tensors (canonicalize, optional eqsat, elementwise fusion).
+void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise);
+/// One-shot bufferization with results as out-params, optionally with
+/// deallocations (the GPU host code leaves buffers to the runtime).
+void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);
+
+/// neo -> linalg -> bufferization -> neo-gpu-map (launches) -> kernel
+/// outlining -> NVVM -> gpu.binary holding PTX (or a cubin). The host
+/// function keeps memref.alloc and gpu.launch_func ops with constant sizes,
+/// which the bundle writer (lib/Runtime/GpuBundle) turns into a manifest.
+void buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// Registers `neo-lower-to-cpu` and `neo-lower-to-ptx` (idempotent).
 void registerNeoPipelines();
 
 } // namespace neo

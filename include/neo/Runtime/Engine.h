@@ -39,6 +39,13 @@ struct EngineOptions {
   /// Options of the neo-lower-to-cpu pipeline, in its textual syntax
   /// (e.g. "fuse-elementwise=false").
   std::string pipelineOptions;
+  /// Tuning records that neo-tile takes schedules from (docs/schedules.md),
+  /// unless the pipeline options name a file (`tuning-records=`). When
+  /// empty, the file named by the environment variable NEO_TUNING_RECORDS is
+  /// used if `tuningRecordsFromEnvironment`. The cache key includes the
+  /// content of the file, so editing it recompiles.
+  std::string tuningRecords;
+  bool tuningRecordsFromEnvironment = true;
 };
 
 /// A compiled module: native code for each of its public functions.
@@ -94,6 +101,11 @@ private:
 
 /// Signatures of the public functions of a neo module.
 llvm::Expected<std::vector<FunctionSignature>> getSignatures(ModuleOp module);
+
+/// The tuning records a compilation with `options` reads ("" for none): the
+/// `tuning-records` pipeline option, else `options.tuningRecords`, else
+/// $NEO_TUNING_RECORDS (if `options.tuningRecordsFromEnvironment`).
+std::string getTuningRecordsPath(const EngineOptions &options);
 
 } // namespace runtime
 } // namespace neo

@@ -2,39 +2,23 @@
 //
 // The NumPy .npy format (versions 1.0, 2.0 and 3.0) for C-ordered,
 // little-endian float16, float32 and float64 arrays: what tests and tools use
-// to exchange tensors with Python.
+// to exchange tensors with Python. These are llvm::Error wrappers of the
+// LLVM-free core in NpyFormat.h (which defines NpyDType and NpyArray).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_RUNTIME_NPY_H
 #define NEO_RUNTIME_NPY_H
 
+#include "neo/Runtime/NpyFormat.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
-
-#include <cstddef>
-#include <cstdint>
-#include <vector>
 
 namespace mlir {
 namespace neo {
 
-/// The element types of .npy arrays that Neo reads and writes.
-enum class NpyDType { F16, F32, F64 };
-
 /// "float16", "float32" or "float64".
 llvm::StringRef stringifyNpyDType(NpyDType dtype);
-
-/// An array of a .npy file.
-struct NpyArray {
-  NpyDType dtype = NpyDType::F32;
-  std::vector<int64_t> shape; // empty for 0-d
-  std::vector<char> bytes;    // little-endian, C order, numElements() * elementSize()
-
-  /// The product of the shape (1 for 0-d).
-  int64_t numElements() const;
-  /// 2, 4 or 8.
-  size_t elementSize() const;
-};
 
 /// Parses an in-memory .npy file (versions 1.0, 2.0 and 3.0). Only C-ordered,
 /// little-endian float16/32/64 arrays are accepted. Error messages start with

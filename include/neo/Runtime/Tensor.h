@@ -5,6 +5,8 @@
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <memory>
@@ -42,11 +44,16 @@ struct HostBuffer {
   TensorSpec spec;
 };
 
-/// An owning, 64-byte aligned host tensor.
+/// An owning, 64-byte aligned, zero-initialized host tensor.
 class HostTensor {
 public:
   HostTensor() = default;
+  /// Allocates the tensor; when memory runs out, data() is null (see
+  /// allocate() for an error instead).
   explicit HostTensor(TensorSpec spec);
+  /// A tensor of `spec`, or an error naming `what` when its memory cannot be
+  /// allocated.
+  static llvm::Expected<HostTensor> allocate(TensorSpec spec, const llvm::Twine &what);
   HostTensor(HostTensor &&) = default;
   HostTensor &operator=(HostTensor &&) = default;
 

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -17,7 +18,19 @@ using namespace mlir::neo;
 #define GET_ATTRDEF_CLASSES
 #include "neo/Dialect/Neo/IR/NeoAttrs.cpp.inc"
 
+namespace {
+/// Neo ops are pure functions of their operands (bodies only see their block
+/// arguments), so calls of functions made of them can always be inlined.
+struct NeoInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Operation *, bool) const final { return true; }
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final { return true; }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final { return true; }
+};
+} // namespace
+
 void NeoDialect::initialize() {
+  addInterfaces<NeoInlinerInterface>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "neo/Dialect/Neo/IR/NeoAttrs.cpp.inc"

@@ -1,0 +1,93 @@
+//===- GpuCodegen.h - Mapping bufferized linalg ops onto a GPU --*- C++ -*-===//
+//
+// neo-gpu-map turns every linalg op of a bufferized function into a
+// `gpu.launch` whose grid and block sizes are constants:
+//
+//  - contractions (anything the GEMM analysis accepts) become block-tiled
+//    GEMM kernels: operand tiles promoted to shared memory (vectorised global
+//    loads where the layout allows), then either a register-blocked SIMT
+//    micro-kernel or tensor cores through gpu.subgroup_mma (WMMA: tf32 for f32
+//    operands, f16/bf16 products accumulated in f32);
+//  - reductions whose parallel space is too small to fill the GPU run one
+//    thread block per output point with a shuffle + shared-memory tree;
+//  - everything else runs one thread per point of the parallel space, the
+//    innermost dim on consecutive threads so that accesses coalesce.
+//
+// See docs/gpu.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_DIALECT_NEO_TRANSFORMS_GPUCODEGEN_H
+#define NEO_DIALECT_NEO_TRANSFORMS_GPUCODEGEN_H
+
+#include "neo/Dialect/Neo/Transforms/Schedule.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <string>
+
+namespace mlir {
+namespace linalg {
+class LinalgOp;
+}
+namespace neo {
+
+/// The schedule of a GPU GEMM kernel: a BM x BN block tile stepping through K
+/// by BK. SIMT: each thread computes TM x TN outputs ((BM/TM)*(BN/TN) threads).
+/// Tensor cores: each warp computes WM x WN of 16x16 WMMA tiles.
+struct GpuGemmSchedule {
+  int64_t bm = 128, bn = 128, bk = 8;
+  int64_t tm = 8, tn = 8;   // SIMT thread tile (multiples of 4)
+  int64_t wm = 64, wn = 32; // tensor-core warp tile (multiples of 16)
+  /// "none" (exact SIMT FMAs), "tf32" (f32 operands on tensor cores), or
+  /// "auto": tensor cores for f16/bf16 operands, SIMT for f32/f64.
+  std::string mma = "auto";
+  /// When positive, problems whose grid has fewer blocks than this get
+  /// smaller SIMT tiles and then K split over blocks (f32: partial sums are
+  /// added atomically, so the summation order varies from run to run).
+  /// Explicit schedules set 0.
+  int64_t minBlocks = 0;
+
+  /// Reads {bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32,
+  /// mma = "auto"}; unknown keys fail.
+  static FailureOr<GpuGemmSchedule> fromAttr(DictionaryAttr dict, std::string &error);
+  /// Whether the parameters are consistent (for tensor cores when `mma`).
+  bool isValid(bool tensorCores, std::string &error) const;
+  int64_t simtThreads() const { return (bm / tm) * (bn / tn); }
+  int64_t mmaThreads() const { return (bm / wm) * (bn / wn) * 32; }
+};
+
+/// Elementwise ops and reductions.
+struct GpuGenericSchedule {
+  int64_t blockSize = 256;
+  /// Reductions with fewer parallel points than this (and at least
+  /// `minReduction` terms) run one block per output point.
+  int64_t blockReduceBelow = 1 << 18;
+  int64_t minReduction = 128;
+};
+
+/// Replaces a contraction by a GEMM kernel launch and returns true; returns
+/// false (leaving the op) when the GEMM analysis does not accept it, and
+/// failure after a diagnostic when the schedule is invalid.
+FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                              const GpuGemmSchedule &schedule);
+
+/// Implicit GEMM: a generic whose body is `out + a * b`, where a and b are
+/// computed from reads (gathers, padded reads: any pure expression of the
+/// loop indices), becomes a GEMM kernel whose tile loaders evaluate a and b:
+/// parallel dims that only a depends on are M, only b: N, both: batch; the
+/// reduction dims are K. Convolutions (forward, and both gradients) take
+/// this path. Returns false when the body has another shape.
+FailureOr<bool> generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                                        const GpuGemmSchedule &schedule);
+
+/// Replaces any linalg op on static, identity-layout memrefs by a launch of
+/// one thread per parallel point, or one block per point for reductions with
+/// a small parallel space. Fails with a diagnostic on unsupported forms.
+LogicalResult generateGpuGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 const GpuGenericSchedule &schedule);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_DIALECT_NEO_TRANSFORMS_GPUCODEGEN_H

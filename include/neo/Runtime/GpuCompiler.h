@@ -1,0 +1,72 @@
+//===- GpuCompiler.h - Functions to GPU bundles -----------------*- C++ -*-===//
+//
+// Compiles one function of a neo module with `neo-lower-to-ptx` and turns
+// the result into a bundle (docs/bundle-format.md): the PTX of the merged
+// gpu.module, a cubin assembled by ptxas when the CUDA toolkit is found, and
+// a manifest read off the host function (its buffers, and its launches in
+// order with their constant grid and block sizes and their arguments).
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_RUNTIME_GPUCOMPILER_H
+#define NEO_RUNTIME_GPUCOMPILER_H
+
+#include "neo/Runtime/Npy.h"
+#include "neo/Runtime/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace neo {
+namespace runtime {
+
+struct GpuCompileOptions {
+  /// Options of neo-lower-to-ptx in its textual syntax ("chip=sm_90
+  /// tensor-cores=tf32"); `format` is forced to isa.
+  std::string pipelineOptions;
+  /// The chip for ptxas (must agree with the pipeline's `chip`).
+  std::string chip = "sm_90";
+  /// Assemble a cubin with ptxas (from `cudaHome`, else $CUDA_HOME, else
+  /// PATH); a missing ptxas only leaves the bundle without a cubin.
+  bool cubin = true;
+  std::string cudaHome;
+};
+
+/// A compiled bundle in memory.
+struct GpuBundleData {
+  std::string function;
+  std::string manifest; // manifest.json text
+  std::string ptx;
+  std::string cubin;    // empty when ptxas was not run
+  std::string ptxasLog; // why there is no cubin, or ptxas' warnings
+  FunctionSignature signature;
+  unsigned numKernels = 0, numLaunches = 0;
+};
+
+/// Compiles `function` of `module` (neo IR; not modified) to a bundle.
+llvm::Expected<GpuBundleData> compileGpuBundle(ModuleOp module, llvm::StringRef function,
+                                               const GpuCompileOptions &options);
+
+/// Finds ptxas: `cudaHome`/bin, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH.
+std::string findPtxas(llvm::StringRef cudaHome);
+
+/// Assembles `ptx` for `chip` with ptxas -O3.
+llvm::Expected<std::string> assemblePtx(llvm::StringRef ptxas, llvm::StringRef ptx,
+                                        llvm::StringRef chip, std::string &log);
+
+/// Writes the bundle to `directory` (created; replaced atomically: written
+/// next to it, then renamed), with optional sample inputs and expected
+/// outputs as inputs/<name>.npy and expected/<name>.npy.
+llvm::Error writeGpuBundle(const GpuBundleData &bundle, llvm::StringRef directory,
+                           const std::map<std::string, NpyArray> &inputs = {},
+                           const std::map<std::string, NpyArray> &expected = {});
+
+} // namespace runtime
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_RUNTIME_GPUCOMPILER_H

@@ -1,0 +1,904 @@
+//===- GpuGemm.cpp - Block-tiled GEMM kernels for the GPU -----------------===//
+//
+// A contraction C[b, m, n] += A[b, m, k] * B[b, k, n] (any layout the GEMM
+// analysis accepts: transposes, batches, collapsed multi-dims) becomes one
+// launch of a grid of BM x BN tiles (z: the batch). Each block steps through K
+// by BK, promoting the A and B tiles to shared memory (four-element vector
+// loads from global memory where the layout allows), then
+//
+//  - SIMT: each thread accumulates a TM x TN register tile with FMAs. Its
+//    rows and columns are interleaved in groups of four so that the shared
+//    memory reads of a warp are 16-byte vectors without bank conflicts. A is
+//    stored transposed (k-major) with 4 floats of padding per row;
+//  - tensor cores: each warp accumulates (WM/16) x (WN/16) WMMA 16x16 tiles
+//    (gpu.subgroup_mma_*; m16n16k8 tf32 or m16n16k16 f16) starting from C.
+//
+// Tiles that extents do not divide are handled by clamped loads and guarded
+// stores (SIMT only: tensor cores need exact tiles and fall back otherwise).
+//
+//===----------------------------------------------------------------------===//
+#include "GpuKernelBuilder.h"
+#include "neo/Dialect/Neo/Transforms/GpuCodegen.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <functional>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::gpukernel;
+
+FailureOr<GpuGemmSchedule> GpuGemmSchedule::fromAttr(DictionaryAttr dict, std::string &error) {
+  GpuGemmSchedule s;
+  for (NamedAttribute a : dict) {
+    StringRef n = a.getName().strref();
+    if (n == "mma") {
+      auto str = dyn_cast<StringAttr>(a.getValue());
+      if (!str || !llvm::is_contained({"none", "tf32", "auto"}, str.getValue())) {
+        error = "gpu gemm field 'mma' must be \"none\", \"tf32\" or \"auto\"";
+        return failure();
+      }
+      s.mma = str.getValue().str();
+      continue;
+    }
+    auto v = dyn_cast<IntegerAttr>(a.getValue());
+    if (!v) {
+      error = "gpu gemm field '" + n.str() + "' must be an integer";
+      return failure();
+    }
+    int64_t x = v.getInt();
+    if (n == "bm") s.bm = x;
+    else if (n == "bn") s.bn = x;
+    else if (n == "bk") s.bk = x;
+    else if (n == "tm") s.tm = x;
+    else if (n == "tn") s.tn = x;
+    else if (n == "wm") s.wm = x;
+    else if (n == "wn") s.wn = x;
+    else {
+      error = "unknown gpu gemm field '" + n.str() + "'";
+      return failure();
+    }
+  }
+  return s;
+}
+
+bool GpuGemmSchedule::isValid(bool tensorCores, std::string &error) const {
+  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (!pow2(bm) || !pow2(bn) || !pow2(bk) || bm > 256 || bn > 256 || bk > 64) {
+    error = "bm, bn (at most 256) and bk (at most 64) must be powers of two";
+    return false;
+  }
+  if (tensorCores) {
+    if (wm % 16 || wn % 16 || wm < 16 || wn < 16 || bm % wm || bn % wn || bk % 16 ||
+        mmaThreads() > 1024 || (wm / 16) * (wn / 16) > 16) {
+      error = "tensor cores need wm, wn multiples of 16 dividing bm, bn, bk a multiple of 16, "
+              "at most 1024 threads and 16 accumulator tiles per warp";
+      return false;
+    }
+    return true;
+  }
+  if (tm % 4 || tn % 4 || tm > 16 || tn > 16 || bm % tm || bn % tn || simtThreads() < 32 ||
+      simtThreads() > 1024 || (bm * bk) % simtThreads() || (bk * bn) % simtThreads()) {
+    error = "the SIMT tile needs tm, tn in {4, 8, 12, 16} dividing bm, bn, between 32 and 1024 "
+            "threads, and bm*bk and bk*bn multiples of the thread count";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// One GEMM operand as a flat buffer with per-role strides.
+struct Operand {
+  Value flat;
+  Type elem;
+  int64_t stride[4]; // batch, m, n, k
+  /// Implicit GEMMs (convolutions and other bilinear generics): computes the
+  /// element at (batch, row role index, col role index) in the accumulator
+  /// type instead of loading it through strides, and for C, adds a value.
+  std::function<Value(Value, Value, Value)> implicitLoad;
+  std::function<void(Value, Value, Value, Value, bool)> implicitAdd;
+  /// For implicit operands: the role whose consecutive indices are closest
+  /// in memory (consecutive threads load along it).
+  int fastRole = -1;
+  /// The element offset of (batch, row role index, col role index).
+  Value offset(KB &k, Value batch, int rowRole, Value row, int colRole, Value col) const {
+    Value o = k.add(k.mul(batch, stride[0]), k.mul(row, stride[rowRole]));
+    return k.add(o, k.mul(col, stride[colRole]));
+  }
+};
+
+constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
+
+struct GemmKernel {
+  OpBuilder &b;
+  Location loc;
+  const GemmProblem &p;
+  const GpuGemmSchedule &s;
+  Operand A, B, C;
+  Type acc; // C's element type
+
+  KB k() { return KB{b, loc}; }
+
+  /// Loads `count` = 1 or 4 consecutive elements of `op` along its
+  /// contiguous role at (row, col), clamped into bounds and zeroed outside.
+  /// Returns the values converted to `to`.
+  SmallVector<Value> loadTile(const Operand &op, Value batch, int rowRole, Value row,
+                              int64_t rowExtent, int colRole, Value col, int64_t colExtent,
+                              int64_t count, bool vectorAlongCol, Type to) {
+    KB kb = k();
+    // Extents are 0 where tiles never overhang (no check needed).
+    Value valid = kb.andI(rowExtent ? kb.lt(row, rowExtent) : Value(),
+                    colExtent ? kb.lt(col, colExtent) : Value());
+    // Clamp into bounds so that the load itself is always legal.
+    int64_t lastRow = rowExtent - (count > 1 && !vectorAlongCol ? count : 1);
+    int64_t lastCol = colExtent - (count > 1 && vectorAlongCol ? count : 1);
+    Value r = rowExtent ? kb.min(row, lastRow) : row;
+    Value c = colExtent ? kb.min(col, lastCol) : col;
+    Value offset = op.offset(kb, batch, rowRole, r, colRole, c);
+    SmallVector<Value> out;
+    if (op.implicitLoad) {
+      Value v = op.implicitLoad(batch, r, c);
+      out.push_back(v.getType() == to ? v : arith::ExtFOp::create(b, loc, to, v).getResult());
+      if (valid)
+        out.back() = arith::SelectOp::create(b, loc, valid, out.back(), kb.zero(to));
+      return out;
+    }
+    if (count == 1) {
+      out.push_back(memref::LoadOp::create(b, loc, op.flat, offset));
+    } else {
+      auto vt = VectorType::get({count}, op.elem);
+      unsigned bytes = count * op.elem.getIntOrFloatBitWidth() / 8;
+      Value v = vector::LoadOp::create(b, loc, vt, op.flat, offset, /*nontemporal=*/false,
+                                       llvm::MaybeAlign(bytes));
+      for (int64_t e = 0; e < count; ++e)
+        out.push_back(vector::ExtractOp::create(b, loc, v, e));
+    }
+    for (Value &v : out) {
+      if (op.elem != to)
+        v = arith::ExtFOp::create(b, loc, to, v);
+      if (valid)
+        v = arith::SelectOp::create(b, loc, valid, v, kb.zero(to));
+    }
+    return out;
+  }
+};
+
+/// Whether 4-wide vector loads along `role` are aligned and in bounds for
+/// every tile: the role is contiguous, its extent and every other stride are
+/// multiples of 4.
+bool canVectorize(const int64_t stride[4], int role, int64_t extent, ArrayRef<int> others,
+                  ArrayRef<int64_t> otherExtents) {
+  if (stride[role] != 1 || extent % 4)
+    return false;
+  for (auto [r, e] : llvm::zip(others, otherExtents))
+    if (e > 1 && stride[r] % 4)
+      return false;
+  return true;
+}
+
+} // namespace
+
+/// SIMT kernel.
+/// SIMT kernel. With `splits` > 1, grid z enumerates (batch, split) pairs,
+/// each block covers K range [split * kChunk, (split + 1) * kChunk) and adds
+/// its partial sums into C atomically.
+static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, int64_t splits,
+                      int64_t kChunk) {
+  OpBuilder &b = g.b;
+  Location loc = g.loc;
+  KB kb = g.k();
+  const GpuGemmSchedule &s = g.s;
+  const GemmProblem &p = g.p;
+  int64_t T = s.simtThreads(), BM = s.bm, BN = s.bn, BK = s.bk, TM = s.tm, TN = s.tn;
+  Type acc = g.acc;
+
+  Value tid = launch.getThreadIds().x;
+  Value batch = launch.getBlockIds().z;
+  Value kBegin = kb.idx(0), kEnd = kb.idx(p.k);
+  if (splits > 1) {
+    Value split = kb.rem(batch, splits);
+    batch = kb.div(batch, splits);
+    kBegin = kb.mul(split, kChunk);
+    kEnd = arith::MinUIOp::create(b, loc, kb.add(kBegin, kChunk), kb.idx(p.k));
+  }
+  Value m0 = kb.mul(launch.getBlockIds().y, BM);
+  Value n0 = kb.mul(launch.getBlockIds().x, BN);
+  Value tRow = kb.div(tid, BN / TN), tCol = kb.rem(tid, BN / TN);
+  // Extents with a sign: 0 when tiles always fit (no bounds checks).
+  int64_t mCheck = p.m % BM ? p.m : 0, nCheck = p.n % BN ? p.n : 0, kCheck = p.k % BK ? p.k : 0;
+
+  bool vecA = canVectorize(g.A.stride, kK, p.k, {kB, kM}, {p.batch, p.m}) && BK % 4 == 0;
+  bool vecB = canVectorize(g.B.stride, kN, p.n, {kB, kK}, {p.batch, p.k}) && BN % 4 == 0;
+
+  SmallVector<Value> init(TM * TN, kb.zero(acc));
+  auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kb.idx(BK), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    // A tile -> As[kk][i] (k-major, padded rows).
+    if (vecA && (BM * BK / 4) % T == 0) {
+      for (int64_t r = 0; r < BM * BK / 4 / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value i = kb.div(e, BK / 4), kk = kb.mul(kb.rem(e, BK / 4), 4);
+        auto vals = g.loadTile(g.A, batch, kM, kb.add(m0, i), mCheck, kK, kb.add(k0, kk), kCheck,
+                               4, /*vectorAlongCol=*/true, acc);
+        for (int64_t x = 0; x < 4; ++x)
+          memref::StoreOp::create(b, loc, vals[x], As, ValueRange{kb.add(kk, x), i});
+      }
+    } else {
+      bool kFast = g.A.implicitLoad ? g.A.fastRole == kK : g.A.stride[kK] == 1;
+      for (int64_t r = 0; r < BM * BK / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value i = kFast ? kb.div(e, BK) : kb.rem(e, BM);
+        Value kk = kFast ? kb.rem(e, BK) : kb.div(e, BM);
+        auto vals = g.loadTile(g.A, batch, kM, kb.add(m0, i), mCheck, kK, kb.add(k0, kk), kCheck,
+                               1, true, acc);
+        memref::StoreOp::create(b, loc, vals[0], As, ValueRange{kk, i});
+      }
+    }
+    // B tile -> Bs[kk][j].
+    if (vecB && (BK * BN / 4) % T == 0) {
+      for (int64_t r = 0; r < BK * BN / 4 / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value kk = kb.div(e, BN / 4), j = kb.mul(kb.rem(e, BN / 4), 4);
+        auto vals = g.loadTile(g.B, batch, kK, kb.add(k0, kk), kCheck, kN, kb.add(n0, j), nCheck,
+                               4, true, acc);
+        Value v = vector::FromElementsOp::create(b, loc, VectorType::get({4}, acc), vals);
+        vector::StoreOp::create(b, loc, v, Bs, ValueRange{kk, j}, /*nontemporal=*/false,
+                                llvm::MaybeAlign(4 * acc.getIntOrFloatBitWidth() / 8));
+      }
+    } else {
+      bool nFast = g.B.implicitLoad ? g.B.fastRole == kN : g.B.stride[kN] == 1;
+      for (int64_t r = 0; r < BK * BN / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value kk = nFast ? kb.div(e, BN) : kb.rem(e, BK);
+        Value j = nFast ? kb.rem(e, BN) : kb.div(e, BK);
+        auto vals = g.loadTile(g.B, batch, kK, kb.add(k0, kk), kCheck, kN, kb.add(n0, j), nCheck,
+                               1, true, acc);
+        memref::StoreOp::create(b, loc, vals[0], Bs, ValueRange{kk, j});
+      }
+    }
+    gpu::BarrierOp::create(b, loc);
+    // Register tile: rows (i/4)*(BM/TM)*4 + tRow*4 + i%4, columns likewise.
+    SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    auto vt = VectorType::get({4}, acc);
+    unsigned vbytes = 4 * acc.getIntOrFloatBitWidth() / 8;
+    Value aBase = kb.mul(tRow, 4), bBase = kb.mul(tCol, 4);
+    for (int64_t kk = 0; kk < BK; ++kk) {
+      SmallVector<Value> a, bv;
+      for (int64_t gi = 0; gi < TM / 4; ++gi) {
+        Value v = vector::LoadOp::create(b, loc, vt, As,
+                                         ValueRange{kb.idx(kk), kb.add(aBase, gi * (BM / TM) * 4)},
+                                         false, llvm::MaybeAlign(vbytes));
+        for (int64_t x = 0; x < 4; ++x)
+          a.push_back(vector::ExtractOp::create(b, loc, v, x));
+      }
+      for (int64_t gj = 0; gj < TN / 4; ++gj) {
+        Value v = vector::LoadOp::create(b, loc, vt, Bs,
+                                         ValueRange{kb.idx(kk), kb.add(bBase, gj * (BN / TN) * 4)},
+                                         false, llvm::MaybeAlign(vbytes));
+        for (int64_t x = 0; x < 4; ++x)
+          bv.push_back(vector::ExtractOp::create(b, loc, v, x));
+      }
+      for (int64_t i = 0; i < TM; ++i)
+        for (int64_t j = 0; j < TN; ++j)
+          accs[i * TN + j] = math::FmaOp::create(b, loc, a[i], bv[j], accs[i * TN + j]);
+    }
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, accs);
+  }
+
+  // Epilogue: C += acc, four columns at a time where C's rows are contiguous
+  // (atomically, one element at a time, when K is split over blocks).
+  bool vecC = splits == 1 && canVectorize(g.C.stride, kN, p.n, {kB, kM}, {p.batch, p.m});
+  auto vt = VectorType::get({4}, acc);
+  unsigned vbytes = 4 * acc.getIntOrFloatBitWidth() / 8;
+  for (int64_t i = 0; i < TM; ++i) {
+    Value row = kb.add(m0, kb.add(kb.mul(tRow, 4), (i / 4) * (BM / TM) * 4 + i % 4));
+    for (int64_t gj = 0; gj < TN / 4; ++gj) {
+      Value col0 = kb.add(n0, kb.add(kb.mul(tCol, 4), gj * (BN / TN) * 4));
+      if (vecC) {
+        Value valid = kb.andI(mCheck ? kb.lt(row, p.m) : Value(),
+                              nCheck ? kb.lt(col0, p.n) : Value());
+        OpBuilder::InsertionGuard guard(b);
+        if (valid) {
+          auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        }
+        Value off = g.C.offset(kb, batch, kM, row, kN, col0);
+        Value old =
+            vector::LoadOp::create(b, loc, vt, g.C.flat, off, false, llvm::MaybeAlign(vbytes));
+        SmallVector<Value> parts;
+        for (int64_t x = 0; x < 4; ++x)
+          parts.push_back(loop.getResult(i * TN + gj * 4 + x));
+        Value sum = arith::AddFOp::create(b, loc, old,
+                                          vector::FromElementsOp::create(b, loc, vt, parts));
+        vector::StoreOp::create(b, loc, sum, g.C.flat, off, false, llvm::MaybeAlign(vbytes));
+        continue;
+      }
+      for (int64_t x = 0; x < 4; ++x) {
+        Value col = kb.add(col0, x);
+        Value valid = kb.andI(mCheck ? kb.lt(row, p.m) : Value(),
+                              nCheck ? kb.lt(col, p.n) : Value());
+        OpBuilder::InsertionGuard guard(b);
+        if (valid) {
+          auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        }
+        Value part = loop.getResult(i * TN + gj * 4 + x);
+        if (g.C.implicitAdd) {
+          g.C.implicitAdd(batch, row, col, part, splits > 1);
+          continue;
+        }
+        Value off = g.C.offset(kb, batch, kM, row, kN, col);
+        if (splits > 1) {
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, part, g.C.flat, off);
+          continue;
+        }
+        Value old = memref::LoadOp::create(b, loc, g.C.flat, off);
+        Value sum = arith::AddFOp::create(b, loc, old, part);
+        memref::StoreOp::create(b, loc, sum, g.C.flat, off);
+      }
+    }
+  }
+}
+
+/// Tensor-core kernel (exact tiles, C rows contiguous).
+static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, int64_t BK,
+                     int64_t kStep) {
+  OpBuilder &b = g.b;
+  Location loc = g.loc;
+  KB kb = g.k();
+  const GpuGemmSchedule &s = g.s;
+  const GemmProblem &p = g.p;
+  int64_t T = s.mmaThreads(), BM = s.bm, BN = s.bn, WM = s.wm, WN = s.wn;
+  int64_t ldA = BK + 8, ldB = BN + 8;
+  Type in = g.A.elem;
+  MLIRContext *ctx = b.getContext();
+  auto aType = gpu::MMAMatrixType::get({16, kStep}, in, "AOp");
+  auto bType = gpu::MMAMatrixType::get({kStep, 16}, in, "BOp");
+  auto cType = gpu::MMAMatrixType::get({16, 16}, g.acc, "COp");
+  auto ld = [&](int64_t v) { return IntegerAttr::get(IndexType::get(ctx), v); };
+
+  Value tid = launch.getThreadIds().x;
+  Value batch = launch.getBlockIds().z;
+  Value m0 = kb.mul(launch.getBlockIds().y, BM);
+  Value n0 = kb.mul(launch.getBlockIds().x, BN);
+  Value warp = kb.div(tid, 32);
+  Value wRow = kb.div(warp, BN / WN), wCol = kb.rem(warp, BN / WN);
+  Value rowBase = kb.add(m0, kb.mul(wRow, WM)), colBase = kb.add(n0, kb.mul(wCol, WN));
+  int64_t TI = WM / 16, TJ = WN / 16;
+
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < TI; ++i)
+    for (int64_t j = 0; j < TJ; ++j) {
+      Value off = g.C.offset(kb, batch, kM, kb.add(rowBase, i * 16), kN, kb.add(colBase, j * 16));
+      init.push_back(gpu::SubgroupMmaLoadMatrixOp::create(b, loc, cType, g.C.flat, off,
+                                                          ld(g.C.stride[kM]), UnitAttr()));
+    }
+  bool vecA = canVectorize(g.A.stride, kK, p.k, {kB, kM}, {p.batch, p.m});
+  bool vecB = canVectorize(g.B.stride, kN, p.n, {kB, kK}, {p.batch, p.k});
+  unsigned vbytes = 4 * in.getIntOrFloatBitWidth() / 8;
+  auto vt = VectorType::get({4}, in);
+
+  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(p.k), kb.idx(BK), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    // A tile -> As[i][kk] (row-major, padded).
+    if (vecA && (BM * BK / 4) % T == 0) {
+      for (int64_t r = 0; r < BM * BK / 4 / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value i = kb.div(e, BK / 4), kk = kb.mul(kb.rem(e, BK / 4), 4);
+        Value off = g.A.offset(kb, batch, kM, kb.add(m0, i), kK, kb.add(k0, kk));
+        Value v = vector::LoadOp::create(b, loc, vt, g.A.flat, off, false, llvm::MaybeAlign(vbytes));
+        vector::StoreOp::create(b, loc, v, As, ValueRange{i, kk}, false, llvm::MaybeAlign(vbytes));
+      }
+    } else {
+      bool kFast = g.A.stride[kK] == 1;
+      for (int64_t r = 0; r < BM * BK / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value i = kFast ? kb.div(e, BK) : kb.rem(e, BM);
+        Value kk = kFast ? kb.rem(e, BK) : kb.div(e, BM);
+        Value off = g.A.offset(kb, batch, kM, kb.add(m0, i), kK, kb.add(k0, kk));
+        Value v = memref::LoadOp::create(b, loc, g.A.flat, off);
+        memref::StoreOp::create(b, loc, v, As, ValueRange{i, kk});
+      }
+    }
+    // B tile -> Bs[kk][j].
+    if (vecB && (BK * BN / 4) % T == 0) {
+      for (int64_t r = 0; r < BK * BN / 4 / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value kk = kb.div(e, BN / 4), j = kb.mul(kb.rem(e, BN / 4), 4);
+        Value off = g.B.offset(kb, batch, kK, kb.add(k0, kk), kN, kb.add(n0, j));
+        Value v = vector::LoadOp::create(b, loc, vt, g.B.flat, off, false, llvm::MaybeAlign(vbytes));
+        vector::StoreOp::create(b, loc, v, Bs, ValueRange{kk, j}, false, llvm::MaybeAlign(vbytes));
+      }
+    } else {
+      bool nFast = g.B.stride[kN] == 1;
+      for (int64_t r = 0; r < BK * BN / T; ++r) {
+        Value e = kb.add(tid, r * T);
+        Value kk = nFast ? kb.div(e, BN) : kb.rem(e, BK);
+        Value j = nFast ? kb.rem(e, BN) : kb.div(e, BK);
+        Value off = g.B.offset(kb, batch, kK, kb.add(k0, kk), kN, kb.add(n0, j));
+        Value v = memref::LoadOp::create(b, loc, g.B.flat, off);
+        memref::StoreOp::create(b, loc, v, Bs, ValueRange{kk, j});
+      }
+    }
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    Value aRow = kb.mul(wRow, WM), bCol = kb.mul(wCol, WN);
+    for (int64_t ks = 0; ks < BK / kStep; ++ks) {
+      SmallVector<Value> af, bf;
+      for (int64_t i = 0; i < TI; ++i)
+        af.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aType, As, ValueRange{kb.add(aRow, i * 16), kb.idx(ks * kStep)}, ld(ldA),
+            UnitAttr()));
+      for (int64_t j = 0; j < TJ; ++j)
+        bf.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, bType, Bs, ValueRange{kb.idx(ks * kStep), kb.add(bCol, j * 16)}, ld(ldB),
+            UnitAttr()));
+      for (int64_t i = 0; i < TI; ++i)
+        for (int64_t j = 0; j < TJ; ++j)
+          accs[i * TJ + j] = gpu::SubgroupMmaComputeOp::create(b, loc, cType, af[i], bf[j],
+                                                               accs[i * TJ + j], UnitAttr(),
+                                                               UnitAttr());
+    }
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, accs);
+  }
+  for (int64_t i = 0; i < TI; ++i)
+    for (int64_t j = 0; j < TJ; ++j) {
+      Value off = g.C.offset(kb, batch, kM, kb.add(rowBase, i * 16), kN, kb.add(colBase, j * 16));
+      gpu::SubgroupMmaStoreMatrixOp::create(b, loc, loop.getResult(i * TJ + j), g.C.flat, off,
+                                            ld(g.C.stride[kM]), UnitAttr());
+    }
+}
+
+using OperandMaker = function_ref<void(KB &, Operand &, Operand &, Operand &)>;
+
+/// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
+/// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
+static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
+                                Type in, Type acc, bool cRowsContiguous,
+                                const GpuGemmSchedule &schedule, OperandMaker makeOperands,
+                                bool implicit) {
+  if (!(acc.isF32() || acc.isF64()))
+    return false;
+  if (p.batch > 65535 || (p.m + 63) / 64 > 65535)
+    return false;
+
+  // Tensor cores: tf32 on request, f16 products by default; exact tiles only.
+  GpuGemmSchedule s = schedule;
+  bool tensorCores = !implicit && acc.isF32() &&
+                     ((s.mma == "tf32" && in.isF32()) || (s.mma != "none" && in.isF16()));
+  int64_t kStep = in.isF16() ? 16 : 8;
+  if (tensorCores) {
+    if (s.bk < 16)
+      s.bk = 32;
+    std::string error;
+    if (!s.isValid(/*tensorCores=*/true, error))
+      return op->emitOpError("invalid gpu gemm schedule: ") << error, FailureOr<bool>(failure());
+    tensorCores = p.m % s.bm == 0 && p.n % s.bn == 0 && p.k % s.bk == 0 && cRowsContiguous &&
+                  p.strides[2][kM] % 4 == 0;
+    if (!tensorCores)
+      s.bk = schedule.bk < 16 ? schedule.bk : 8;
+  }
+  // Small problems: smaller tiles, then K split over blocks, until the grid
+  // has `minBlocks` blocks (default schedules only).
+  int64_t splits = 1, kChunk = p.k;
+  auto blocksOf = [&](const GpuGemmSchedule &t) {
+    return ((p.m + t.bm - 1) / t.bm) * ((p.n + t.bn - 1) / t.bn) * p.batch;
+  };
+  if (!tensorCores && s.minBlocks > 0) {
+    static const int64_t candidates[][5] = {
+        {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 64, 8, 4, 4}, {64, 32, 8, 4, 4}};
+    for (const auto &c : candidates) {
+      s.bm = c[0], s.bn = c[1], s.bk = c[2], s.tm = c[3], s.tn = c[4];
+      if (blocksOf(s) >= s.minBlocks)
+        break;
+    }
+    int64_t blocks = blocksOf(s);
+    if (blocks < s.minBlocks && acc.isF32()) {
+      splits = std::min((s.minBlocks + blocks - 1) / blocks, std::max<int64_t>(1, p.k / 256));
+      kChunk = ((p.k + splits - 1) / splits + s.bk - 1) / s.bk * s.bk;
+      splits = (p.k + kChunk - 1) / kChunk;
+    }
+  }
+  if (p.batch * splits > 65535)
+    splits = 1, kChunk = p.k;
+  if ((p.m + s.bm - 1) / s.bm > 65535)
+    return false;
+  if (!tensorCores) {
+    std::string error;
+    if (!s.isValid(/*tensorCores=*/false, error))
+      return op->emitOpError("invalid gpu gemm schedule: ") << error, FailureOr<bool>(failure());
+  }
+  {
+    int64_t elemBytes = (tensorCores ? in : acc).getIntOrFloatBitWidth() / 8;
+    int64_t bytes = tensorCores ? (s.bm * (s.bk + 8) + s.bk * (s.bn + 8)) * elemBytes
+                                : (s.bk * (s.bm + 4) + s.bk * s.bn) * elemBytes;
+    if (bytes > 48 * 1024)
+      return op->emitOpError("invalid gpu gemm schedule: its tiles need ")
+                 << bytes << " bytes of shared memory, more than the 49152 a kernel holds "
+                 << "statically",
+             FailureOr<bool>(failure());
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  int64_t threads = tensorCores ? s.mmaThreads() : s.simtThreads();
+  Type sharedElem = tensorCores ? in : acc;
+  SmallVector<Type> shared = {
+      tensorCores ? sharedType({s.bm, s.bk + 8}, sharedElem)
+                  : sharedType({s.bk, s.bm + 4}, sharedElem),
+      tensorCores ? sharedType({s.bk, s.bn + 8}, sharedElem) : sharedType({s.bk, s.bn}, sharedElem)};
+  gpu::LaunchOp launch =
+      createLaunch(rewriter, loc,
+                   {(p.n + s.bn - 1) / s.bn, (p.m + s.bm - 1) / s.bm, p.batch * splits},
+                   {threads}, shared);
+  KB kb{rewriter, loc};
+  GemmKernel g{rewriter, loc, p, s, Operand(), Operand(), Operand(), acc};
+  makeOperands(kb, g.A, g.B, g.C);
+  Value As = launch.getWorkgroupAttributions()[0], Bs = launch.getWorkgroupAttributions()[1];
+  if (tensorCores)
+    buildMma(g, launch, As, Bs, s.bk, kStep);
+  else
+    buildSimt(g, launch, As, Bs, splits, kChunk);
+  launch->setAttr("neo.kernel", rewriter.getStringAttr(
+                                    tensorCores ? "gemm_mma" : implicit ? "gemm_implicit" : "gemm_simt"));
+  rewriter.eraseOp(op);
+  return true;
+}
+
+FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                                         const GpuGemmSchedule &schedule) {
+  FailureOr<GemmProblem> problem = analyzeGemm(op);
+  if (failed(problem))
+    return false;
+  const GemmProblem &p = *problem;
+  Value a = op.getDpsInputOperand(p.aInput)->get();
+  Value bMem = op.getDpsInputOperand(1 - p.aInput)->get();
+  Value c = op.getDpsInitOperand(0)->get();
+  if (!isFlatViewable(a.getType()) || !isFlatViewable(bMem.getType()) ||
+      !isFlatViewable(c.getType()))
+    return false;
+  Type in = cast<MemRefType>(a.getType()).getElementType();
+  Type acc = cast<MemRefType>(c.getType()).getElementType();
+  auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
+    auto fill = [&](Operand &o, Value mem, int which) {
+      o.flat = kb.flat(mem);
+      o.elem = cast<MemRefType>(mem.getType()).getElementType();
+      for (int r = 0; r < 4; ++r)
+        o.stride[r] = p.strides[which][r];
+    };
+    fill(A, a, 0);
+    fill(B, bMem, 1);
+    fill(C, c, 2);
+  };
+  return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
+                  /*implicit=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// Implicit GEMM: bilinear generics such as convolutions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The loop dims a value of `op`'s body depends on, or nullopt when it reads
+/// the output or holds an op with regions or side effects other than loads.
+std::optional<llvm::SmallBitVector> dependence(linalg::LinalgOp op, Value v,
+                                               llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
+  unsigned numLoops = op.getNumLoops();
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  Block *body = op.getBlock();
+  llvm::SmallBitVector dims(numLoops);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != body)
+      return dims; // defined outside: constant over the loops
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (op.isDpsInit(&operand))
+      return std::nullopt;
+    if (isa<MemRefType>(operand.get().getType()))
+      for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+        e.walk([&](AffineExpr x) {
+          if (auto d = dyn_cast<AffineDimExpr>(x))
+            dims.set(d.getPosition());
+        });
+    memo[v] = dims;
+    return dims;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return dims;
+  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+    dims.set(index.getDim());
+    memo[v] = dims;
+    return dims;
+  }
+  if (def->getNumRegions() || (!isPure(def) && !isa<memref::LoadOp>(def)))
+    return std::nullopt;
+  for (Value operand : def->getOperands()) {
+    auto d = dependence(op, operand, memo);
+    if (!d)
+      return std::nullopt;
+    dims |= *d;
+  }
+  memo[v] = dims;
+  return dims;
+}
+
+/// The dims the last index of the first load feeding `v` depends on (where
+/// consecutive loop indices are adjacent in memory).
+std::optional<llvm::SmallBitVector> innermostDims(linalg::LinalgOp op, Value v,
+                                                  llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
+  Block *body = op.getBlock();
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() != body)
+        continue;
+      OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (!isa<MemRefType>(operand.get().getType()) || map.getNumResults() == 0)
+        continue;
+      llvm::SmallBitVector dims(op.getNumLoops());
+      map.getResults().back().walk([&](AffineExpr e) {
+        if (auto d = dyn_cast<AffineDimExpr>(e))
+          dims.set(d.getPosition());
+      });
+      return dims;
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      continue;
+    if (auto load = dyn_cast<memref::LoadOp>(def)) {
+      if (load.getIndices().empty())
+        continue;
+      return dependence(op, load.getIndices().back(), memo);
+    }
+    for (Value operand : llvm::reverse(def->getOperands()))
+      work.push_back(operand);
+  }
+  return std::nullopt;
+}
+
+/// Clones what `v` needs of `op`'s body at the iteration point `ivs`.
+Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, ArrayRef<Value> ivs) {
+  Block *body = op.getBlock();
+  SetVector<Operation *> slice;
+  SmallVector<Value> work = {v};
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != body || slice.contains(def))
+      continue;
+    slice.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  IRMapping map;
+  auto readArg = [&](BlockArgument arg) -> Value {
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (!isa<MemRefType>(operand.get().getType()))
+      return operand.get();
+    SmallVector<Value> indices;
+    AffineMap m = op.getMatchingIndexingMap(&operand);
+    for (AffineExpr e : m.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        indices.push_back(ivs[d.getPosition()]);
+      else
+        indices.push_back(affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
+    }
+    return memref::LoadOp::create(b, loc, operand.get(), indices);
+  };
+  for (Operation &inner : *body) {
+    if (!slice.contains(&inner))
+      continue;
+    for (Value operand : inner.getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        if (arg.getOwner() == body && !map.lookupOrNull(arg))
+          map.map(arg, readArg(arg));
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, map);
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == body ? readArg(arg) : v;
+  return map.lookupOrDefault(v);
+}
+} // namespace
+
+FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                   const GpuGemmSchedule &schedule) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || !op.getBlock())
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return false;
+  Block *body = op.getBlock();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto cType = dyn_cast<MemRefType>(init->get().getType());
+  if (!cType || !cType.hasStaticShape())
+    return false;
+  Type acc = cType.getElementType();
+  BlockArgument out = body->getArgument(init->getOperandNumber());
+  // out + a * b, or select(cond, out + a * b, out) (a domain constraint),
+  // which is out + select(cond, a, 0) * b.
+  Value yielded = body->getTerminator()->getOperand(0);
+  Value cond;
+  if (auto select = yielded.getDefiningOp<arith::SelectOp>()) {
+    if (select->getBlock() != body || select.getFalseValue() != out)
+      return false;
+    cond = select.getCondition();
+    yielded = select.getTrueValue();
+  }
+  auto add = yielded.getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body ||
+      std::distance(out.use_begin(), out.use_end()) != (cond ? 2 : 1))
+    return false;
+  Value product = add.getLhs() == out ? add.getRhs() : add.getRhs() == out ? add.getLhs() : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
+  if (!mul || mul->getBlock() != body)
+    return false;
+  llvm::DenseMap<Value, llvm::SmallBitVector> memo;
+  auto depA = dependence(op, mul.getLhs(), memo), depB = dependence(op, mul.getRhs(), memo);
+  if (!depA || !depB)
+    return false;
+  // Roles of the loop dims.
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  SmallVector<unsigned> batchDims, mDims, nDims, kDims;
+  llvm::SmallBitVector inOut(op.getNumLoops());
+  for (AffineExpr e : outMap.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || inOut.test(d.getPosition()))
+      return false;
+    inOut.set(d.getPosition());
+  }
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
+    bool inA = depA->test(i), inB = depB->test(i);
+    if (it == utils::IteratorType::reduction) {
+      if (inOut.test(i) || (!inA && !inB))
+        return false;
+      kDims.push_back(i);
+      continue;
+    }
+    if (!inOut.test(i))
+      return false;
+    if (inA && inB)
+      batchDims.push_back(i);
+    else if (inA)
+      mDims.push_back(i);
+    else if (inB)
+      nDims.push_back(i);
+    else
+      return false;
+  }
+  if (mDims.empty() || nDims.empty() || kDims.empty())
+    return false;
+  // The constraint goes with the operand whose loader knows its dims.
+  bool condOnA = true;
+  if (cond) {
+    auto depCond = dependence(op, cond, memo);
+    if (!depCond)
+      return false;
+    bool usesM = llvm::any_of(mDims, [&](unsigned d) { return depCond->test(d); });
+    bool usesN = llvm::any_of(nDims, [&](unsigned d) { return depCond->test(d); });
+    if (usesM && usesN)
+      return false;
+    condOnA = !usesN;
+  }
+  auto extent = [&](ArrayRef<unsigned> dims) {
+    int64_t e = 1;
+    for (unsigned d : dims)
+      e *= ranges[d];
+    return e;
+  };
+  GemmProblem p;
+  p.elementType = acc.isF64() ? "f64" : "f32";
+  p.inputType = p.elementType;
+  p.batch = extent(batchDims);
+  p.m = extent(mDims);
+  p.n = extent(nDims);
+  p.k = extent(kDims);
+  p.layout = "implicit";
+  if (p.m * p.n * p.k < 1)
+    return false;
+  auto fastRole = [&](Value v, int rowRole, ArrayRef<unsigned> rowDims) {
+    auto dims = innermostDims(op, v, memo);
+    if (!dims)
+      return rowRole;
+    for (unsigned d : kDims)
+      if (dims->test(d))
+        return kK;
+    (void)rowDims;
+    return rowRole;
+  };
+  int fastA = fastRole(mul.getLhs(), kM, mDims), fastB = fastRole(mul.getRhs(), kN, nDims);
+  Value lhs = mul.getLhs(), rhs = mul.getRhs();
+  Value cMem = init->get();
+
+  // The iteration point of (batch, row, col) with rows and columns over the
+  // given dims (used by the loaders once the kernel is being built; all it
+  // captures outlives emitGemm below).
+  auto split = [&](KB kb, Value linear, ArrayRef<unsigned> dims, SmallVectorImpl<Value> &ivs) {
+    for (int64_t i = dims.size() - 1; i >= 0; --i) {
+      if (i == 0) {
+        ivs[dims[i]] = linear;
+        break;
+      }
+      ivs[dims[i]] = ranges[dims[i]] == 1 ? kb.idx(0) : kb.rem(linear, ranges[dims[i]]);
+      linear = kb.div(linear, ranges[dims[i]]);
+    }
+  };
+  auto point = [&](KB kb, Value batch, ArrayRef<unsigned> rowDims, Value row,
+                   ArrayRef<unsigned> colDims, Value col) {
+    SmallVector<Value> ivs(ranges.size());
+    Value zero = kb.idx(0);
+    for (Value &v : ivs)
+      v = zero;
+    if (!batchDims.empty())
+      split(kb, batch, batchDims, ivs);
+    split(kb, row, rowDims, ivs);
+    split(kb, col, colDims, ivs);
+    return ivs;
+  };
+  auto make = [&](KB &kbRef, Operand &A, Operand &B, Operand &C) {
+    KB kb = kbRef;
+    Location loc = kb.loc;
+    for (Operand *o : {&A, &B, &C}) {
+      for (int r = 0; r < 4; ++r)
+        o->stride[r] = 0;
+      o->elem = acc;
+    }
+    A.fastRole = fastA;
+    B.fastRole = fastB;
+    auto guarded = [&, kb, loc](Value v, bool withCond, ArrayRef<Value> ivs) {
+      Value x = cloneSlice(kb.b, loc, op, v, ivs);
+      if (!cond || !withCond)
+        return x;
+      Value c = cloneSlice(kb.b, loc, op, cond, ivs);
+      return arith::SelectOp::create(kb.b, loc, c, x, KB(kb).zero(x.getType())).getResult();
+    };
+    A.implicitLoad = [&, kb, guarded](Value batch, Value m, Value k) {
+      return guarded(lhs, condOnA, point(kb, batch, mDims, m, kDims, k));
+    };
+    B.implicitLoad = [&, kb, guarded](Value batch, Value k, Value n) {
+      return guarded(rhs, !condOnA, point(kb, batch, kDims, k, nDims, n));
+    };
+    C.implicitAdd = [&, kb, loc](Value batch, Value m, Value n, Value value, bool atomic) {
+      OpBuilder &b = kb.b;
+      SmallVector<Value> ivs = point(kb, batch, mDims, m, nDims, n);
+      SmallVector<Value> indices;
+      for (AffineExpr e : outMap.getResults())
+        indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+      if (atomic) {
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value, cMem, indices);
+        return;
+      }
+      Value old = memref::LoadOp::create(b, loc, cMem, indices);
+      memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, value), cMem, indices);
+    };
+  };
+  return emitGemm(rewriter, op, p, acc, acc, /*cRowsContiguous=*/false, schedule, make,
+                  /*implicit=*/true);
+}

@@ -1,0 +1,287 @@
+//===- GpuGeneric.cpp - Elementwise ops and reductions on the GPU ---------===//
+//
+// Any linalg op on static memrefs becomes one launch:
+//
+//  - one thread per point of the parallel iteration space (the innermost
+//    parallel dim varies fastest across threads so that accesses coalesce);
+//    reduction dims are loops in the thread, accumulating in registers;
+//  - or, for reductions whose parallel space is too small to fill the GPU,
+//    one block per parallel point: each thread folds a strided share of the
+//    reduction space, then warps combine by shuffles and the block through
+//    shared memory. This needs each output's body to be `combine(out, x)`
+//    with a combiner of known identity (add, mul, max, min).
+//
+// The op's body is cloned into the kernel; reads are memref.loads through
+// the indexing maps.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuKernelBuilder.h"
+#include "neo/Dialect/Neo/Transforms/GpuCodegen.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::gpukernel;
+
+namespace {
+
+struct GenericKernel {
+  OpBuilder &b;
+  Location loc;
+  linalg::LinalgOp op;
+  SmallVector<int64_t> ranges;
+  SmallVector<unsigned> parallel, reduction;
+
+  KB k() { return KB{b, loc}; }
+
+  /// Splits a linear index over `dims` (the last one fastest) into ivs.
+  void delinearize(Value linear, ArrayRef<unsigned> dims, SmallVectorImpl<Value> &ivs) {
+    KB kb = k();
+    for (int64_t i = dims.size() - 1; i >= 0; --i) {
+      int64_t extent = ranges[dims[i]];
+      if (i == 0) {
+        ivs[dims[i]] = linear;
+        break;
+      }
+      ivs[dims[i]] = extent == 1 ? kb.idx(0) : kb.rem(linear, extent);
+      linear = kb.div(linear, extent);
+    }
+  }
+
+  /// The indices of `operand` at the iteration point `ivs`.
+  SmallVector<Value> indices(OpOperand *operand, ArrayRef<Value> ivs) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<Value> out;
+    for (AffineExpr e : map.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e)) {
+        out.push_back(ivs[d.getPosition()]);
+        continue;
+      }
+      auto single = AffineMap::get(map.getNumDims(), 0, e);
+      out.push_back(affine::AffineApplyOp::create(b, loc, single, ivs));
+    }
+    return out;
+  }
+
+  Value load(OpOperand *operand, ArrayRef<Value> ivs) {
+    if (!isa<MemRefType>(operand->get().getType()))
+      return operand->get(); // a scalar input (linalg.fill's value)
+    return memref::LoadOp::create(b, loc, operand->get(), indices(operand, ivs));
+  }
+
+  /// Clones the body with the inputs read at `ivs` and the outputs' block
+  /// arguments bound to `outs`; returns the yielded values.
+  SmallVector<Value> body(ArrayRef<Value> ivs, ArrayRef<Value> outs) {
+    IRMapping map;
+    Block *block = op.getBlock();
+    for (OpOperand *in : op.getDpsInputOperands())
+      map.map(block->getArgument(in->getOperandNumber()), load(in, ivs));
+    for (auto [i, out] : llvm::enumerate(op.getDpsInitsMutable()))
+      map.map(block->getArgument(out.getOperandNumber()), outs[i]);
+    for (Operation &inner : block->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        map.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      b.clone(inner, map);
+    }
+    SmallVector<Value> yielded;
+    for (Value v : block->getTerminator()->getOperands())
+      yielded.push_back(map.lookupOrDefault(v));
+    return yielded;
+  }
+
+  /// Runs the reduction dims in nested loops around body(), carrying `outs`.
+  SmallVector<Value> reduceInThread(SmallVectorImpl<Value> &ivs, ArrayRef<Value> outs,
+                                    size_t depth = 0) {
+    if (depth == reduction.size())
+      return body(ivs, outs);
+    KB kb = k();
+    auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(ranges[reduction[depth]]),
+                                   kb.idx(1), outs);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs[reduction[depth]] = loop.getInductionVar();
+    SmallVector<Value> inner(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    scf::YieldOp::create(b, loc, reduceInThread(ivs, inner, depth + 1));
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  SmallVector<Value> loadOutputs(ArrayRef<Value> ivs) {
+    SmallVector<Value> outs;
+    for (OpOperand &out : op.getDpsInitsMutable())
+      outs.push_back(memref::LoadOp::create(b, loc, out.get(), indices(&out, ivs)));
+    return outs;
+  }
+
+  void storeOutputs(ArrayRef<Value> values, ArrayRef<Value> ivs) {
+    for (auto [v, out] : llvm::zip(values, op.getDpsInitsMutable()))
+      memref::StoreOp::create(b, loc, v, out.get(), indices(&out, ivs));
+  }
+};
+
+/// The combiner of output `i` when its body is `combine(out_i, x)` with an
+/// op of known identity, and out_i is used nowhere else.
+Operation *matchCombiner(linalg::LinalgOp op, unsigned i) {
+  SmallVector<Operation *> combiners;
+  Block *block = op.getBlock();
+  SmallVector<BlockArgument> outArgs(op.getRegionOutputArgs());
+  if (!matchReduction(outArgs, i, combiners) || combiners.size() != 1)
+    return nullptr;
+  Operation *combiner = combiners.front();
+  if (combiner->getNumOperands() != 2 || !outArgs[i].hasOneUse() ||
+      !arith::getNeutralElement(combiner) ||
+      !llvm::is_contained(combiner->getOperands(), Value(outArgs[i])) ||
+      block->getTerminator()->getOperand(i) != combiner->getResult(0))
+    return nullptr;
+  if (!isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+           arith::MinNumFOp>(combiner))
+    return nullptr;
+  return combiner;
+}
+
+Value combine(OpBuilder &b, Location loc, Operation *combiner, Value x, Value y) {
+  OperationState state(loc, combiner->getName().getIdentifier(), ValueRange{x, y},
+                       TypeRange{x.getType()}, combiner->getAttrs());
+  return b.create(state)->getResult(0);
+}
+
+} // namespace
+
+LogicalResult mlir::neo::generateGpuGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
+                                            const GpuGenericSchedule &s) {
+  if (!op.hasPureBufferSemantics())
+    return op->emitOpError("GPU mapping needs buffer semantics");
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (type && !type.hasStaticShape())
+      return op->emitOpError("GPU mapping needs static shapes");
+  }
+  GenericKernel g{rewriter, op.getLoc(), op, op.getStaticLoopRanges(), {}, {}};
+  if (llvm::any_of(g.ranges, ShapedType::isDynamic))
+    return op->emitOpError("GPU mapping needs static loop ranges");
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    (it == utils::IteratorType::reduction ? g.reduction : g.parallel).push_back(i);
+  int64_t points = 1, terms = 1;
+  for (unsigned d : g.parallel)
+    points *= g.ranges[d];
+  for (unsigned d : g.reduction)
+    terms *= g.ranges[d];
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  if (points == 0 || terms == 0 || op.getNumDpsInits() == 0) {
+    // Nothing to compute (an empty space leaves the outputs as they are).
+    rewriter.eraseOp(op);
+    return success();
+  }
+  if (points > (int64_t(1) << 40))
+    return op->emitOpError("iteration space too large for one launch: ") << points << " points";
+
+  SmallVector<Operation *> combiners;
+  bool blockReduce = !g.reduction.empty() && points < s.blockReduceBelow &&
+                     terms >= s.minReduction && points <= INT32_MAX;
+  for (unsigned i = 0; blockReduce && i < op.getNumDpsInits(); ++i) {
+    Operation *c = matchCombiner(op, i);
+    blockReduce = c != nullptr;
+    combiners.push_back(c);
+  }
+
+  if (!blockReduce) {
+    int64_t block = std::min<int64_t>(s.blockSize, (points + 31) / 32 * 32);
+    int64_t grid = (points + block - 1) / block;
+    if (grid > INT32_MAX)
+      return op->emitOpError("iteration space too large for one launch");
+    gpu::LaunchOp launch = createLaunch(rewriter, loc, {grid}, {block});
+    KB kb{rewriter, loc};
+    Value id = kb.add(kb.mul(launch.getBlockIds().x, block), launch.getThreadIds().x);
+    if (points % block) {
+      auto ifOp = scf::IfOp::create(rewriter, loc, kb.lt(id, points), /*withElse=*/false);
+      rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    }
+    SmallVector<Value> ivs(g.ranges.size());
+    g.delinearize(id, g.parallel, ivs);
+    SmallVector<Value> outs = g.loadOutputs(ivs);
+    SmallVector<Value> results = g.reduceInThread(ivs, outs);
+    g.storeOutputs(results, ivs);
+    launch->setAttr("neo.kernel", rewriter.getStringAttr("pointwise"));
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  // One block per output point.
+  int64_t block = std::min<int64_t>(s.blockSize, (terms + 31) / 32 * 32);
+  int64_t warps = block / 32;
+  SmallVector<Type> shared;
+  for (OpOperand &out : op.getDpsInitsMutable())
+    shared.push_back(sharedType({warps}, getElementTypeOrSelf(out.get().getType())));
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {points}, {block}, shared);
+  KB kb{rewriter, loc};
+  OpBuilder &b = rewriter;
+  Value tid = launch.getThreadIds().x;
+  SmallVector<Value> ivs(g.ranges.size());
+  g.delinearize(launch.getBlockIds().x, g.parallel, ivs);
+  SmallVector<Value> identities;
+  for (auto [c, out] : llvm::zip(combiners, op.getDpsInitsMutable())) {
+    Type t = getElementTypeOrSelf(out.get().getType());
+    identities.push_back(arith::ConstantOp::create(b, loc, *arith::getNeutralElement(c)));
+    if (identities.back().getType() != t)
+      return op->emitOpError("reduction identity type mismatch");
+  }
+  // Each thread folds terms tid, tid + block, ...
+  auto loop = scf::ForOp::create(b, loc, tid, kb.idx(terms), kb.idx(block), identities);
+  {
+    OpBuilder::InsertionGuard ig(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> inner = ivs;
+    g.delinearize(loop.getInductionVar(), g.reduction, inner);
+    SmallVector<Value> carried(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    scf::YieldOp::create(b, loc, g.body(inner, carried));
+  }
+  auto warpReduce = [&](Value v, Operation *c) {
+    for (int32_t offset = 16; offset >= 1; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      v = combine(b, loc, c, v, other);
+    }
+    return v;
+  };
+  Value lane = kb.rem(tid, 32), warp = kb.div(tid, 32);
+  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.idx(0));
+  SmallVector<Value> partial;
+  for (auto [i, c] : llvm::enumerate(combiners))
+    partial.push_back(warpReduce(loop.getResult(i), c));
+  if (warps > 1) {
+    {
+      auto ifOp = scf::IfOp::create(b, loc, lane0, false);
+      OpBuilder::InsertionGuard ig(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      for (auto [i, v] : llvm::enumerate(partial))
+        memref::StoreOp::create(b, loc, v, launch.getWorkgroupAttributions()[i], warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    // Every warp re-reduces the per-warp partials (no second barrier needed).
+    Value inRange = kb.lt(lane, warps);
+    Value slot = kb.min(lane, warps - 1);
+    for (auto [i, c] : llvm::enumerate(combiners)) {
+      Value v = memref::LoadOp::create(b, loc, launch.getWorkgroupAttributions()[i], slot);
+      v = arith::SelectOp::create(b, loc, inRange, v, identities[i]);
+      partial[i] = warpReduce(v, c);
+    }
+  }
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, kb.idx(0));
+  auto ifOp = scf::IfOp::create(b, loc, first, false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  SmallVector<Value> outs = g.loadOutputs(ivs);
+  SmallVector<Value> results;
+  for (auto [i, c] : llvm::enumerate(combiners))
+    results.push_back(combine(b, loc, c, outs[i], partial[i]));
+  g.storeOutputs(results, ivs);
+  launch->setAttr("neo.kernel", rewriter.getStringAttr("block_reduce"));
+  rewriter.eraseOp(op);
+  return success();
+}

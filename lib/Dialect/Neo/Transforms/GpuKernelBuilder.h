@@ -1,0 +1,103 @@
+//===- GpuKernelBuilder.h - Helpers to emit GPU kernels ---------*- C++ -*-===//
+//
+// Small builder helpers shared by the GPU GEMM and generic code generators:
+// index arithmetic, flat views of memrefs and launches with constant sizes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_DIALECT_NEO_TRANSFORMS_GPUKERNELBUILDER_H
+#define NEO_LIB_DIALECT_NEO_TRANSFORMS_GPUKERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace neo {
+namespace gpukernel {
+
+struct KB {
+  OpBuilder &b;
+  Location loc;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y == 0 ? x : add(x, idx(y)); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t y) {
+    if (y == 0)
+      return idx(0);
+    return y == 1 ? x : mul(x, idx(y));
+  }
+  Value div(Value x, int64_t y) { return y == 1 ? x : arith::DivUIOp::create(b, loc, x, idx(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, idx(y)); }
+  Value min(Value x, int64_t y) { return arith::MinUIOp::create(b, loc, x, idx(y)); }
+  Value lt(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, idx(y));
+  }
+  Value andI(Value x, Value y) {
+    if (!x)
+      return y;
+    if (!y)
+      return x;
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  Value zero(Type t) { return arith::ConstantOp::create(b, loc, b.getZeroAttr(t)); }
+
+  /// A 1-D view of an identity-layout memref (a no-op for rank 1).
+  Value flat(Value mem) {
+    auto type = cast<MemRefType>(mem.getType());
+    if (type.getRank() == 1)
+      return mem;
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all[0].push_back(i);
+    if (type.getRank() == 0)
+      return memref::ExpandShapeOp::create(b, loc, MemRefType::get({1}, type.getElementType()),
+                                           mem, SmallVector<ReassociationIndices>{},
+                                           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    return memref::CollapseShapeOp::create(b, loc, mem, all);
+  }
+};
+
+/// Whether `type` is a static, contiguous, identity-layout memref that flat()
+/// can view as one dimension.
+inline bool isFlatViewable(Type type) {
+  auto m = dyn_cast<MemRefType>(type);
+  return m && m.hasStaticShape() && m.getLayout().isIdentity() &&
+         (!m.getMemorySpace() || (isa<IntegerAttr>(m.getMemorySpace()) &&
+                                      cast<IntegerAttr>(m.getMemorySpace()).getInt() == 0));
+}
+
+/// The memref type of a workgroup (shared memory) buffer.
+inline MemRefType sharedType(ArrayRef<int64_t> shape, Type elem) {
+  MLIRContext *ctx = elem.getContext();
+  return MemRefType::get(shape, elem, MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+}
+
+/// Creates a 1-D or 3-D launch with constant sizes; the builder is left at
+/// the start of its body, before the terminator.
+inline gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, ArrayRef<int64_t> grid,
+                                  ArrayRef<int64_t> block, TypeRange workgroup = {}) {
+  auto c = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  auto at = [](ArrayRef<int64_t> v, size_t i) { return i < v.size() ? v[i] : 1; };
+  auto launch = gpu::LaunchOp::create(b, loc, c(at(grid, 0)), c(at(grid, 1)), c(at(grid, 2)),
+                                      c(at(block, 0)), c(at(block, 1)), c(at(block, 2)),
+                                      /*dynamicSharedMemorySize=*/nullptr,
+                                      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+                                      workgroup);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  auto term = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(term);
+  return launch;
+}
+
+} // namespace gpukernel
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_DIALECT_NEO_TRANSFORMS_GPUKERNELBUILDER_H

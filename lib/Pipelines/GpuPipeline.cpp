@@ -1,0 +1,82 @@
+//===- GpuPipeline.cpp - neo-lower-to-ptx ---------------------------------===//
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+#include "neo/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm,
+                                           const GpuPipelineOptions &options) {
+  // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
+  buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise);
+  if (options.stopAfter == "linalg")
+    return;
+  buildNeoBufferizePhase(pm, /*deallocate=*/false);
+  if (options.stopAfter == "bufferize")
+    return;
+
+  // Phase 3: every linalg op becomes a launch with constant sizes.
+  NeoGpuMapOptions map;
+  map.mma = options.mma;
+  int64_t *fields[] = {&map.bm, &map.bn, &map.bk, &map.tm, &map.tn, &map.wm, &map.wn};
+  for (auto [i, v] : llvm::enumerate(options.gemmTile))
+    if (i < std::size(fields))
+      *fields[i] = v;
+  if (!options.gemmTile.empty())
+    map.minBlocks = 0; // an explicit schedule
+  pm.addNestedPass<func::FuncOp>(createNeoGpuMap(map));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.stopAfter == "gpu")
+    return;
+
+  // Phase 4: kernels into gpu.modules targeting the chip.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createNeoGpuMergeModules());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  if (options.stopAfter == "outline")
+    return;
+
+  // Phase 5: NVVM and LLVM inside the kernels (bare pointers: one device
+  // pointer per buffer argument).
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  ConvertGpuOpsToNVVMOpsOptions toNvvm;
+  toNvvm.useBarePtrCallConv = true;
+  toNvvm.indexBitwidth = 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(createNeoGpuFinalize());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  if (options.format.empty())
+    return;
+
+  // Phase 6: PTX (or a cubin/fatbin through ptxas) in gpu.binary ops.
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  if (binary.toolkitPath.empty())
+    if (const char *cuda = std::getenv("CUDA_HOME"))
+      binary.toolkitPath = cuda;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Runs Neo's GPU bundle set on a GPU machine (no LLVM needed): correctness
+checks against the CPU-made reference outputs, then the benchmarks against
+PyTorch (cuBLAS/cuDNN), with every benchmark output checked against PyTorch.
+
+    python3 scripts/gpu/bench.py BUNDLES --runner PATH --out DIR [--reps N]
+
+Writes DIR/gpu_results.json and DIR/gpu_results.md. Exit status 1 when any
+check fails."""
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+
+def run(args, timeout=300):
+    t0 = time.time()
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr, time.time() - t0
+
+
+def runner_json(runner, bundle, extra, timeout=300):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        path = f.name
+    try:
+        rc, log, _ = run([runner, bundle, "--json", path] + extra, timeout)
+        report = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
+    except subprocess.TimeoutExpired:
+        rc, log, report = 124, "timed out", {}
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+    return rc, log, report
+
+
+def median_ms(fn, reps):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def rel_error(got, want):
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return float("inf")
+    scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+    return float(np.max(np.abs(got - want))) / scale if want.size else 0.0
+
+
+def correctness(args, index, results):
+    names = sorted(k for k, v in index.items() if v["kind"] == "check")
+    for name in names:
+        entry = index[name]
+        bundle = os.path.join(args.bundles, "check", name)
+        extra = ["--check"]
+        if "rtol" in entry:
+            extra += ["--rtol", str(entry["rtol"]), "--atol", str(entry["atol"])]
+        rc, log, report = runner_json(args.runner, bundle, extra)
+        ok = rc == 0
+        results["check"].append(dict(name=name, ok=ok, log=None if ok else log[-2000:]))
+        print("check %-32s %s" % (name, "ok" if ok else "FAILED\n" + log[-1500:]), flush=True)
+    if args.sanitize:
+        for name in args.sanitize.split(","):
+            bundle = os.path.join(args.bundles, "check", name)
+            if not os.path.isdir(bundle):
+                continue
+            entry = index.get(name, {})
+            tolerance = (["--rtol", str(entry["rtol"]), "--atol", str(entry["atol"])]
+                         if "rtol" in entry else [])
+            # API errors are the runner's own probes (cuFuncGetParamInfo past
+            # the last parameter), reported and handled: not memory errors.
+            rc, log, _ = run(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "3",
+                              "--report-api-errors", "no",
+                              args.runner, bundle, "--check"] + tolerance, timeout=300)
+            ok = rc == 0
+            results["sanitize"].append(dict(name=name, ok=ok, log=None if ok else log[-2000:]))
+            print("memcheck %-29s %s" % (name, "ok" if ok else "FAILED (rc %d)\n%s" % (rc, log[-1500:])),
+                  flush=True)
+
+
+def save_inputs(arrays, workdir):
+    paths = []
+    for i, a in enumerate(arrays):
+        p = os.path.join(workdir, "in%d.npy" % i)
+        np.save(p, a)
+        paths.append(p)
+    return paths
+
+
+def bench_gemm(args, name, entry, workdir):
+    m, n, k, dtype = entry["m"], entry["n"], entry["k"], entry["dtype"]
+    rng = np.random.default_rng(0)
+    np_type = np.float16 if dtype == "f16" else np.float32
+    a = rng.uniform(-1, 1, (m, k)).astype(np_type)
+    b = rng.uniform(-1, 1, (k, n)).astype(np_type)
+    paths = save_inputs([a, b], workdir)
+    outdir = os.path.join(workdir, "out")
+    rc, log, report = runner_json(args.runner, os.path.join(args.bundles, "bench", name),
+                                  ["--input", "0=" + paths[0], "--input", "1=" + paths[1],
+                                   "--repeat", str(args.reps), "--output-dir", outdir])
+    if rc != 0:
+        return dict(name=name, ok=False, log=log[-2000:])
+    neo_ms = report.get("median_ms")
+    c = np.load(os.path.join(outdir, os.listdir(outdir)[0]))
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    want = (ta.double() @ tb.double()).cpu().numpy()
+    err = rel_error(c, want)
+    tol = {"f32": 1e-4, "tf32": 1e-2, "f16": 1e-2}[dtype]
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    torch_ms = median_ms(lambda: ta @ tb, args.reps)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    flops = 2.0 * m * n * k
+    return dict(name=name, kind="gemm", ok=err <= tol, error=err, neo_ms=neo_ms,
+                torch_ms=torch_ms, ratio=torch_ms / neo_ms, neo_tflops=flops / neo_ms / 1e9,
+                torch_tflops=flops / torch_ms / 1e9, dtype=dtype)
+
+
+def bench_train(args, name, entry, workdir):
+    import models
+    build = {label: b for label, _, b in models.TRAINING}[entry["label"]]
+    _, fn, ref = build()
+    manifest = json.load(open(os.path.join(args.bundles, "bench", name, "manifest.json")))
+    inputs = [b for b in manifest["buffers"] if b["role"] == "input"]
+    outputs = [b for b in manifest["buffers"] if b["role"] == "output"]
+    rng = np.random.default_rng(0)
+    shapes = [tuple(s) for s in entry["shapes"]]
+    xs = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    txs = [torch.tensor(x, device="cuda", requires_grad=True) for x in xs]
+    ys = ref(*txs)
+    ys = ys if isinstance(ys, tuple) else (ys,)
+    step = entry["function"] == "step"
+    # A training step seeds its scalar loss with 1; other functions get
+    # random output adjoints.
+    dys = ([np.ones(tuple(y.shape), np.float32) for y in ys] if step else
+           [rng.uniform(-1, 1, tuple(y.shape)).astype(np.float32) for y in ys])
+    arrays = xs + dys
+    if len(arrays) != len(inputs):
+        return dict(name=name, ok=False, log="input count mismatch: %d vs %d" %
+                    (len(arrays), len(inputs)))
+    paths = save_inputs(arrays, workdir)
+    outdir = os.path.join(workdir, "out_" + name)
+    extra = []
+    for i, p in enumerate(paths):
+        extra += ["--input", "%d=%s" % (i, p)]
+    rc, log, report = runner_json(args.runner, os.path.join(args.bundles, "bench", name),
+                                  extra + ["--repeat", str(args.reps), "--output-dir", outdir])
+    if rc != 0:
+        return dict(name=name, ok=False, log=log[-2000:])
+    got = [np.load(os.path.join(outdir, o["name"] + ".npy")) for o in outputs]
+    # The same step in PyTorch.
+    tdys = [torch.tensor(d, device="cuda") for d in dys]
+    if step:
+        loss = ys[0]
+        grads = torch.autograd.grad(loss, txs[2:])
+        want = [(x - 0.01 * g).detach().cpu().numpy() for x, g in zip(txs[2:], grads)]
+    else:
+        grads = torch.autograd.grad(ys, txs, tdys, allow_unused=True)
+        want = [y.detach().cpu().numpy() for y in ys]
+        want += [(g if g is not None else torch.zeros_like(x)).cpu().numpy()
+                 for x, g in zip(txs, grads)]
+    errors = [rel_error(g, w) for g, w in zip(got, want)]
+    ok = len(got) == len(want) and all(e <= 2e-3 for e in errors)
+    opt = torch.optim.SGD(txs[2:], lr=0.01) if step else None
+
+    def torch_step():
+        for x in txs:
+            x.grad = None
+        o = ref(*txs)
+        o = o if isinstance(o, tuple) else (o,)
+        if step:
+            o[0].backward()
+            opt.step()
+        else:
+            torch.autograd.backward(o, tdys)
+    with torch.no_grad():
+        pass
+    torch_ms = median_ms(torch_step, args.reps)
+    neo_ms = report.get("median_ms")
+    return dict(name=name, kind="train", label=entry["label"], group=entry["group"], ok=ok,
+                errors=errors, neo_ms=neo_ms, torch_ms=torch_ms, ratio=torch_ms / neo_ms)
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def render(results, heading="#"):
+    """The markdown of a results dict (also used by bench/run.py for
+    docs/benchmarks.md)."""
+    lines = ["%s Neo on the GPU: %s" % (heading, results["device"]), "",
+             "Date: %s. Driver %s, PyTorch %s (cuBLAS/cuDNN). Command: `%s`." % (
+                 results["date"], results["driver"], results.get("torch", torch.__version__),
+                 results["command"]), "",
+             "Correctness: %d of %d bundles match the CPU reference outputs%s." % (
+                 sum(c["ok"] for c in results["check"]), len(results["check"]),
+                 "; compute-sanitizer memcheck clean on %d of %d" % (
+                     sum(c["ok"] for c in results["sanitize"]), len(results["sanitize"]))
+                 if results["sanitize"] else ""), ""]
+    failed = [c["name"] for c in results["check"] if not c["ok"]]
+    if failed:
+        lines += ["Failed checks: " + ", ".join(failed), ""]
+    lines += ["| benchmark | neo ms | PyTorch ms | PyTorch/neo | check |", "| --- | --- | --- | --- | --- |"]
+    for r in results["bench"]:
+        if "neo_ms" not in r or r.get("neo_ms") is None:
+            lines.append("| %s | - | - | - | FAILED |" % r["name"])
+            continue
+        label = r.get("label", r["name"])
+        if r.get("kind") == "gemm":
+            label += " (%.1f vs %.1f TFLOP/s)" % (r["neo_tflops"], r["torch_tflops"])
+        lines.append("| %s | %.4f | %.4f | %.2fx | %s |" % (
+            label, r["neo_ms"], r["torch_ms"], r["ratio"], "ok" if r["ok"] else "MISMATCH"))
+    cells = [r["ratio"] for r in results["bench"] if r.get("kind") == "train" and
+             r.get("group") == "cell" and r.get("ratio")]
+    lines += ["", "Geomean PyTorch/neo over the novel cells and the MLP step: %.2fx" % geomean(cells)]
+    return lines
+
+
+def write_report(args, results):
+    os.makedirs(args.out, exist_ok=True)
+    results["torch"] = torch.__version__
+    with open(os.path.join(args.out, "gpu_results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    lines = render(results)
+    with open(os.path.join(args.out, "gpu_results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bundles")
+    parser.add_argument("--runner", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--skip-check", action="store_true")
+    parser.add_argument("--skip-bench", action="store_true")
+    parser.add_argument("--sanitize", default="gemm_odd,gemm_tf32,gemm_f16_tc,softmax_fwdbwd,"
+                        "conv2d_fwdbwd,layernorm_fwdbwd,gemm_batched")
+    args = parser.parse_args()
+    index = json.load(open(os.path.join(args.bundles, "index.json")))
+    driver = "unknown"
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    results = dict(device=torch.cuda.get_device_name(0), driver=driver,
+                   date=datetime.date.today().isoformat(), command=" ".join(sys.argv),
+                   check=[], sanitize=[], bench=[])
+    if not args.skip_check:
+        correctness(args, index, results)
+    if not args.skip_bench:
+        with tempfile.TemporaryDirectory() as work:
+            for name in sorted(k for k, v in index.items() if v["kind"] in ("gemm", "train")):
+                entry = index[name]
+                try:
+                    r = (bench_gemm if entry["kind"] == "gemm" else bench_train)(args, name, entry, work)
+                except Exception as e:  # noqa: BLE001 - keep going, report the failure
+                    r = dict(name=name, ok=False, log=repr(e))
+                results["bench"].append(r)
+                print("bench %-36s %s" % (name, json.dumps({k: v for k, v in r.items() if k != "log"})
+                                          if r.get("neo_ms") else "FAILED " + r.get("log", "")[-1500:]),
+                      flush=True)
+    write_report(args, results)
+    bad = [c for c in results["check"] + results["sanitize"] + results["bench"] if not c["ok"]]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+#!/usr/bin/python3
+"""Compiles Neo's GPU bundle set ahead of time (on a machine with LLVM/MLIR).
+
+    scripts/gpu/make_bundles.py OUTDIR [--quick] [--jobs N]
+
+OUTDIR/check/<name>/   every operator of test/Operators, forward and
+                       forward+backward (<name>_fwdbwd), plus GEMM variants
+                       (odd sizes, transposes, batches, tensor cores), each with
+                       sample inputs and reference outputs from the interpreter;
+OUTDIR/bench/<name>/   the benchmark set of docs/benchmarks.md at full size
+                       (forward+backward), without data: scripts/gpu/bench.py
+                       makes inputs on the GPU machine and checks every output
+                       against PyTorch there;
+OUTDIR/index.json      what each bundle is (kind, function, tolerance, model).
+
+The GPU machine then runs scripts/gpu/check.sh OUTDIR (no LLVM needed)."""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("NEO_BIN", os.path.join(ROOT, "build", "bin"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+
+def sh(args, input=None):
+    proc = subprocess.run(args, capture_output=True, text=True, input=input)
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed:\n%s%s" % (" ".join(args), proc.stdout, proc.stderr))
+    return proc.stdout
+
+
+def import_neo(source):
+    return sh([os.path.join(BIN, "neo-translate"), "--import-neo", "-"], input=source)
+
+
+def autodiff(mlir, function=None):
+    opt = "--neo-autodiff" + ("=function=%s" % function if function else "")
+    return sh([os.path.join(BIN, "neo-opt"), opt], input=mlir)
+
+
+def emit(mlir, function, out, reference, gpu_options="", seed=1):
+    path = out + ".mlir"
+    with open(path, "w") as f:
+        f.write(mlir)
+    args = [os.path.join(BIN, "neo-run"), path, "--function", function, "--emit-bundle", out,
+            "--bundle-reference", reference, "--seed", str(seed)]
+    if gpu_options:
+        args += ["--gpu-pipeline-options", gpu_options]
+    try:
+        sh(args)
+    finally:
+        os.remove(path)
+
+
+GEMM_VARIANTS = [
+    # name, .neo source, neo-lower-to-ptx options, tolerance
+    ("gemm_odd", "def g(a: f32[67, 45], b: f32[45, 131]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "", 1e-4),
+    ("gemm_tn", "def g(a: f32[96, 130], b: f32[96, 200]) -> c {\n  c[i, j] = sum(k) a[k, i] * b[k, j]\n}\n", "", 1e-4),
+    ("gemm_nt", "def g(a: f32[130, 64], b: f32[70, 64]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[j, k]\n}\n", "", 1e-4),
+    ("gemm_batched", "def g(a: f32[3, 40, 72], b: f32[3, 72, 36]) -> c {\n  c[z, i, j] = sum(k) a[z, i, k] * b[z, k, j]\n}\n", "", 1e-4),
+    ("gemm_splitk", "def g(a: f32[64, 2050], b: f32[2050, 200]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "", 1e-4),
+    ("gemm_splitk_tn", "def g(a: f32[1100, 48], b: f32[1100, 72]) -> c {\n  c[i, j] = sum(k) a[k, i] * b[k, j]\n}\n", "", 1e-4),
+    ("gemm_f64", "def g(a: f64[65, 33], b: f64[33, 70]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "", 1e-9),
+    ("gemm_tf32", "def g(a: f32[256, 128], b: f32[128, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "tensor-cores=tf32", 5e-3),
+    ("gemm_tf32_batched_nt", "def g(a: f32[2, 128, 64], b: f32[2, 256, 64]) -> c {\n  c[z, i, j] = sum(k) a[z, i, k] * b[z, j, k]\n}\n", "tensor-cores=tf32", 5e-3),
+]
+
+F16_GEMM = """module {
+  func.func @g(%a: tensor<256x128xf16> {neo.name = "a"}, %b: tensor<128x128xf16> {neo.name = "b"}) -> (tensor<256x128xf32> {neo.name = "c"}) {
+    %c = neo.compute ins(%a, %b : tensor<256x128xf16>, tensor<128x128xf16>) space [256, 128] sum [128]
+        maps [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>] -> tensor<256x128xf32> {
+    ^bb0(%x: f16, %y: f16):
+      %xf = arith.extf %x : f16 to f32
+      %yf = arith.extf %y : f16 to f32
+      %p = arith.mulf %xf, %yf : f32
+      neo.yield %p : f32
+    }
+    return %c : tensor<256x128xf32>
+  }
+}
+"""
+
+F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
+    "128x128xf16", "4096x4096xf16").replace("256x128xf32", "4096x4096xf32").replace(
+    "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
+
+
+def check_jobs(out, quick):
+    """(name, thunk) pairs for the correctness set."""
+    jobs = []
+    ops = sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "test", "Operators"))
+                 if f.endswith(".neo"))
+    if quick:
+        ops = [o for o in ops if o in ("matmul", "conv2d", "softmax", "layernorm", "lstm_cell")]
+    index = {}
+    for op in ops:
+        src = open(os.path.join(ROOT, "test", "Operators", op + ".neo")).read()
+        fn = re.search(r"def\s+(\w+)", src).group(1)
+        dest = os.path.join(out, "check", op)
+        index[op] = dict(kind="check", function=fn)
+        jobs.append((op, lambda src=src, fn=fn, dest=dest: emit(import_neo(src), fn, dest,
+                                                                 "interpreter")))
+        dest2 = dest + "_fwdbwd"
+        index[op + "_fwdbwd"] = dict(kind="check", function=fn + "_fwdbwd")
+        jobs.append((op + "_fwdbwd", lambda src=src, fn=fn, dest=dest2: emit(
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, "interpreter")))
+    # Mid-size convolutions (implicit GEMM with overhanging tiles), forward+backward.
+    import models
+    for name, (src, fn, _) in (("conv_mid_fwdbwd", models.conv2d(2, 16, 32, 20)),
+                               ("capsule_mid_fwdbwd", models.capsule(2, 4, 4, 6))):
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=1e-4, atol=1e-4)
+        jobs.append((name, lambda src=src, fn=fn, dest=dest: emit(
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, "interpreter")))
+    for name, src, opts, tol in GEMM_VARIANTS + [("gemm_f16_tc", None, "", 2e-3)]:
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function="g", rtol=tol, atol=tol, options=opts)
+        if src is None:
+            jobs.append((name, lambda dest=dest: emit(F16_GEMM, "g", dest, "interpreter")))
+        else:
+            jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(
+                import_neo(src), "g", dest, "interpreter", opts)))
+    return jobs, index
+
+
+def bench_jobs(out, quick):
+    import models
+    from run import mlp_step, param_shapes
+    jobs, index = [], {}
+    for (m, n, k) in [(4096, 4096, 4096), (1024, 1024, 1024), (64, 4096, 1024)]:
+        src = ("def mm(a: f32[%d, %d], b: f32[%d, %d]) -> c {\n"
+               "  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n" % (m, k, k, n))
+        for label, opts in (("f32", ""), ("tf32", "tensor-cores=tf32")):
+            name = "sgemm_%dx%dx%d_%s" % (m, n, k, label)
+            dest = os.path.join(out, "bench", name)
+            index[name] = dict(kind="gemm", function="mm", m=m, n=n, k=k, dtype=label,
+                               options=opts)
+            jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(
+                import_neo(src), "mm", dest, "none", opts)))
+    # Schedule variants of the big GEMM (the GPU side of schedule exploration).
+    src4k = ("def mm(a: f32[4096, 4096], b: f32[4096, 4096]) -> c {\n"
+             "  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n")
+    for label, opts in (("f32_bk16", "gemm-tile=128,128,16,8,8"),
+                        ("f32_64x64", "gemm-tile=64,64,8,4,4"),
+                        ("f32_128x64", "gemm-tile=128,64,8,8,4"),
+                        ("tf32_bk16", "tensor-cores=tf32 gemm-tile=128,128,16"),
+                        ("tf32_w32x32", "tensor-cores=tf32 gemm-tile=128,128,32,8,8,32,32"),
+                        ("tf32_256x128", "tensor-cores=tf32 gemm-tile=256,128,16,8,8,64,64")):
+        name = "sgemm_4096x4096x4096_%s" % label
+        index[name] = dict(kind="gemm", function="mm", m=4096, n=4096, k=4096,
+                           dtype=label.split("_")[0], options=opts)
+        dest = os.path.join(out, "bench", name)
+        jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(src4k), "mm", dest,
+                                                             "none", opts)))
+    name = "hgemm_4096x4096x4096_f16"
+    index[name] = dict(kind="gemm", function="g", m=4096, n=4096, k=4096, dtype="f16")
+    dest = os.path.join(out, "bench", name)
+    jobs.append((name, lambda dest=dest: emit(F16_GEMM_BENCH, "g", dest, "none")))
+    cases = models.TRAINING[:3] if quick else models.TRAINING
+    for label, group, build in cases:
+        src, fn, _ = build()
+        name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower()
+        shapes = param_shapes(src, fn)
+        function = fn + "_fwdbwd"
+        index[name] = dict(kind="train", label=label, group=group, function=function,
+                           model=fn, shapes=shapes)
+        dest = os.path.join(out, "bench", name)
+
+        def job(src=src, fn=fn, dest=dest, shapes=shapes, function=function):
+            mlir = autodiff(import_neo(src), fn)
+            if fn == "mlp":
+                mlir = mlp_step(mlir, len(shapes))
+                function = "step"
+            emit(mlir, function, dest, "none")
+        if fn == "mlp":
+            index[name]["function"] = "step"
+        jobs.append((name, job))
+    return jobs, index
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--only", choices=["check", "bench"], default=None)
+    args = parser.parse_args()
+    out = os.path.abspath(args.out)
+    os.makedirs(os.path.join(out, "check"), exist_ok=True)
+    os.makedirs(os.path.join(out, "bench"), exist_ok=True)
+    jobs, index = [], {}
+    if args.only in (None, "check"):
+        j, i = check_jobs(out, args.quick)
+        jobs += j
+        index.update(i)
+    if args.only in (None, "bench"):
+        j, i = bench_jobs(out, args.quick)
+        jobs += j
+        index.update(i)
+    failed = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(thunk): name for name, thunk in jobs}
+        for f in concurrent.futures.as_completed(futures):
+            name = futures[f]
+            try:
+                f.result()
+                print("bundle %-40s ok" % name, flush=True)
+            except Exception as e:  # noqa: BLE001 - report every failure, then exit 1
+                failed.append(name)
+                print("bundle %-40s FAILED\n%s" % (name, e), flush=True)
+    old = {}
+    index_path = os.path.join(out, "index.json")
+    if os.path.exists(index_path):
+        old = json.load(open(index_path))
+    old.update({k: v for k, v in index.items() if k not in failed})
+    with open(index_path + ".tmp", "w") as f:
+        json.dump(old, f, indent=1, sort_keys=True)
+    os.replace(index_path + ".tmp", index_path)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(out) for f in fs)
+    print("%d bundles in %s (%.1f MB)%s" % (len(jobs) - len(failed), out, size / 1e6,
+                                             "; FAILED: " + ", ".join(failed) if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-map))' | FileCheck %s
+
+// A matmul: one launch of 128x128 tiles (16 x 32 of them) with two
+// shared-memory tiles.
+// CHECK-LABEL: func.func @matmul
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[C16]], {{.*}} = %[[C32]], {{[^)]*}}) threads
+// CHECK-SAME: workgroup(%{{.*}} : memref<8x132xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: math.fma
+// CHECK: {neo.kernel = "gemm_simt"}
+func.func @matmul(%a: memref<4096x256xf32>, %b: memref<256x2048xf32>, %c: memref<4096x2048xf32>) {
+  linalg.matmul ins(%a, %b : memref<4096x256xf32>, memref<256x2048xf32>) outs(%c : memref<4096x2048xf32>)
+  return
+}
+
+// -----
+
+// Few output tiles and a long K: smaller tiles, then K split over blocks
+// (grid z) with atomic adds into C.
+// CHECK-LABEL: func.func @split_k
+// CHECK: gpu.launch
+// CHECK: memref.atomic_rmw addf
+// CHECK: {neo.kernel = "gemm_simt"}
+func.func @split_k(%a: memref<64x4096xf32>, %b: memref<4096x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x4096xf32>, memref<4096x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A row reduction with few rows: one block per row, shuffles and a shared
+// buffer of one partial per warp.
+// CHECK-LABEL: func.func @row_max
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.maximumf
+// CHECK: gpu.barrier
+// CHECK: {neo.kernel = "block_reduce"}
+func.func @row_max(%x: memref<4x4096xf32>, %m: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x4096xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %out, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// Elementwise: one thread per point, guarded when blocks overhang.
+// CHECK-LABEL: func.func @scale
+// CHECK: gpu.launch
+// CHECK: scf.if
+// CHECK: memref.load
+// CHECK: arith.mulf
+// CHECK: memref.store
+// CHECK: {neo.kernel = "pointwise"}
+func.func @scale(%x: memref<1000xf32>, %y: memref<1000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<1000xf32>) outs(%y : memref<1000xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// An explicit schedule: tensor cores for f32 operands.
+// CHECK-LABEL: func.func @scheduled
+// CHECK: gpu.subgroup_mma_load_matrix
+// CHECK: gpu.subgroup_mma_compute
+// CHECK: gpu.subgroup_mma_store_matrix
+// CHECK: {neo.kernel = "gemm_mma"}
+func.func @scheduled(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>) {
+  linalg.matmul {neo.schedule = {gpu_gemm = {mma = "tf32"}}}
+      ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>)
+  return
+}
