@@ -152,7 +152,8 @@ struct OperandLayout {
 std::string GemmProblem::key() const {
   return "gemm " + elementType + " batch=" + std::to_string(batch) +
          " m=" + std::to_string(m) + " n=" + std::to_string(n) +
-         " k=" + std::to_string(this->k) + " layout=" + layout;
+         " k=" + std::to_string(this->k) + " layout=" + layout +
+         (inputType.empty() || inputType == elementType ? "" : " in=" + inputType);
 }
 
 FailureOr<GemmProblem> mlir::neo::analyzeGemm(linalg::LinalgOp op) {
@@ -276,6 +277,9 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     if (failed(layout.type.getStridesAndOffset(strides, offset)) ||
         (!strides.empty() && strides.back() != 1))
       return failure();
+    if (analyzeOnly)
+      for (auto [i, role] : llvm::enumerate(layout.roleOfResult))
+        analyzeOnly->strides[layouts.size()][role] = strides[i];
     layouts.push_back(layout);
   }
   auto extent = [&](int role) {
@@ -287,13 +291,26 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   OperandLayout &LA = layouts[0], &LB = layouts[1], &LC = layouts[2];
   Value A = LA.mem, B = LB.mem, C = LC.mem;
   Type elem = LC.type.getElementType();
-  if (LA.type.getElementType() != elem || LB.type.getElementType() != elem ||
-      !(elem.isF32() || elem.isF64()))
+  Type inElem = LA.type.getElementType();
+  auto typeName = [](Type t) {
+    return t.isF16() ? "f16" : t.isBF16() ? "bf16" : t.isF32() ? "f32" : t.isF64() ? "f64" : "?";
+  };
+  if (analyzeOnly && LB.type.getElementType() == inElem &&
+      ((inElem.isF16() || inElem.isBF16()) && elem.isF32())) {
+    // Mixed precision (f16/bf16 products accumulated in f32): GPU tensor cores
+    // only; the CPU generator below needs one element type.
+    analyzeOnly->inputType = typeName(inElem);
+  } else if (LA.type.getElementType() != elem || LB.type.getElementType() != elem ||
+             !(elem.isF32() || elem.isF64())) {
     return failure();
+  }
   int64_t V = elem.isF32() ? 16 : 8;
   int64_t batch = extent(0), M = extent(1), N = extent(2), K = extent(3);
   if (analyzeOnly) {
-    analyzeOnly->elementType = elem.isF32() ? "f32" : "f64";
+    analyzeOnly->elementType = typeName(elem);
+    if (analyzeOnly->inputType.empty())
+      analyzeOnly->inputType = analyzeOnly->elementType;
+    analyzeOnly->aInput = swapped ? 1 : 0;
     analyzeOnly->batch = batch;
     analyzeOnly->m = M;
     analyzeOnly->n = N;

@@ -1,6 +1,8 @@
 //===- Tile.cpp - neo-tile and neo-vectorize: CPU schedules of linalg ops -===//
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+#include "neo/Tuning/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,13 +32,58 @@ using namespace mlir::neo;
 static constexpr llvm::StringLiteral kVectorSizes = "neo.vector_sizes";
 static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 
+/// Whether `expr` never decreases when dim `d` grows. Tiling takes the slice
+/// of an operand from the indices at the first and last point of a tile,
+/// which is right only for such indices (`63 - i` reads a reversed slice).
+static bool isMonotoneIn(AffineExpr expr, unsigned d) {
+  if (!expr.isFunctionOfDim(d))
+    return true;
+  switch (expr.getKind()) {
+  case AffineExprKind::DimId: return true;
+  case AffineExprKind::Add: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    return isMonotoneIn(bin.getLHS(), d) && isMonotoneIn(bin.getRHS(), d);
+  }
+  case AffineExprKind::Mul: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    auto lhsConst = dyn_cast<AffineConstantExpr>(bin.getLHS());
+    auto rhsConst = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (rhsConst)
+      return rhsConst.getValue() >= 0 && isMonotoneIn(bin.getLHS(), d);
+    if (lhsConst)
+      return lhsConst.getValue() >= 0 && isMonotoneIn(bin.getRHS(), d);
+    return false;
+  }
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv: {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    auto divisor = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    return divisor && divisor.getValue() > 0 && isMonotoneIn(bin.getLHS(), d);
+  }
+  default: return false; // mod, symbols
+  }
+}
+
+/// Whether the operands of `op` may be sliced into tiles: upstream tiling
+/// computes the slice of every operand dim (tiled or not) from its index at
+/// the first and the last point, so each index must be monotone in every loop.
+static bool canTile(linalg::LinalgOp op) {
+  unsigned numLoops = op.getNumLoops();
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr e : map.getResults())
+      for (unsigned d = 0; d < numLoops; ++d)
+        if (!isMonotoneIn(e, d))
+          return false;
+  return true;
+}
+
 /// Splits the first parallel loop over `threads` (scf.forall) and tiles the
 /// op into vector-sized pieces along its innermost loop when the vectorizer
 /// accepts it. Returns the op that remains to be vectorized or lowered.
 static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
                         const GenericSchedule &schedule) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) || !canTile(op))
     return;
   auto iterators = op.getIteratorTypesArray();
   unsigned n = ranges.size();
@@ -91,6 +138,45 @@ namespace {
 struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
   using Base::Base;
 
+  /// Loads the tuning records once; problems are warnings, never failures.
+  LogicalResult initialize(MLIRContext *ctx) override {
+    recordSet.reset();
+    if (records.empty())
+      return success();
+    tuning::LoadOptions options;
+    options.target = target.empty() ? tuning::hostTarget(threads) : std::string(target);
+    options.validate = validateScheduleRecord;
+    std::vector<tuning::Diagnostic> diagnostics;
+    auto set =
+        std::make_shared<tuning::RecordSet>(tuning::loadRecords(records, options, diagnostics));
+    Location loc = FileLineColLoc::get(ctx, records, 0, 0);
+    for (const tuning::Diagnostic &d : diagnostics)
+      if (d.severity == tuning::Diagnostic::Severity::Warning)
+        emitWarning(loc) << "neo-tile: " << d.message;
+    recordTarget = options.target;
+    if (!set->empty())
+      recordSet = std::move(set);
+    return success();
+  }
+
+  /// The recorded schedule of `op` for the target, if there is one.
+  void applyRecord(linalg::LinalgOp op, GemmSchedule &gemm, GenericSchedule &generic) {
+    std::optional<TunableOp> tunable = analyzeTunable(op);
+    if (!tunable)
+      return;
+    const tuning::Record *record = recordSet->lookup(tunable->key, recordTarget);
+    if (!record)
+      return;
+    std::string error;
+    if (tunable->kind == TunableOp::Kind::Gemm) {
+      if (auto s = gemmScheduleFromFields(record->schedule, tunable->gemm.vectorWidth, error);
+          succeeded(s))
+        gemm = *s;
+    } else if (auto s = genericScheduleFromFields(record->schedule, error); succeeded(s)) {
+      generic = *s;
+    }
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
@@ -110,7 +196,10 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
       GenericSchedule generic;
       generic.vectorSize = vectorSize;
       generic.threads = threads;
-      if (auto dict = op->getAttrOfType<DictionaryAttr>(kSchedule)) {
+      auto dict = op->getAttrOfType<DictionaryAttr>(kSchedule);
+      if (!dict && recordSet)
+        applyRecord(op, gemm, generic);
+      if (dict) {
         std::string error;
         if (auto g = dict.getAs<DictionaryAttr>("gemm")) {
           auto parsed = GemmSchedule::fromAttr(g, error);
@@ -134,6 +223,11 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
       tileGeneric(rewriter, op, generic);
     }
   }
+
+private:
+  /// Shared by the copies of the pass that run on several threads.
+  std::shared_ptr<const tuning::RecordSet> recordSet;
+  std::string recordTarget;
 };
 
 struct NeoFuseElementwisePass

@@ -51,6 +51,13 @@ struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   int64_t vectorWidth = 16;
   std::string layout;        // operands' roles in index order, e.g. "mk,kn,mn"
+  /// Which of the op's inputs plays A (the other plays B; C is the init).
+  unsigned aInput = 0;
+  /// Element strides of each role (batch, m, n, k) in A, B and C as the op's
+  /// memrefs lay them out (0 where an operand lacks the role).
+  int64_t strides[3][4] = {{0}};
+  /// Element types of A (and B) and C: "f16" inputs may accumulate into "f32".
+  std::string inputType;
   /// The key of tuning records: "gemm f32 batch=1 m=1024 n=1024 k=1024 layout=mk,kn,mn".
   std::string key() const;
 };

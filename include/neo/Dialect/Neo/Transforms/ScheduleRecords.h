@@ -1,0 +1,60 @@
+//===- ScheduleRecords.h - neo-tile's schedules as tuning records -*- C++ -*-===//
+//
+// What ties the tuning library (neo/Tuning) to neo-tile: the record key of
+// a linalg op, schedule fields to and from GemmSchedule / GenericSchedule,
+// and the validation of records. See docs/schedules.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_DIALECT_NEO_TRANSFORMS_SCHEDULERECORDS_H
+#define NEO_DIALECT_NEO_TRANSFORMS_SCHEDULERECORDS_H
+
+#include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Tuning/CostModels.h"
+#include "neo/Tuning/TuningRecords.h"
+
+#include <optional>
+
+namespace mlir {
+namespace neo {
+
+/// A linalg op on buffers that neo-tile schedules, as records see it.
+struct TunableOp {
+  enum class Kind { Gemm, Generic };
+  Kind kind = Kind::Generic;
+  std::string key;
+  GemmProblem gemm;             // for Kind::Gemm
+  tuning::GenericShape generic; // for Kind::Generic
+};
+
+/// A contraction the CPU GEMM generator handles (key: GemmProblem::key()),
+/// or another op with static loop ranges (key: genericKey()). Nothing for
+/// ops on tensors or with dynamic shapes.
+std::optional<TunableOp> analyzeTunable(linalg::LinalgOp op);
+
+/// The record key of an op that is not a GEMM, e.g.
+/// "generic f32 linalg.generic loops=64x1024 iterators=pr sig=0123456789abcdef":
+/// the element type, op name, loop ranges and iterator kinds, and a hash of
+/// the operand shapes, indexing maps, attributes (but neo.*) and the body.
+std::string genericKey(linalg::LinalgOp op);
+
+tuning::ScheduleFields toFields(const GemmSchedule &schedule);
+tuning::ScheduleFields toFields(const GenericSchedule &schedule);
+/// Schedules from record fields: every field present, none unknown, valid.
+FailureOr<GemmSchedule> gemmScheduleFromFields(const tuning::ScheduleFields &fields,
+                                               int64_t vectorWidth, std::string &error);
+FailureOr<GenericSchedule> genericScheduleFromFields(const tuning::ScheduleFields &fields,
+                                                     std::string &error);
+
+/// The `neo.schedule` attribute that sets the schedule of `fields`:
+/// {gemm = {...}} for a GEMM, {vector = V, threads = T} otherwise.
+DictionaryAttr scheduleAttr(MLIRContext *ctx, TunableOp::Kind kind,
+                            const tuning::ScheduleFields &fields);
+
+/// Checks the schedule of a record against its key (a tuning::Validator):
+/// "" when neo-tile can use it.
+std::string validateScheduleRecord(const tuning::Record &record);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_DIALECT_NEO_TRANSFORMS_SCHEDULERECORDS_H

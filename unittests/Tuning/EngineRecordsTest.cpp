@@ -1,0 +1,114 @@
+//===- EngineRecordsTest.cpp - The engine compiles with tuning records ----===//
+//
+// Records change the compiled code, so the engine's cache key must follow
+// the records file's content: editing the file recompiles, and results stay
+// the same whichever schedule is used.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Frontend/Import.h"
+#include "neo/Registration.h"
+#include "neo/Runtime/Engine.h"
+#include "neo/Tuning/Target.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FileSystem.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <fstream>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::runtime;
+
+namespace {
+
+const char *kMatmul = R"(
+def mm(a: f32[40, 30], b: f32[30, 50]) -> c {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+})";
+
+/// A records file for the matmul above on this host (2 threads).
+void writeRecords(const std::string &path, int64_t mr, int64_t kc) {
+  std::ofstream out(path);
+  out << "{\"format\": \"neo-tuning-records\", \"version\": 1, \"records\": [{"
+      << "\"key\": \"gemm f32 batch=1 m=40 n=50 k=30 layout=mk,kn,mn\", "
+      << "\"target\": \"" << tuning::hostTarget(2) << "\", "
+      << "\"schedule\": {\"mr\": " << mr << ", \"nr\": 16, \"mc\": " << mr * 2
+      << ", \"nc\": 32, \"kc\": " << kc << ", \"threads\": 2}, \"time_ms\": 1}]}";
+}
+
+std::vector<float> run(Executable &exe) {
+  HostTensor a(TensorSpec{ElementType::F32, {40, 30}}), b(TensorSpec{ElementType::F32, {30, 50}});
+  for (int64_t i = 0; i < 40 * 30; ++i)
+    a.set(i, double(i % 7) - 3);
+  for (int64_t i = 0; i < 30 * 50; ++i)
+    b.set(i, double(i % 5) * 0.5);
+  HostTensor c(TensorSpec{ElementType::F32, {40, 50}});
+  EXPECT_FALSE(bool(exe.run("mm", {a.view(), b.view()}, {c.view()})));
+  const float *data = static_cast<const float *>(c.data());
+  return std::vector<float>(data, data + 40 * 50);
+}
+
+TEST(EngineRecords, TheCacheKeyFollowsTheRecordsContent) {
+  DialectRegistry registry;
+  registerNeoCompilerDialects(registry);
+  MLIRContext context(registry);
+  auto module = importNeoString(kMatmul, &context);
+  ASSERT_TRUE(module);
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("neo-engine-records", dir));
+  std::string path = (dir + "/records.json").str();
+
+  EngineOptions options;
+  options.tuningRecordsFromEnvironment = false;
+  Engine plain(options);
+  auto none = plain.compile(*module);
+  ASSERT_TRUE(bool(none)) << llvm::toString(none.takeError());
+
+  options.tuningRecords = path;
+  Engine engine(options);
+  writeRecords(path, 3, 7);
+  auto first = engine.compile(*module);
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  auto again = engine.compile(*module);
+  ASSERT_TRUE(bool(again));
+  EXPECT_EQ((*first)->getKey(), (*again)->getKey());
+  EXPECT_EQ(engine.getStats().compilations, 1u);
+  EXPECT_NE((*first)->getKey(), (*none)->getKey());
+
+  writeRecords(path, 5, 11);
+  auto edited = engine.compile(*module);
+  ASSERT_TRUE(bool(edited)) << llvm::toString(edited.takeError());
+  EXPECT_NE((*edited)->getKey(), (*first)->getKey());
+  EXPECT_EQ(engine.getStats().compilations, 2u);
+
+  // Same numbers whatever the schedule.
+  std::vector<float> want = run(**none);
+  EXPECT_EQ(run(**first), want);
+  EXPECT_EQ(run(**edited), want);
+
+  // From the environment, unless told not to.
+  ASSERT_EQ(setenv("NEO_TUNING_RECORDS", path.c_str(), 1), 0);
+  EngineOptions fromEnv;
+  Engine envEngine(fromEnv);
+  auto viaEnv = envEngine.compile(*module);
+  ASSERT_TRUE(bool(viaEnv)) << llvm::toString(viaEnv.takeError());
+  EXPECT_EQ((*viaEnv)->getKey(), (*edited)->getKey());
+  fromEnv.tuningRecordsFromEnvironment = false;
+  Engine noEnv(fromEnv);
+  auto ignored = noEnv.compile(*module);
+  ASSERT_TRUE(bool(ignored));
+  EXPECT_EQ((*ignored)->getKey(), (*none)->getKey());
+
+  // A corrupt file still compiles (the records are ignored).
+  std::ofstream(path) << "{\"format\": ";
+  auto corrupt = envEngine.compile(*module);
+  ASSERT_TRUE(bool(corrupt)) << llvm::toString(corrupt.takeError());
+  EXPECT_EQ(run(**corrupt), want);
+  unsetenv("NEO_TUNING_RECORDS");
+  llvm::sys::fs::remove_directories(dir);
+}
+
+} // namespace
