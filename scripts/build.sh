@@ -15,4 +15,7 @@ if [ ! -f "$build/build.ninja" ]; then
     ${NEO_CMAKE_ARGS:-} >/dev/null
 fi
 jobs=${NEO_JOBS:-$(nproc)}
+# One build at a time on this machine (several agents may share a checkout).
+exec 9>"${NEO_BUILD_LOCK:-/tmp/neo-build.lock}"
+flock 9
 ninja -C "$build" -j "$jobs" "$@"

@@ -11,6 +11,11 @@ function(neo_add_library name)
     add_dependencies(${name} ${ARG_DEPENDS})
   endif()
   target_link_libraries(${name} PUBLIC ${ARG_LINK})
+  # Embedders get Neo's headers from the target (see NeoInstall.cmake).
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
   llvm_update_compile_flags(${name})
   set_property(GLOBAL APPEND PROPERTY NEO_LIBS ${name})
 endfunction()

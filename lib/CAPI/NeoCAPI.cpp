@@ -21,6 +21,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::neo;
@@ -121,14 +122,20 @@ NeoModule *importBuffer(NeoContext *ctx, std::unique_ptr<llvm::MemoryBuffer> buf
   return m;
 }
 
-std::optional<ElementType> toElementType(NeoElementType t) {
-  switch (t) {
+/// The element type in the `type` field of a caller's tensor. C callers may
+/// store any int there, and loading an out-of-range value as the C++ enum is
+/// undefined behaviour, so the field is read as its underlying integer.
+std::optional<ElementType> toElementType(const NeoElementType &field) {
+  std::underlying_type_t<NeoElementType> raw;
+  static_assert(sizeof(raw) == sizeof(field), "enum layout");
+  std::memcpy(&raw, &field, sizeof(raw));
+  switch (raw) {
   case NEO_F16: return ElementType::F16;
   case NEO_BF16: return ElementType::BF16;
   case NEO_F32: return ElementType::F32;
   case NEO_F64: return ElementType::F64;
+  default: return std::nullopt;
   }
-  return std::nullopt;
 }
 
 NeoElementType fromElementType(ElementType t) {

@@ -3,17 +3,22 @@
 //   neo-translate --import-neo model.neo -o model.mlir
 //
 // On error the diagnostics name `file:line:col` with the offending source line,
-// the exit status is non-zero and no output file is left behind.
+// the exit status is non-zero and no output file is left behind. `-o FILE` is
+// written atomically: FILE never holds a partial output.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/AtomicOutput.h"
+
 #include "neo/Frontend/Import.h"
 
 #include "mlir/Support/LogicalResult.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  neo_tools::AtomicOutput output(argc, argv);
+  if (output.failedSetup())
+    return output.finish(false);
   mlir::neo::registerNeoImportTranslation();
-  return mlir::asMainReturnCode(
-      mlir::mlirTranslateMain(argc, argv, "Neo translation driver\n"));
+  return output.finish(mlir::succeeded(
+      mlir::mlirTranslateMain(output.argc(), output.argv(), "Neo translation driver\n")));
 }

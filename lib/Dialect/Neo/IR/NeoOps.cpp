@@ -216,6 +216,35 @@ static std::string formatList(ArrayRef<int64_t> values) {
   return s;
 }
 
+std::optional<int64_t> mlir::neo::getCheckedNumElements(ArrayRef<int64_t> shape,
+                                                        int64_t limit) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > limit)
+      return std::nullopt;
+  return n;
+}
+
+/// Fails on a tensor type of more than kMaxTensorElements elements.
+static LogicalResult verifyTensorSize(Operation *op, Type type, const Twine &what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() || getCheckedNumElements(tensor.getShape()))
+    return success();
+  return op->emitOpError() << what << " of type " << type
+                           << " has more than 2^40 elements";
+}
+
+/// Fails on an operand or result of more than kMaxTensorElements elements.
+static LogicalResult verifyTensorSizes(Operation *op) {
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(verifyTensorSize(op, type, "operand #" + Twine(i))))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(verifyTensorSize(op, type, "result #" + Twine(i))))
+      return failure();
+  return success();
+}
+
 LogicalResult ComputeOp::verify() {
   ArrayRef<int64_t> par = getBounds(), red = getReductionBounds();
   for (auto [i, b] : llvm::enumerate(par))
@@ -224,6 +253,11 @@ LogicalResult ComputeOp::verify() {
   for (auto [i, b] : llvm::enumerate(red))
     if (b <= 0)
       return emitOpError("reduction bound #") << i << " must be positive, got " << b;
+  if (failed(verifyTensorSizes(*this)))
+    return failure();
+  if (!getCheckedNumElements(getIterationBounds(), kMaxIterationSpacePoints))
+    return emitOpError("iteration space ")
+           << formatList(getIterationBounds()) << " has more than 2^62 points";
 
   ArrayRef<int64_t> shape = getResultType().getShape();
   if (shape != par)
@@ -362,7 +396,7 @@ LogicalResult ConstantOp::verify() {
   for (int64_t d : type.getShape())
     if (d <= 0)
       return emitOpError("zero-sized dims are not supported");
-  return success();
+  return verifyTensorSizes(*this);
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
@@ -372,6 +406,8 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 //===----------------------------------------------------------------------===//
 
 LogicalResult FusedOp::verify() {
+  if (failed(verifyTensorSizes(*this)))
+    return failure();
   Block &block = getBody().front();
   if (block.getNumArguments() != getInputs().size())
     return emitOpError("body has ")

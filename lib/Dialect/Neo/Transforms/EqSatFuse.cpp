@@ -521,13 +521,16 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
         return signalPassFailure();
     }
     if (!this->report.empty()) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(this->report, ec);
-      if (ec) {
-        module.emitError("neo-eqsat-fuse: cannot write '") << this->report << "': " << ec.message();
+      // Atomically: a temporary file renamed over the report, never a partial one.
+      llvm::json::Value json(std::move(report));
+      if (llvm::Error err = llvm::writeToOutput(this->report, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", json) << "\n";
+            return llvm::Error::success();
+          })) {
+        module.emitError("neo-eqsat-fuse: cannot write the report '")
+            << this->report << "': " << llvm::toString(std::move(err));
         return signalPassFailure();
       }
-      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
     }
   }
 };

@@ -15,6 +15,8 @@
 
 #include "neo/Dialect/Neo/IR/NeoDialect.h"
 
+#include <optional>
+
 #include "neo/Dialect/Neo/IR/NeoEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -22,5 +24,24 @@
 
 #define GET_OP_CLASSES
 #include "neo/Dialect/Neo/IR/NeoOps.h.inc"
+
+namespace mlir {
+namespace neo {
+
+/// The most elements a tensor of a neo op may have (the frontend, the
+/// verifiers and the runtime agree on it): 4 TiB of f32, and far from any
+/// overflow of sizes in bytes.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+/// The most points the iteration space of a neo.compute may have, so that
+/// counting them (or FLOPs, or bytes) never overflows int64.
+constexpr int64_t kMaxIterationSpacePoints = int64_t(1) << 62;
+
+/// The number of elements of `shape`, or nullopt when it is more than `limit`
+/// (or overflows int64).
+std::optional<int64_t> getCheckedNumElements(ArrayRef<int64_t> shape,
+                                             int64_t limit = kMaxTensorElements);
+
+} // namespace neo
+} // namespace mlir
 
 #endif // NEO_DIALECT_NEO_IR_NEOOPS_H

@@ -7,7 +7,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir {
+namespace affine { class AffineDialect; }
 namespace arith { class ArithDialect; }
+namespace gpu { class GPUDialect; class GPUModuleOp; }
 namespace math { class MathDialect; }
 namespace linalg { class LinalgDialect; }
 namespace memref { class MemRefDialect; }
