@@ -42,8 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       neo_fuzz::fuzzAbort("the import failed without an error", input);
     for (const std::string &error : diagnostics.errors())
       if (llvm::StringRef(error).contains("' op ") && !isExpectedVerifierError(error))
-        neo_fuzz::fuzzAbort("the frontend produced IR that the verifier rejects: " + error,
-                            input);
+        neo_fuzz::fuzzAbort("the frontend produced IR that the verifier rejects: " + error, input);
     return 0;
   }
   if (!diagnostics.errors().empty())

@@ -45,9 +45,7 @@ neo_fuzz::DiagnosticCollector::DiagnosticCollector(MLIRContext *context) : conte
   });
 }
 
-neo_fuzz::DiagnosticCollector::~DiagnosticCollector() {
-  context->getDiagEngine().eraseHandler(id);
-}
+neo_fuzz::DiagnosticCollector::~DiagnosticCollector() { context->getDiagEngine().eraseHandler(id); }
 
 void neo_fuzz::DiagnosticCollector::requireLocations(llvm::StringRef input) const {
   for (size_t i = 0; i < collected.size(); ++i)

@@ -30,8 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
   neo_fuzz::DiagnosticCollector diagnostics(&context);
   ParserConfig config(&context);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(neo_fuzz::nulTerminated(input), config,
-                                                        "fuzz.mlir");
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(neo_fuzz::nulTerminated(input), config, "fuzz.mlir");
   if (!module) {
     if (diagnostics.errors().empty())
       neo_fuzz::fuzzAbort("parsing failed without an error", input);

@@ -71,17 +71,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module;
   if (isMlir) {
     ParserConfig config(&context);
-    module = parseSourceString<ModuleOp>(neo_fuzz::nulTerminated(input), config,
-                                                        "fuzz.mlir");
+    module = parseSourceString<ModuleOp>(neo_fuzz::nulTerminated(input), config, "fuzz.mlir");
   } else {
     module = neo::importNeoString(input, &context, "fuzz.neo");
   }
   if (!module)
     return 0;
 
-  if (auto grads = runOnClone(*module, input, [](PassManager &pm) {
-        pm.addPass(neo::createNeoAutodiff());
-      }))
+  if (auto grads =
+          runOnClone(*module, input, [](PassManager &pm) { pm.addPass(neo::createNeoAutodiff()); }))
     module = std::move(grads);
   if (auto fused = runOnClone(*module, input, [](PassManager &pm) {
         neo::NeoEqSatFuseOptions options;

@@ -6,11 +6,11 @@
 // other branch is the reduction's identity become the op's domain.
 //
 //===----------------------------------------------------------------------===//
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Frontend/Import.h"
 #include "neo/Frontend/Parser.h"
 #include "neo/Frontend/Sema.h"
-#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
-#include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -667,12 +667,12 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
       // the forward values or in the chain-rule gradient (1 / (1 + exp(-x))
       // gives 0 * inf = NaN in its gradient for large negative x).
       Value x = args[0];
-      Value e = math::ExpOp::create(b, l,
-                                    arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, x)));
+      Value e =
+          math::ExpOp::create(b, l, arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, x)));
       Value one = floatConstant(b, l, 1.0);
       Value den = arith::AddFOp::create(b, l, one, e);
-      Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, x,
-                                             floatConstant(b, l, 0.0));
+      Value positive =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, x, floatConstant(b, l, 0.0));
       return arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, one, den),
                                      arith::DivFOp::create(b, l, e, den));
     }

@@ -73,6 +73,8 @@ bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declare
     if (!b->extent && !b->inferredExtent)
       return fail(b->loc, "cannot infer the range of index variable '" + b->name +
                               "': write it as '" + b->name + " < N'");
+  if (!checkSizes(stmt))
+    return false;
   element = elementSeen ? *elementSeen
                         : (declared ? declared->element : ElementKind::F32);
   if (declared && elementSeen && declared->element != *elementSeen)
@@ -80,6 +82,44 @@ bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declare
                               stringifyElementKind(declared->element) +
                               " but computed from " + stringifyElementKind(*elementSeen) +
                               " tensors");
+  return true;
+}
+
+static int64_t extentOf(const IndexBinding *b) {
+  return b->extent ? *b->extent : b->inferredExtent.value_or(1);
+}
+
+/// Multiplies `points` by the extents of the reduction variables in `e`,
+/// returning false when the product passes `limit`.
+static bool mulReductionExtents(const Expr *e, uint64_t &points, uint64_t limit) {
+  if (e->kind == Expr::Kind::Reduce)
+    for (const auto &b : e->bindings)
+      if (__builtin_mul_overflow(points, static_cast<uint64_t>(extentOf(b.get())), &points) ||
+          points > limit)
+        return false;
+  for (const auto &op : e->operands)
+    if (!mulReductionExtents(op.get(), points, limit))
+      return false;
+  return true;
+}
+
+// The limits of the neo dialect's verifiers (kMaxTensorElements,
+// kMaxIterationSpacePoints), checked here so that a huge extent is a frontend
+// diagnostic at the statement rather than IR that fails to verify.
+bool Sema::checkSizes(const Statement &stmt) {
+  constexpr uint64_t kMaxElements = uint64_t(1) << 40, kMaxPoints = uint64_t(1) << 62;
+  uint64_t elements = 1;
+  for (const auto &b : stmt.indices)
+    if (__builtin_mul_overflow(elements, static_cast<uint64_t>(extentOf(b.get())), &elements) ||
+        elements > kMaxElements)
+      return fail(stmt.loc, "'" + stmt.name +
+                                "' has too many elements (more than 2^40): check the "
+                                "extents of its index variables");
+  uint64_t points = elements;
+  if (!mulReductionExtents(stmt.rhs.get(), points, kMaxPoints))
+    return fail(stmt.loc, "the iteration space of '" + stmt.name +
+                              "' has more than 2^62 points: check the extents of its "
+                              "reduction variables");
   return true;
 }
 

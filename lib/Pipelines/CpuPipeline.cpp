@@ -50,8 +50,7 @@ void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm,
-                                           const CpuPipelineOptions &options) {
+void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Phase 1: neo -> linalg on tensors.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise);
   if (options.stopAfter == "linalg")

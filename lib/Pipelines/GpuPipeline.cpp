@@ -13,8 +13,7 @@
 
 using namespace mlir;
 
-void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm,
-                                           const GpuPipelineOptions &options) {
+void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise);
   if (options.stopAfter == "linalg")

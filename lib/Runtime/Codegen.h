@@ -25,7 +25,6 @@ compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignature> signat
 /// The host CPU, its features and the LLVM version (part of cache keys).
 const std::string &getHostDescription();
 
-
 /// Makes the native target usable (idempotent, thread-safe).
 void initializeNativeTarget();
 

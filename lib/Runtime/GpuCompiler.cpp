@@ -79,8 +79,8 @@ struct ManifestBuilder {
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
       return makeError("a host-side view that is not a contiguous static memref");
     nlohmann::ordered_json b;
-    b["name"] = buffers[it->second]["name"].get<std::string>() + "_view" +
-                std::to_string(buffers.size());
+    b["name"] =
+        buffers[it->second]["name"].get<std::string>() + "_view" + std::to_string(buffers.size());
     b["role"] = "temp";
     b["dtype"] = dtypeName(type.getElementType());
     b["shape"] = type.getShape();
@@ -106,8 +106,8 @@ struct ManifestBuilder {
       for (Value v : {d.x, d.y, d.z}) {
         auto c = constantIndex(v);
         if (!c || *c < 1 || *c > INT32_MAX)
-          return makeError(llvm::Twine("launch of ") + launch.getKernelName().getValue() + ": the " + what +
-                           " size is not a positive constant");
+          return makeError(llvm::Twine("launch of ") + launch.getKernelName().getValue() +
+                           ": the " + what + " size is not a positive constant");
         out.push_back(*c);
       }
       return out;
@@ -253,9 +253,8 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
   if (auto text = llvm::MemoryBuffer::getFile(err))
     log = (*text)->getBuffer().str();
   if (rc != 0)
-    return makeError("ptxas failed (" + (execError.empty() ? "exit " + std::to_string(rc)
-                                                            : execError) +
-                     "):\n" + log);
+    return makeError("ptxas failed (" +
+                     (execError.empty() ? "exit " + std::to_string(rc) : execError) + "):\n" + log);
   auto cubin = llvm::MemoryBuffer::getFile(out, /*IsText=*/false);
   if (!cubin)
     return makeError("cannot read the cubin ptxas wrote: " + cubin.getError().message());

@@ -69,8 +69,7 @@ public:
     }
     if (std::error_code ec = llvm::sys::fs::rename(tempPath, finalPath)) {
       llvm::sys::fs::remove(tempPath);
-      llvm::errs() << "cannot write output file '" << finalPath << "': " << ec.message()
-                   << "\n";
+      llvm::errs() << "cannot write output file '" << finalPath << "': " << ec.message() << "\n";
       return 1;
     }
     return 0;
@@ -89,8 +88,7 @@ private:
       finalPath = path;
       llvm::SmallString<256> temp;
       int fd;
-      if (std::error_code ec =
-              llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp)) {
+      if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp)) {
         setupError = "cannot open output file '" + path + "': " + ec.message();
         return false;
       }

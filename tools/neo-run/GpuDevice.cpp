@@ -31,8 +31,7 @@ public:
 
   static llvm::Error fromStatus(const Status &s) { return makeError(s.message()); }
 
-  llvm::Error run(llvm::ArrayRef<HostBuffer> inputs,
-                  llvm::ArrayRef<HostBuffer> outputs) override {
+  llvm::Error run(llvm::ArrayRef<HostBuffer> inputs, llvm::ArrayRef<HostBuffer> outputs) override {
     std::vector<const void *> in;
     std::vector<void *> out;
     for (const HostBuffer &b : inputs)

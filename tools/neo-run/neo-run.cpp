@@ -91,20 +91,20 @@ static cl::opt<double> gradTolerance("gradcheck-tolerance",
 static cl::opt<unsigned> gradProbes("gradcheck-probes",
                                     cl::desc("Random coordinates probed per input"),
                                     cl::init(8), cl::cat(category));
-static cl::opt<std::string> device(
-    "device",
-    cl::desc("Where to run: cpu, cuda, or auto (cuda when a GPU is found, else cpu)"),
-    cl::init("auto"), cl::cat(category));
-static cl::opt<std::string> gpuPipelineOptions(
-    "gpu-pipeline-options",
-    cl::desc("Options of neo-lower-to-ptx for --device cuda and --emit-bundle "
-             "(e.g. \"chip=sm_90 tensor-cores=tf32\")"),
-    cl::init(""), cl::cat(category));
-static cl::opt<std::string> emitBundleDir(
-    "emit-bundle",
-    cl::desc("Compile the function for the GPU into a bundle directory (PTX, cubin, "
-             "manifest, the inputs and reference outputs) and exit"),
-    cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    device("device",
+           cl::desc("Where to run: cpu, cuda, or auto (cuda when a GPU is found, else cpu)"),
+           cl::init("auto"), cl::cat(category));
+static cl::opt<std::string>
+    gpuPipelineOptions("gpu-pipeline-options",
+                       cl::desc("Options of neo-lower-to-ptx for --device cuda and --emit-bundle "
+                                "(e.g. \"chip=sm_90 tensor-cores=tf32\")"),
+                       cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    emitBundleDir("emit-bundle",
+                  cl::desc("Compile the function for the GPU into a bundle directory (PTX, cubin, "
+                           "manifest, the inputs and reference outputs) and exit"),
+                  cl::init(""), cl::cat(category));
 static cl::opt<std::string> bundleReference(
     "bundle-reference",
     cl::desc("Reference outputs of --emit-bundle: interpreter (default), cpu (the CPU "
@@ -239,10 +239,9 @@ int runGradCheck(ModuleOp module, const FunctionSignature &sig,
     return fail("gradcheck of '" + sig.name + "' failed");
   bool ok = report->ok();
   for (const GradCheckInput &in : report->inputs)
-    llvm::outs() << "gradcheck d" << in.name << ": finite differences (float64, "
-                 << in.probes << " probes): max rel error "
-                 << llvm::format("%.3g", in.maxRelError) << ", max abs error "
-                 << llvm::format("%.3g", in.maxAbsError) << ": "
+    llvm::outs() << "gradcheck d" << in.name << ": finite differences (float64, " << in.probes
+                 << " probes): max rel error " << llvm::format("%.3g", in.maxRelError)
+                 << ", max abs error " << llvm::format("%.3g", in.maxAbsError) << ": "
                  << (!in.finite ? "NON-FINITE (the gradient or its finite differences "
                                   "are NaN or Inf)"
                      : in.ok    ? "ok"
@@ -438,8 +437,10 @@ int main(int argc, char **argv) {
   double compileMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
-  llvm::outs() << "compiled '" << sig->name << "' " << (onGpu ? "for the GPU (" + gpuFn->describe() + ")" : std::string("for the CPU")) << " in " << llvm::format("%.1f", compileMs)
-               << " ms" << (engine.getStats().diskHits ? " (from the cache)" : "") << "\n";
+  llvm::outs() << "compiled '" << sig->name << "' "
+               << (onGpu ? "for the GPU (" + gpuFn->describe() + ")" : std::string("for the CPU"))
+               << " in " << llvm::format("%.1f", compileMs) << " ms"
+               << (engine.getStats().diskHits ? " (from the cache)" : "") << "\n";
   auto runOnce = [&](llvm::ArrayRef<HostBuffer> in, llvm::ArrayRef<HostBuffer> out) {
     return onGpu ? gpuFn->run(in, out) : cpuExe->run(sig->name, in, out);
   };

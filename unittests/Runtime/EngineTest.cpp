@@ -207,9 +207,8 @@ TEST_F(EngineTest, HalfAndDoublePrecision) {
 // that cannot be allocated, are errors that name the argument.
 TEST_F(EngineTest, SignaturesRejectHugeAndZeroSizedTensors) {
   auto parse = [&](llvm::StringRef type) {
-    std::string text = ("func.func @f(%a: " + type + ") -> " + type + " {\n  return %a : " +
-                        type + "\n}\n")
-                           .str();
+    std::string text =
+        ("func.func @f(%a: " + type + ") -> " + type + " {\n  return %a : " + type + "\n}\n").str();
     return parseSourceString<ModuleOp>(text, &context);
   };
   auto message = [](auto expected) {

@@ -40,6 +40,7 @@ public:
   ElementKind getElementKind() const { return element; }
 
 private:
+  bool checkSizes(const Statement &stmt);
   bool resolve(std::unique_ptr<Expr> &e);
   bool typeCheck(Expr *e);
   bool inferExtents(Expr *e);

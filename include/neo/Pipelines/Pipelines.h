@@ -55,8 +55,7 @@ void buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &opt
 
 /// Options of `neo-lower-to-ptx`.
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
-  PassOptions::Option<std::string> chip{*this, "chip",
-                                        llvm::cl::desc("Target GPU architecture"),
+  PassOptions::Option<std::string> chip{*this, "chip", llvm::cl::desc("Target GPU architecture"),
                                         llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> features{
       *this, "features", llvm::cl::desc("PTX features (e.g. +ptx80; empty: LLVM's default)"),
@@ -79,9 +78,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise", llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> eqsat{
-      *this, "eqsat", llvm::cl::desc("Run neo-eqsat-fuse (with GPU costs) first"),
-      llvm::cl::init(false)};
+  PassOptions::Option<bool> eqsat{*this, "eqsat",
+                                  llvm::cl::desc("Run neo-eqsat-fuse (with GPU costs) first"),
+                                  llvm::cl::init(false)};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin through ptxas), "

@@ -216,8 +216,7 @@ static std::string formatList(ArrayRef<int64_t> values) {
   return s;
 }
 
-std::optional<int64_t> mlir::neo::getCheckedNumElements(ArrayRef<int64_t> shape,
-                                                        int64_t limit) {
+std::optional<int64_t> mlir::neo::getCheckedNumElements(ArrayRef<int64_t> shape, int64_t limit) {
   int64_t n = 1;
   for (int64_t d : shape)
     if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > limit)
@@ -230,8 +229,7 @@ static LogicalResult verifyTensorSize(Operation *op, Type type, const Twine &wha
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape() || getCheckedNumElements(tensor.getShape()))
     return success();
-  return op->emitOpError() << what << " of type " << type
-                           << " has more than 2^40 elements";
+  return op->emitOpError() << what << " of type " << type << " has more than 2^40 elements";
 }
 
 /// Fails on an operand or result of more than kMaxTensorElements elements.

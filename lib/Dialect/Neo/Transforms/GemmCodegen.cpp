@@ -150,9 +150,8 @@ struct OperandLayout {
 } // namespace
 
 std::string GemmProblem::key() const {
-  return "gemm " + elementType + " batch=" + std::to_string(batch) +
-         " m=" + std::to_string(m) + " n=" + std::to_string(n) +
-         " k=" + std::to_string(this->k) + " layout=" + layout +
+  return "gemm " + elementType + " batch=" + std::to_string(batch) + " m=" + std::to_string(m) +
+         " n=" + std::to_string(n) + " k=" + std::to_string(this->k) + " layout=" + layout +
          (inputType.empty() || inputType == elementType ? "" : " in=" + inputType);
 }
 

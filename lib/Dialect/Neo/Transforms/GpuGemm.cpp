@@ -20,10 +20,10 @@
 #include "GpuKernelBuilder.h"
 #include "neo/Dialect/Neo/Transforms/GpuCodegen.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -55,13 +55,20 @@ FailureOr<GpuGemmSchedule> GpuGemmSchedule::fromAttr(DictionaryAttr dict, std::s
       return failure();
     }
     int64_t x = v.getInt();
-    if (n == "bm") s.bm = x;
-    else if (n == "bn") s.bn = x;
-    else if (n == "bk") s.bk = x;
-    else if (n == "tm") s.tm = x;
-    else if (n == "tn") s.tn = x;
-    else if (n == "wm") s.wm = x;
-    else if (n == "wn") s.wn = x;
+    if (n == "bm")
+      s.bm = x;
+    else if (n == "bn")
+      s.bn = x;
+    else if (n == "bk")
+      s.bk = x;
+    else if (n == "tm")
+      s.tm = x;
+    else if (n == "tn")
+      s.tn = x;
+    else if (n == "wm")
+      s.wm = x;
+    else if (n == "wn")
+      s.wn = x;
     else {
       error = "unknown gpu gemm field '" + n.str() + "'";
       return failure();
@@ -137,7 +144,7 @@ struct GemmKernel {
     KB kb = k();
     // Extents are 0 where tiles never overhang (no check needed).
     Value valid = kb.andI(rowExtent ? kb.lt(row, rowExtent) : Value(),
-                    colExtent ? kb.lt(col, colExtent) : Value());
+                          colExtent ? kb.lt(col, colExtent) : Value());
     // Clamp into bounds so that the load itself is always legal.
     int64_t lastRow = rowExtent - (count > 1 && !vectorAlongCol ? count : 1);
     int64_t lastCol = colExtent - (count > 1 && vectorAlongCol ? count : 1);
@@ -230,8 +237,8 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
       for (int64_t r = 0; r < BM * BK / 4 / T; ++r) {
         Value e = kb.add(tid, r * T);
         Value i = kb.div(e, BK / 4), kk = kb.mul(kb.rem(e, BK / 4), 4);
-        auto vals = g.loadTile(g.A, batch, kM, kb.add(m0, i), mCheck, kK, kb.add(k0, kk), kCheck,
-                               4, /*vectorAlongCol=*/true, acc);
+        auto vals = g.loadTile(g.A, batch, kM, kb.add(m0, i), mCheck, kK, kb.add(k0, kk), kCheck, 4,
+                               /*vectorAlongCol=*/true, acc);
         for (int64_t x = 0; x < 4; ++x)
           memref::StoreOp::create(b, loc, vals[x], As, ValueRange{kb.add(kk, x), i});
       }
@@ -241,8 +248,8 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
         Value e = kb.add(tid, r * T);
         Value i = kFast ? kb.div(e, BK) : kb.rem(e, BM);
         Value kk = kFast ? kb.rem(e, BK) : kb.div(e, BM);
-        auto vals = g.loadTile(g.A, batch, kM, kb.add(m0, i), mCheck, kK, kb.add(k0, kk), kCheck,
-                               1, true, acc);
+        auto vals = g.loadTile(g.A, batch, kM, kb.add(m0, i), mCheck, kK, kb.add(k0, kk), kCheck, 1,
+                               true, acc);
         memref::StoreOp::create(b, loc, vals[0], As, ValueRange{kk, i});
       }
     }
@@ -251,8 +258,8 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
       for (int64_t r = 0; r < BK * BN / 4 / T; ++r) {
         Value e = kb.add(tid, r * T);
         Value kk = kb.div(e, BN / 4), j = kb.mul(kb.rem(e, BN / 4), 4);
-        auto vals = g.loadTile(g.B, batch, kK, kb.add(k0, kk), kCheck, kN, kb.add(n0, j), nCheck,
-                               4, true, acc);
+        auto vals = g.loadTile(g.B, batch, kK, kb.add(k0, kk), kCheck, kN, kb.add(n0, j), nCheck, 4,
+                               true, acc);
         Value v = vector::FromElementsOp::create(b, loc, VectorType::get({4}, acc), vals);
         vector::StoreOp::create(b, loc, v, Bs, ValueRange{kk, j}, /*nontemporal=*/false,
                                 llvm::MaybeAlign(4 * acc.getIntOrFloatBitWidth() / 8));
@@ -263,8 +270,8 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
         Value e = kb.add(tid, r * T);
         Value kk = nFast ? kb.div(e, BN) : kb.rem(e, BK);
         Value j = nFast ? kb.rem(e, BN) : kb.div(e, BK);
-        auto vals = g.loadTile(g.B, batch, kK, kb.add(k0, kk), kCheck, kN, kb.add(n0, j), nCheck,
-                               1, true, acc);
+        auto vals = g.loadTile(g.B, batch, kK, kb.add(k0, kk), kCheck, kN, kb.add(n0, j), nCheck, 1,
+                               true, acc);
         memref::StoreOp::create(b, loc, vals[0], Bs, ValueRange{kk, j});
       }
     }
@@ -308,8 +315,8 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
     for (int64_t gj = 0; gj < TN / 4; ++gj) {
       Value col0 = kb.add(n0, kb.add(kb.mul(tCol, 4), gj * (BN / TN) * 4));
       if (vecC) {
-        Value valid = kb.andI(mCheck ? kb.lt(row, p.m) : Value(),
-                              nCheck ? kb.lt(col0, p.n) : Value());
+        Value valid =
+            kb.andI(mCheck ? kb.lt(row, p.m) : Value(), nCheck ? kb.lt(col0, p.n) : Value());
         OpBuilder::InsertionGuard guard(b);
         if (valid) {
           auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
@@ -321,15 +328,15 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
         SmallVector<Value> parts;
         for (int64_t x = 0; x < 4; ++x)
           parts.push_back(loop.getResult(i * TN + gj * 4 + x));
-        Value sum = arith::AddFOp::create(b, loc, old,
-                                          vector::FromElementsOp::create(b, loc, vt, parts));
+        Value sum =
+            arith::AddFOp::create(b, loc, old, vector::FromElementsOp::create(b, loc, vt, parts));
         vector::StoreOp::create(b, loc, sum, g.C.flat, off, false, llvm::MaybeAlign(vbytes));
         continue;
       }
       for (int64_t x = 0; x < 4; ++x) {
         Value col = kb.add(col0, x);
-        Value valid = kb.andI(mCheck ? kb.lt(row, p.m) : Value(),
-                              nCheck ? kb.lt(col, p.n) : Value());
+        Value valid =
+            kb.andI(mCheck ? kb.lt(row, p.m) : Value(), nCheck ? kb.lt(col, p.n) : Value());
         OpBuilder::InsertionGuard guard(b);
         if (valid) {
           auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
@@ -402,7 +409,8 @@ static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, in
         Value e = kb.add(tid, r * T);
         Value i = kb.div(e, BK / 4), kk = kb.mul(kb.rem(e, BK / 4), 4);
         Value off = g.A.offset(kb, batch, kM, kb.add(m0, i), kK, kb.add(k0, kk));
-        Value v = vector::LoadOp::create(b, loc, vt, g.A.flat, off, false, llvm::MaybeAlign(vbytes));
+        Value v =
+            vector::LoadOp::create(b, loc, vt, g.A.flat, off, false, llvm::MaybeAlign(vbytes));
         vector::StoreOp::create(b, loc, v, As, ValueRange{i, kk}, false, llvm::MaybeAlign(vbytes));
       }
     } else {
@@ -422,7 +430,8 @@ static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, in
         Value e = kb.add(tid, r * T);
         Value kk = kb.div(e, BN / 4), j = kb.mul(kb.rem(e, BN / 4), 4);
         Value off = g.B.offset(kb, batch, kK, kb.add(k0, kk), kN, kb.add(n0, j));
-        Value v = vector::LoadOp::create(b, loc, vt, g.B.flat, off, false, llvm::MaybeAlign(vbytes));
+        Value v =
+            vector::LoadOp::create(b, loc, vt, g.B.flat, off, false, llvm::MaybeAlign(vbytes));
         vector::StoreOp::create(b, loc, v, Bs, ValueRange{kk, j}, false, llvm::MaybeAlign(vbytes));
       }
     } else {
@@ -451,9 +460,8 @@ static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, in
             UnitAttr()));
       for (int64_t i = 0; i < TI; ++i)
         for (int64_t j = 0; j < TJ; ++j)
-          accs[i * TJ + j] = gpu::SubgroupMmaComputeOp::create(b, loc, cType, af[i], bf[j],
-                                                               accs[i * TJ + j], UnitAttr(),
-                                                               UnitAttr());
+          accs[i * TJ + j] = gpu::SubgroupMmaComputeOp::create(
+              b, loc, cType, af[i], bf[j], accs[i * TJ + j], UnitAttr(), UnitAttr());
     }
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, accs);
@@ -540,14 +548,13 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   Location loc = op.getLoc();
   int64_t threads = tensorCores ? s.mmaThreads() : s.simtThreads();
   Type sharedElem = tensorCores ? in : acc;
-  SmallVector<Type> shared = {
-      tensorCores ? sharedType({s.bm, s.bk + 8}, sharedElem)
-                  : sharedType({s.bk, s.bm + 4}, sharedElem),
-      tensorCores ? sharedType({s.bk, s.bn + 8}, sharedElem) : sharedType({s.bk, s.bn}, sharedElem)};
-  gpu::LaunchOp launch =
-      createLaunch(rewriter, loc,
-                   {(p.n + s.bn - 1) / s.bn, (p.m + s.bm - 1) / s.bm, p.batch * splits},
-                   {threads}, shared);
+  SmallVector<Type> shared = {tensorCores ? sharedType({s.bm, s.bk + 8}, sharedElem)
+                                          : sharedType({s.bk, s.bm + 4}, sharedElem),
+                              tensorCores ? sharedType({s.bk, s.bn + 8}, sharedElem)
+                                          : sharedType({s.bk, s.bn}, sharedElem)};
+  gpu::LaunchOp launch = createLaunch(
+      rewriter, loc, {(p.n + s.bn - 1) / s.bn, (p.m + s.bm - 1) / s.bm, p.batch * splits},
+      {threads}, shared);
   KB kb{rewriter, loc};
   GemmKernel g{rewriter, loc, p, s, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
@@ -556,14 +563,15 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     buildMma(g, launch, As, Bs, s.bk, kStep);
   else
     buildSimt(g, launch, As, Bs, splits, kChunk);
-  launch->setAttr("neo.kernel", rewriter.getStringAttr(
-                                    tensorCores ? "gemm_mma" : implicit ? "gemm_implicit" : "gemm_simt"));
+  launch->setAttr("neo.kernel", rewriter.getStringAttr(tensorCores ? "gemm_mma"
+                                                       : implicit  ? "gemm_implicit"
+                                                                   : "gemm_simt"));
   rewriter.eraseOp(op);
   return true;
 }
 
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                         const GpuGemmSchedule &schedule) {
+                                           const GpuGemmSchedule &schedule) {
   FailureOr<GemmProblem> problem = analyzeGemm(op);
   if (failed(problem))
     return false;
@@ -642,8 +650,8 @@ std::optional<llvm::SmallBitVector> dependence(linalg::LinalgOp op, Value v,
 
 /// The dims the last index of the first load feeding `v` depends on (where
 /// consecutive loop indices are adjacent in memory).
-std::optional<llvm::SmallBitVector> innermostDims(linalg::LinalgOp op, Value v,
-                                                  llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
+std::optional<llvm::SmallBitVector>
+innermostDims(linalg::LinalgOp op, Value v, llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
   Block *body = op.getBlock();
   SmallVector<Value> work = {v};
   llvm::DenseSet<Value> seen;
@@ -704,8 +712,8 @@ Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, Array
       if (auto d = dyn_cast<AffineDimExpr>(e))
         indices.push_back(ivs[d.getPosition()]);
       else
-        indices.push_back(affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
+        indices.push_back(
+            affine::AffineApplyOp::create(b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
     }
     return memref::LoadOp::create(b, loc, operand.get(), indices);
   };

@@ -101,8 +101,8 @@ struct GenericKernel {
     if (depth == reduction.size())
       return body(ivs, outs);
     KB kb = k();
-    auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(ranges[reduction[depth]]),
-                                   kb.idx(1), outs);
+    auto loop =
+        scf::ForOp::create(b, loc, kb.idx(0), kb.idx(ranges[reduction[depth]]), kb.idx(1), outs);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     ivs[reduction[depth]] = loop.getInductionVar();
@@ -244,8 +244,8 @@ LogicalResult mlir::neo::generateGpuGeneric(RewriterBase &rewriter, linalg::Lina
   }
   auto warpReduce = [&](Value v, Operation *c) {
     for (int32_t offset = 16; offset >= 1; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
+      Value other =
+          gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
       v = combine(b, loc, c, v, other);
     }
     return v;

@@ -55,8 +55,8 @@ struct KB {
     for (int64_t i = 0; i < type.getRank(); ++i)
       all[0].push_back(i);
     if (type.getRank() == 0)
-      return memref::ExpandShapeOp::create(b, loc, MemRefType::get({1}, type.getElementType()),
-                                           mem, SmallVector<ReassociationIndices>{},
+      return memref::ExpandShapeOp::create(b, loc, MemRefType::get({1}, type.getElementType()), mem,
+                                           SmallVector<ReassociationIndices>{},
                                            ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     return memref::CollapseShapeOp::create(b, loc, mem, all);
   }
@@ -68,7 +68,7 @@ inline bool isFlatViewable(Type type) {
   auto m = dyn_cast<MemRefType>(type);
   return m && m.hasStaticShape() && m.getLayout().isIdentity() &&
          (!m.getMemorySpace() || (isa<IntegerAttr>(m.getMemorySpace()) &&
-                                      cast<IntegerAttr>(m.getMemorySpace()).getInt() == 0));
+                                  cast<IntegerAttr>(m.getMemorySpace()).getInt() == 0));
 }
 
 /// The memref type of a workgroup (shared memory) buffer.
@@ -84,11 +84,11 @@ inline gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, ArrayRef<int64_t> 
                                   ArrayRef<int64_t> block, TypeRange workgroup = {}) {
   auto c = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
   auto at = [](ArrayRef<int64_t> v, size_t i) { return i < v.size() ? v[i] : 1; };
-  auto launch = gpu::LaunchOp::create(b, loc, c(at(grid, 0)), c(at(grid, 1)), c(at(grid, 2)),
-                                      c(at(block, 0)), c(at(block, 1)), c(at(block, 2)),
-                                      /*dynamicSharedMemorySize=*/nullptr,
-                                      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-                                      workgroup);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, c(at(grid, 0)), c(at(grid, 1)), c(at(grid, 2)), c(at(block, 0)),
+                            c(at(block, 1)), c(at(block, 2)),
+                            /*dynamicSharedMemorySize=*/nullptr,
+                            /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, workgroup);
   Block &body = launch.getBody().front();
   b.setInsertionPointToEnd(&body);
   auto term = gpu::TerminatorOp::create(b, loc);

@@ -117,8 +117,7 @@ struct NeoGpuFinalizePass : public neo::impl::NeoGpuFinalizeBase<NeoGpuFinalizeP
   }
 };
 
-struct NeoGpuMergeModulesPass
-    : public neo::impl::NeoGpuMergeModulesBase<NeoGpuMergeModulesPass> {
+struct NeoGpuMergeModulesPass : public neo::impl::NeoGpuMergeModulesBase<NeoGpuMergeModulesPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -127,8 +126,8 @@ struct NeoGpuMergeModulesPass
     if (modules.empty())
       return;
     if (SymbolTable::lookupSymbolIn(module, moduleName)) {
-      module.emitError("neo-gpu-merge-modules: a symbol named '") << moduleName.getValue()
-                                                                   << "' exists already";
+      module.emitError("neo-gpu-merge-modules: a symbol named '")
+          << moduleName.getValue() << "' exists already";
       return signalPassFailure();
     }
     OpBuilder b(modules.front());
@@ -153,9 +152,10 @@ struct NeoGpuMergeModulesPass
         std::string name = isa<gpu::GPUFuncOp>(op) && cast<gpu::GPUFuncOp>(op).isKernel()
                                ? prefix.str()
                                : (prefix + "_" + sym.getName()).str();
-        SymbolRefAttr oldRef =
-            SymbolRefAttr::get(b.getStringAttr(prefix), {FlatSymbolRefAttr::get(sym.getNameAttr())});
-        if (failed(SymbolTable::replaceAllSymbolUses(sym.getNameAttr(), b.getStringAttr(name), m))) {
+        SymbolRefAttr oldRef = SymbolRefAttr::get(b.getStringAttr(prefix),
+                                                  {FlatSymbolRefAttr::get(sym.getNameAttr())});
+        if (failed(
+                SymbolTable::replaceAllSymbolUses(sym.getNameAttr(), b.getStringAttr(name), m))) {
           m.emitError("neo-gpu-merge-modules: cannot rename ") << sym.getName();
           return signalPassFailure();
         }

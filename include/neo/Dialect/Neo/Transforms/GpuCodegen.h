@@ -70,7 +70,7 @@ struct GpuGenericSchedule {
 /// false (leaving the op) when the GEMM analysis does not accept it, and
 /// failure after a diagnostic when the schedule is invalid.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                              const GpuGemmSchedule &schedule);
+                                const GpuGemmSchedule &schedule);
 
 /// Implicit GEMM: a generic whose body is `out + a * b`, where a and b are
 /// computed from reads (gathers, padded reads: any pure expression of the

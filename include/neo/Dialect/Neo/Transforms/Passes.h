@@ -7,9 +7,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir {
-namespace affine { class AffineDialect; }
+namespace affine {
+class AffineDialect;
+}
 namespace arith { class ArithDialect; }
-namespace gpu { class GPUDialect; class GPUModuleOp; }
+namespace gpu {
+class GPUDialect;
+class GPUModuleOp;
+} // namespace gpu
 namespace math { class MathDialect; }
 namespace linalg { class LinalgDialect; }
 namespace memref { class MemRefDialect; }
