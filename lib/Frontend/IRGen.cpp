@@ -666,13 +666,15 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
       // 1 / (1 + e) for x >= 0 and e / (1 + e) below. Nothing overflows, in
       // the forward values or in the chain-rule gradient (1 / (1 + exp(-x))
       // gives 0 * inf = NaN in its gradient for large negative x).
+      // -|x| is written select(x >= 0, -x, x) rather than with math.absf,
+      // whose derivative (sign) is 0 at 0: the gradient at 0 is then 1/4.
       Value x = args[0];
-      Value e =
-          math::ExpOp::create(b, l, arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, x)));
-      Value one = floatConstant(b, l, 1.0);
-      Value den = arith::AddFOp::create(b, l, one, e);
       Value positive =
           arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, x, floatConstant(b, l, 0.0));
+      Value minusAbs = arith::SelectOp::create(b, l, positive, arith::NegFOp::create(b, l, x), x);
+      Value e = math::ExpOp::create(b, l, minusAbs);
+      Value one = floatConstant(b, l, 1.0);
+      Value den = arith::AddFOp::create(b, l, one, e);
       return arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, one, den),
                                      arith::DivFOp::create(b, l, e, den));
     }

@@ -64,6 +64,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 3: the schedule (GEMM kernels, threads, vector tiles).
   if (options.schedule) {
     NeoTileOptions tile;
+    tile.implicitGemm = options.implicitGemm;
     tile.threads = options.threads;
     tile.records = options.tuningRecords;
     tile.target = options.tuningTarget;
@@ -112,7 +113,7 @@ void mlir::neo::registerNeoPipelines() {
     PassPipelineRegistration<CpuPipelineOptions>(
         "neo-lower-to-cpu",
         "Lower neo IR to the LLVM dialect for the host CPU (see "
-        "docs/pipelines.md)",
+        "docs/flow.md, docs/schedules.md)",
         buildNeoLowerToCpuPipeline);
     PassPipelineRegistration<GpuPipelineOptions>(
         "neo-lower-to-ptx",

@@ -15,6 +15,7 @@ The package talks to libNeoCAPI.so through ctypes; set NEO_LIBRARY to use a
 library other than the one of this repository's build tree.
 """
 import ctypes
+import sys as _sys
 import threading
 
 import numpy as np
@@ -45,7 +46,10 @@ class Context:
         return NeoError(message.decode().strip() if message else default)
 
     def __del__(self):
-        if getattr(self, "_handle", None):
+        # At interpreter exit the order of finalization is arbitrary (a
+        # context may go before its modules, a compile worker may still run):
+        # leave the memory to the OS rather than free it out of order.
+        if getattr(self, "_handle", None) and not _sys.is_finalizing():
             _capi.contextDestroy(self._handle)
             self._handle = None
 
@@ -147,7 +151,10 @@ class Module:
         return rc == 0, text
 
     def __del__(self):
-        if getattr(self, "_handle", None):
+        # At interpreter exit the order of finalization is arbitrary (a
+        # context may go before its modules, a compile worker may still run):
+        # leave the memory to the OS rather than free it out of order.
+        if getattr(self, "_handle", None) and not _sys.is_finalizing():
             _capi.moduleDestroy(self._handle)
             self._handle = None
 
@@ -158,7 +165,10 @@ class _Executable:
         self.context = context  # keeps the context alive
 
     def __del__(self):
-        if getattr(self, "handle", None):
+        # At interpreter exit the order of finalization is arbitrary (a
+        # context may go before its modules, a compile worker may still run):
+        # leave the memory to the OS rather than free it out of order.
+        if getattr(self, "handle", None) and not _sys.is_finalizing():
             _capi.executableDestroy(self.handle)
             self.handle = None
 

@@ -18,6 +18,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> implicitGemm{
+      *this, "implicit-gemm",
+      llvm::cl::desc("Run convolutions and other bilinear ops as GEMMs that gather their "
+                     "operands (neo-tile implicit-gemm)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> eqsat{
       *this, "eqsat",
       llvm::cl::desc("Run neo-eqsat-fuse (fusion by equality saturation) first"),

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelBuilder.h"
+#include "ImplicitGemm.h"
 #include "neo/Dialect/Neo/Transforms/GpuCodegen.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -603,273 +604,15 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
 // Implicit GEMM: bilinear generics such as convolutions
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The loop dims a value of `op`'s body depends on, or nullopt when it reads
-/// the output or holds an op with regions or side effects other than loads.
-std::optional<llvm::SmallBitVector> dependence(linalg::LinalgOp op, Value v,
-                                               llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
-  unsigned numLoops = op.getNumLoops();
-  if (auto it = memo.find(v); it != memo.end())
-    return it->second;
-  Block *body = op.getBlock();
-  llvm::SmallBitVector dims(numLoops);
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (arg.getOwner() != body)
-      return dims; // defined outside: constant over the loops
-    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
-    if (op.isDpsInit(&operand))
-      return std::nullopt;
-    if (isa<MemRefType>(operand.get().getType()))
-      for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
-        e.walk([&](AffineExpr x) {
-          if (auto d = dyn_cast<AffineDimExpr>(x))
-            dims.set(d.getPosition());
-        });
-    memo[v] = dims;
-    return dims;
-  }
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != body)
-    return dims;
-  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
-    dims.set(index.getDim());
-    memo[v] = dims;
-    return dims;
-  }
-  if (def->getNumRegions() || (!isPure(def) && !isa<memref::LoadOp>(def)))
-    return std::nullopt;
-  for (Value operand : def->getOperands()) {
-    auto d = dependence(op, operand, memo);
-    if (!d)
-      return std::nullopt;
-    dims |= *d;
-  }
-  memo[v] = dims;
-  return dims;
-}
-
-/// The dims the last index of the first load feeding `v` depends on (where
-/// consecutive loop indices are adjacent in memory).
-std::optional<llvm::SmallBitVector>
-innermostDims(linalg::LinalgOp op, Value v, llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
-  Block *body = op.getBlock();
-  SmallVector<Value> work = {v};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(x)) {
-      if (arg.getOwner() != body)
-        continue;
-      OpOperand &operand = op->getOpOperand(arg.getArgNumber());
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      if (!isa<MemRefType>(operand.get().getType()) || map.getNumResults() == 0)
-        continue;
-      llvm::SmallBitVector dims(op.getNumLoops());
-      map.getResults().back().walk([&](AffineExpr e) {
-        if (auto d = dyn_cast<AffineDimExpr>(e))
-          dims.set(d.getPosition());
-      });
-      return dims;
-    }
-    Operation *def = x.getDefiningOp();
-    if (!def || def->getBlock() != body)
-      continue;
-    if (auto load = dyn_cast<memref::LoadOp>(def)) {
-      if (load.getIndices().empty())
-        continue;
-      return dependence(op, load.getIndices().back(), memo);
-    }
-    for (Value operand : llvm::reverse(def->getOperands()))
-      work.push_back(operand);
-  }
-  return std::nullopt;
-}
-
-/// Clones what `v` needs of `op`'s body at the iteration point `ivs`.
-Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, ArrayRef<Value> ivs) {
-  Block *body = op.getBlock();
-  SetVector<Operation *> slice;
-  SmallVector<Value> work = {v};
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    Operation *def = x.getDefiningOp();
-    if (!def || def->getBlock() != body || slice.contains(def))
-      continue;
-    slice.insert(def);
-    for (Value operand : def->getOperands())
-      work.push_back(operand);
-  }
-  IRMapping map;
-  auto readArg = [&](BlockArgument arg) -> Value {
-    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
-    if (!isa<MemRefType>(operand.get().getType()))
-      return operand.get();
-    SmallVector<Value> indices;
-    AffineMap m = op.getMatchingIndexingMap(&operand);
-    for (AffineExpr e : m.getResults()) {
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        indices.push_back(ivs[d.getPosition()]);
-      else
-        indices.push_back(
-            affine::AffineApplyOp::create(b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
-    }
-    return memref::LoadOp::create(b, loc, operand.get(), indices);
-  };
-  for (Operation &inner : *body) {
-    if (!slice.contains(&inner))
-      continue;
-    for (Value operand : inner.getOperands())
-      if (auto arg = dyn_cast<BlockArgument>(operand))
-        if (arg.getOwner() == body && !map.lookupOrNull(arg))
-          map.map(arg, readArg(arg));
-    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-      map.map(index.getResult(), ivs[index.getDim()]);
-      continue;
-    }
-    b.clone(inner, map);
-  }
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return arg.getOwner() == body ? readArg(arg) : v;
-  return map.lookupOrDefault(v);
-}
-} // namespace
-
 FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                                    const GpuGemmSchedule &schedule) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || !op.getBlock())
+  std::optional<ImplicitGemm> analysis = analyzeImplicitGemm(op);
+  if (!analysis)
     return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
-    return false;
-  Block *body = op.getBlock();
-  OpOperand *init = op.getDpsInitOperand(0);
-  auto cType = dyn_cast<MemRefType>(init->get().getType());
-  if (!cType || !cType.hasStaticShape())
-    return false;
-  Type acc = cType.getElementType();
-  BlockArgument out = body->getArgument(init->getOperandNumber());
-  // out + a * b, or select(cond, out + a * b, out) (a domain constraint),
-  // which is out + select(cond, a, 0) * b.
-  Value yielded = body->getTerminator()->getOperand(0);
-  Value cond;
-  if (auto select = yielded.getDefiningOp<arith::SelectOp>()) {
-    if (select->getBlock() != body || select.getFalseValue() != out)
-      return false;
-    cond = select.getCondition();
-    yielded = select.getTrueValue();
-  }
-  auto add = yielded.getDefiningOp<arith::AddFOp>();
-  if (!add || add->getBlock() != body ||
-      std::distance(out.use_begin(), out.use_end()) != (cond ? 2 : 1))
-    return false;
-  Value product = add.getLhs() == out ? add.getRhs() : add.getRhs() == out ? add.getLhs() : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
-  if (!mul || mul->getBlock() != body)
-    return false;
-  llvm::DenseMap<Value, llvm::SmallBitVector> memo;
-  auto depA = dependence(op, mul.getLhs(), memo), depB = dependence(op, mul.getRhs(), memo);
-  if (!depA || !depB)
-    return false;
-  // Roles of the loop dims.
-  AffineMap outMap = op.getMatchingIndexingMap(init);
-  SmallVector<unsigned> batchDims, mDims, nDims, kDims;
-  llvm::SmallBitVector inOut(op.getNumLoops());
-  for (AffineExpr e : outMap.getResults()) {
-    auto d = dyn_cast<AffineDimExpr>(e);
-    if (!d || inOut.test(d.getPosition()))
-      return false;
-    inOut.set(d.getPosition());
-  }
-  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
-    bool inA = depA->test(i), inB = depB->test(i);
-    if (it == utils::IteratorType::reduction) {
-      if (inOut.test(i) || (!inA && !inB))
-        return false;
-      kDims.push_back(i);
-      continue;
-    }
-    if (!inOut.test(i))
-      return false;
-    if (inA && inB)
-      batchDims.push_back(i);
-    else if (inA)
-      mDims.push_back(i);
-    else if (inB)
-      nDims.push_back(i);
-    else
-      return false;
-  }
-  if (mDims.empty() || nDims.empty() || kDims.empty())
-    return false;
-  // The constraint goes with the operand whose loader knows its dims.
-  bool condOnA = true;
-  if (cond) {
-    auto depCond = dependence(op, cond, memo);
-    if (!depCond)
-      return false;
-    bool usesM = llvm::any_of(mDims, [&](unsigned d) { return depCond->test(d); });
-    bool usesN = llvm::any_of(nDims, [&](unsigned d) { return depCond->test(d); });
-    if (usesM && usesN)
-      return false;
-    condOnA = !usesN;
-  }
-  auto extent = [&](ArrayRef<unsigned> dims) {
-    int64_t e = 1;
-    for (unsigned d : dims)
-      e *= ranges[d];
-    return e;
-  };
-  GemmProblem p;
-  p.elementType = acc.isF64() ? "f64" : "f32";
-  p.inputType = p.elementType;
-  p.batch = extent(batchDims);
-  p.m = extent(mDims);
-  p.n = extent(nDims);
-  p.k = extent(kDims);
-  p.layout = "implicit";
-  if (p.m * p.n * p.k < 1)
-    return false;
-  auto fastRole = [&](Value v, int rowRole, ArrayRef<unsigned> rowDims) {
-    auto dims = innermostDims(op, v, memo);
-    if (!dims)
-      return rowRole;
-    for (unsigned d : kDims)
-      if (dims->test(d))
-        return kK;
-    (void)rowDims;
-    return rowRole;
-  };
-  int fastA = fastRole(mul.getLhs(), kM, mDims), fastB = fastRole(mul.getRhs(), kN, nDims);
-  Value lhs = mul.getLhs(), rhs = mul.getRhs();
-  Value cMem = init->get();
-
-  // The iteration point of (batch, row, col) with rows and columns over the
-  // given dims (used by the loaders once the kernel is being built; all it
-  // captures outlives emitGemm below).
-  auto split = [&](KB kb, Value linear, ArrayRef<unsigned> dims, SmallVectorImpl<Value> &ivs) {
-    for (int64_t i = dims.size() - 1; i >= 0; --i) {
-      if (i == 0) {
-        ivs[dims[i]] = linear;
-        break;
-      }
-      ivs[dims[i]] = ranges[dims[i]] == 1 ? kb.idx(0) : kb.rem(linear, ranges[dims[i]]);
-      linear = kb.div(linear, ranges[dims[i]]);
-    }
-  };
-  auto point = [&](KB kb, Value batch, ArrayRef<unsigned> rowDims, Value row,
-                   ArrayRef<unsigned> colDims, Value col) {
-    SmallVector<Value> ivs(ranges.size());
-    Value zero = kb.idx(0);
-    for (Value &v : ivs)
-      v = zero;
-    if (!batchDims.empty())
-      split(kb, batch, batchDims, ivs);
-    split(kb, row, rowDims, ivs);
-    split(kb, col, colDims, ivs);
-    return ivs;
-  };
+  const ImplicitGemm &ig = *analysis;
+  Type acc = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType();
+  int fastA = ig.aKFast ? kK : kM, fastB = ig.bKFast ? kK : kN;
+  Value cMem = op.getDpsInitOperand(0)->get();
   auto make = [&](KB &kbRef, Operand &A, Operand &B, Operand &C) {
     KB kb = kbRef;
     Location loc = kb.loc;
@@ -880,25 +623,15 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
     }
     A.fastRole = fastA;
     B.fastRole = fastB;
-    auto guarded = [&, kb, loc](Value v, bool withCond, ArrayRef<Value> ivs) {
-      Value x = cloneSlice(kb.b, loc, op, v, ivs);
-      if (!cond || !withCond)
-        return x;
-      Value c = cloneSlice(kb.b, loc, op, cond, ivs);
-      return arith::SelectOp::create(kb.b, loc, c, x, KB(kb).zero(x.getType())).getResult();
+    A.implicitLoad = [&, kb, loc](Value batch, Value m, Value k) {
+      return ig.loadA(kb.b, loc, batch, m, k);
     };
-    A.implicitLoad = [&, kb, guarded](Value batch, Value m, Value k) {
-      return guarded(lhs, condOnA, point(kb, batch, mDims, m, kDims, k));
-    };
-    B.implicitLoad = [&, kb, guarded](Value batch, Value k, Value n) {
-      return guarded(rhs, !condOnA, point(kb, batch, kDims, k, nDims, n));
+    B.implicitLoad = [&, kb, loc](Value batch, Value k, Value n) {
+      return ig.loadB(kb.b, loc, batch, k, n);
     };
     C.implicitAdd = [&, kb, loc](Value batch, Value m, Value n, Value value, bool atomic) {
       OpBuilder &b = kb.b;
-      SmallVector<Value> ivs = point(kb, batch, mDims, m, nDims, n);
-      SmallVector<Value> indices;
-      for (AffineExpr e : outMap.getResults())
-        indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+      SmallVector<Value> indices = ig.outIndices(b, loc, batch, m, n);
       if (atomic) {
         memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value, cMem, indices);
         return;
@@ -907,6 +640,6 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
       memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, value), cMem, indices);
     };
   };
-  return emitGemm(rewriter, op, p, acc, acc, /*cRowsContiguous=*/false, schedule, make,
+  return emitGemm(rewriter, op, ig.problem, acc, acc, /*cRowsContiguous=*/false, schedule, make,
                   /*implicit=*/true);
 }

@@ -218,7 +218,17 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         op->emitOpError("invalid schedule: vector size must be 1 to 64 and threads >= 1");
         return signalPassFailure();
       }
+      if (!dict && op.getNumDpsInits() == 1) {
+        // The defaults (and records) are for f32's 16 lanes: with f64's 8,
+        // narrow the register tile so that its accumulators fit.
+        if (auto t = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()))
+          if (t.getElementType().isF64())
+            while (gemm.nr > 8 && gemm.nr % 16 == 0 && gemm.mr * (gemm.nr / 8) > 30)
+              gemm.nr /= 2;
+      }
       if (succeeded(generateGemm(rewriter, op, gemm)))
+        continue;
+      if (implicitGemm && succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
         continue;
       tileGeneric(rewriter, op, generic);
     }

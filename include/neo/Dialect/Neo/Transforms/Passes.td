@@ -144,6 +144,9 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
     Option<"gemmMC", "gemm-mc", "int64_t", /*default=*/"128", "GEMM row block">,
     Option<"gemmNC", "gemm-nc", "int64_t", /*default=*/"512", "GEMM column block">,
     Option<"gemmKC", "gemm-kc", "int64_t", /*default=*/"256", "GEMM depth block">,
+    Option<"implicitGemm", "implicit-gemm", "bool", /*default=*/"true",
+           "Run bilinear generics (convolutions, forward and backward) as GEMMs "
+           "whose packing gathers the operands">,
     Option<"records", "records", "std::string", /*default=*/"\"\"",
            "Tuning records (JSON, written by neo-tune) to take schedules from">,
     Option<"target", "target", "std::string", /*default=*/"\"\"",

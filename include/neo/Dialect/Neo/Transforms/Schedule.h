@@ -71,6 +71,16 @@ LogicalResult generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                            const GemmSchedule &schedule, GemmProblem *analyzeOnly = nullptr);
 FailureOr<GemmProblem> analyzeGemm(linalg::LinalgOp op);
 
+/// If `op` is a bilinear generic (`out + a * b` with `a` and `b` computed from
+/// reads, possibly padded or under a domain constraint: convolutions forward
+/// and backward, shifted and dilated reads), replaces it by a packed,
+/// register-blocked GEMM whose packing gathers the operands (implicit im2col).
+/// Returns failure (and leaves the op) otherwise.
+LogicalResult generateCpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                                      const GemmSchedule &schedule);
+/// The GEMM sizes of that form (layout "implicit"), for schedules and records.
+FailureOr<GemmProblem> analyzeCpuImplicitGemm(linalg::LinalgOp op);
+
 } // namespace neo
 } // namespace mlir
 

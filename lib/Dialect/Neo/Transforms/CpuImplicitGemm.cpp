@@ -1,0 +1,186 @@
+//===- CpuImplicitGemm.cpp - Convolutions and other bilinear ops as GEMMs -===//
+//
+// A bilinear generic (ImplicitGemm.h: convolutions forward and both
+// gradients, shifted, strided, dilated and padded reads) runs as a packed,
+// register-blocked GEMM whose packing routines gather the operands through
+// the op's own index arithmetic (an im2col that is never materialised beyond
+// one block):
+//
+//   parallel (batch, jc) over N in blocks of NC:          [threads]
+//     for ic over M step MC:
+//       Cp = 0                                  (MC x NC, tile-major)
+//       for kc over K step KC:
+//         pack B[kc:+KC, jc:+NC] -> Bp[NC/NR][KC][NR]   (gathered, zero-padded)
+//         pack A[ic:+MC, kc:+KC] -> Ap[MC/MR][KC][MR]
+//         for jr, ir: Cp tile += Ap[ir] * Bp[jr]        (the GEMM micro-kernel)
+//       C[ic:+MC, jc:+NC] += Cp                 (scattered through the output map)
+//
+// C is read and written once per block whatever K is; the larger of M and N
+// plays N so that its (costlier) packing happens once per block.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmBuilder.h"
+#include "ImplicitGemm.h"
+#include "neo/Dialect/Neo/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+
+FailureOr<GemmProblem> mlir::neo::analyzeCpuImplicitGemm(linalg::LinalgOp op) {
+  std::optional<ImplicitGemm> g = analyzeImplicitGemm(op);
+  if (!g)
+    return failure();
+  if (g->problem.m > g->problem.n)
+    g->swapOperands();
+  return g->problem;
+}
+
+LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
+                                                 const GemmSchedule &s) {
+  std::optional<ImplicitGemm> analysis = analyzeImplicitGemm(op);
+  if (!analysis)
+    return failure();
+  ImplicitGemm &ig = *analysis;
+  if (ig.problem.m > ig.problem.n)
+    ig.swapOperands();
+  Value C = op.getDpsInitOperand(0)->get();
+  Type elem = cast<MemRefType>(C.getType()).getElementType();
+  int64_t V = elem.isF32() ? 16 : 8;
+  std::string error;
+  if (!s.isValid(V, error))
+    return op->emitOpError("invalid gemm schedule: ") << error, failure();
+  int64_t batch = ig.problem.batch, M = ig.problem.m, N = ig.problem.n, K = ig.problem.k;
+  int64_t MR = s.mr, NR = s.nr, NV = NR / V;
+  int64_t MC = std::min(s.mc, (M + MR - 1) / MR * MR);
+  int64_t KC = std::min(s.kc, K);
+  int64_t NC = std::min(s.nc, (N + NR - 1) / NR * NR);
+  if (s.threads > 1 && batch < s.threads && N >= 2 * NR) {
+    int64_t perThread = (N + s.threads - 1) / s.threads;
+    NC = std::min(NC, (perThread + NR - 1) / NR * NR);
+  }
+  int64_t numJc = (N + NC - 1) / NC;
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  OpBuilder &b = rewriter;
+  Location loc = op.getLoc();
+  GemmBuilder g{b, loc, elem, V};
+  auto bpType = MemRefType::get({NC / NR, KC, NR}, elem);
+  auto apType = MemRefType::get({MC / MR, KC, MR}, elem);
+  auto cpType = MemRefType::get({MC / MR, NC / NR, MR, NR}, elem);
+
+  auto body = [&](ValueRange ivs) {
+    Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
+    Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
+    Value numJb = arith::CeilDivSIOp::create(b, loc, ncs, g.idx(NR));
+    auto alignment = b.getI64IntegerAttr(64);
+    Value Bp = memref::AllocOp::create(b, loc, bpType, ValueRange{}, alignment);
+    Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
+    Value Cp = memref::AllocOp::create(b, loc, cpType, ValueRange{}, alignment);
+    g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
+      Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
+      Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
+      linalg::FillOp::create(b, loc, g.zero(), Cp);
+      g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
+        Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
+        // Pack B: columns past N read as zeros.
+        g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+            Value row = g.add(kc, k);
+            Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
+            g.loop(g.idx(0), g.idx(NR), g.idx(1), [&](Value e) {
+              Value col = g.add(col0, e);
+              Value v = ig.loadB(b, loc, bi, row, g.min(col, g.idx(N - 1)));
+              if (N % NR != 0 || NC % NR != 0)
+                v = arith::SelectOp::create(b, loc, g.lt(col, g.idx(N)), v, g.zero());
+              memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, e});
+            });
+          });
+        });
+        // Pack A: rows past M read as zeros.
+        g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
+          g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+            Value depth = g.add(kc, k);
+            for (int64_t r = 0; r < MR; ++r) {
+              Value rowIdx = g.add(g.add(ic, g.mul(ib, g.idx(MR))), g.idx(r));
+              Value v = ig.loadA(b, loc, bi, g.min(rowIdx, g.idx(M - 1)), depth);
+              if (M % MR != 0 || MC % MR != 0)
+                v = arith::SelectOp::create(b, loc, g.lt(rowIdx, g.idx(M)), v, g.zero());
+              memref::StoreOp::create(b, loc, v, Ap, ValueRange{ib, k, g.idx(r)});
+            }
+          });
+        });
+        // Register tiles of Cp.
+        g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
+            auto at = [&](int64_t r, int64_t t) -> SmallVector<Value> {
+              return {ib, jb, g.idx(r), g.idx(t * V)};
+            };
+            SmallVector<Value> accs;
+            for (int64_t r = 0; r < MR; ++r)
+              for (int64_t t = 0; t < NV; ++t)
+                accs.push_back(vector::LoadOp::create(b, loc, g.vecType(), Cp, at(r, t)));
+            auto kLoop = scf::ForOp::create(b, loc, g.idx(0), kcs, g.idx(1), accs);
+            {
+              OpBuilder::InsertionGuard kg(b);
+              b.setInsertionPointToStart(kLoop.getBody());
+              Value k = kLoop.getInductionVar();
+              ValueRange acc = kLoop.getRegionIterArgs();
+              SmallVector<Value> bv, next;
+              for (int64_t t = 0; t < NV; ++t)
+                bv.push_back(vector::LoadOp::create(b, loc, g.vecType(), Bp,
+                                                    ValueRange{jb, k, g.idx(t * V)}));
+              for (int64_t r = 0; r < MR; ++r) {
+                Value a = memref::LoadOp::create(b, loc, Ap, ValueRange{ib, k, g.idx(r)});
+                Value x = vector::BroadcastOp::create(b, loc, g.vecType(), a);
+                for (int64_t t = 0; t < NV; ++t)
+                  next.push_back(vector::FMAOp::create(b, loc, x, bv[t], acc[r * NV + t]));
+              }
+              scf::YieldOp::create(b, loc, next);
+            }
+            for (int64_t r = 0; r < MR; ++r)
+              for (int64_t t = 0; t < NV; ++t)
+                vector::StoreOp::create(b, loc, kLoop.getResult(r * NV + t), Cp, at(r, t));
+          });
+        });
+      });
+      // C += Cp over the valid rows and columns.
+      g.loop(g.idx(0), mcs, g.idx(1), [&](Value r) {
+        Value row = g.add(ic, r);
+        Value ib = arith::DivUIOp::create(b, loc, r, g.idx(MR));
+        Value ir = arith::RemUIOp::create(b, loc, r, g.idx(MR));
+        g.loop(g.idx(0), ncs, g.idx(1), [&](Value c) {
+          Value jb = arith::DivUIOp::create(b, loc, c, g.idx(NR));
+          Value jr = arith::RemUIOp::create(b, loc, c, g.idx(NR));
+          Value part = memref::LoadOp::create(b, loc, Cp, ValueRange{ib, jb, ir, jr});
+          SmallVector<Value> at = ig.outIndices(b, loc, bi, row, g.add(jc, c));
+          Value old = memref::LoadOp::create(b, loc, C, at);
+          memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, at);
+        });
+      });
+    });
+    memref::DeallocOp::create(b, loc, Bp);
+    memref::DeallocOp::create(b, loc, Ap);
+    memref::DeallocOp::create(b, loc, Cp);
+  };
+
+  if (s.threads > 1 && batch * numJc > 1) {
+    auto par = scf::ParallelOp::create(b, loc, ValueRange{g.idx(0), g.idx(0)},
+                                       ValueRange{g.idx(batch), g.idx(numJc)},
+                                       ValueRange{g.idx(1), g.idx(1)});
+    OpBuilder::InsertionGuard pg(b);
+    b.setInsertionPointToStart(par.getBody());
+    body(par.getInductionVars());
+  } else {
+    auto outer = scf::ForOp::create(b, loc, g.idx(0), g.idx(batch), g.idx(1));
+    OpBuilder::InsertionGuard og(b);
+    b.setInsertionPointToStart(outer.getBody());
+    auto inner = scf::ForOp::create(b, loc, g.idx(0), g.idx(numJc), g.idx(1));
+    b.setInsertionPointToStart(inner.getBody());
+    body(ValueRange{outer.getInductionVar(), inner.getInductionVar()});
+  }
+  rewriter.eraseOp(op);
+  return success();
+}

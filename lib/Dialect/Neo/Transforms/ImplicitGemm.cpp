@@ -1,0 +1,319 @@
+//===- ImplicitGemm.cpp - Bilinear generics seen as GEMMs -----------------===//
+#include "ImplicitGemm.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+
+namespace {
+/// The loop dims a value of `op`'s body depends on, or nullopt when it reads
+/// the output or holds an op with regions or side effects other than loads.
+std::optional<llvm::SmallBitVector> dependence(linalg::LinalgOp op, Value v,
+                                               llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
+  unsigned numLoops = op.getNumLoops();
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  Block *body = op.getBlock();
+  llvm::SmallBitVector dims(numLoops);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != body)
+      return dims; // defined outside: constant over the loops
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (op.isDpsInit(&operand))
+      return std::nullopt;
+    if (isa<MemRefType>(operand.get().getType()))
+      for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults())
+        e.walk([&](AffineExpr x) {
+          if (auto d = dyn_cast<AffineDimExpr>(x))
+            dims.set(d.getPosition());
+        });
+    memo[v] = dims;
+    return dims;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != body)
+    return dims;
+  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+    dims.set(index.getDim());
+    memo[v] = dims;
+    return dims;
+  }
+  if (def->getNumRegions() || (!isPure(def) && !isa<memref::LoadOp>(def)))
+    return std::nullopt;
+  for (Value operand : def->getOperands()) {
+    auto d = dependence(op, operand, memo);
+    if (!d)
+      return std::nullopt;
+    dims |= *d;
+  }
+  memo[v] = dims;
+  return dims;
+}
+
+/// The dims the last index of the first load feeding `v` depends on (where
+/// consecutive loop indices are adjacent in memory).
+std::optional<llvm::SmallBitVector>
+innermostDims(linalg::LinalgOp op, Value v, llvm::DenseMap<Value, llvm::SmallBitVector> &memo) {
+  Block *body = op.getBlock();
+  SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() != body)
+        continue;
+      OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (!isa<MemRefType>(operand.get().getType()) || map.getNumResults() == 0)
+        continue;
+      llvm::SmallBitVector dims(op.getNumLoops());
+      map.getResults().back().walk([&](AffineExpr e) {
+        if (auto d = dyn_cast<AffineDimExpr>(e))
+          dims.set(d.getPosition());
+      });
+      return dims;
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      continue;
+    if (auto load = dyn_cast<memref::LoadOp>(def)) {
+      if (load.getIndices().empty())
+        continue;
+      return dependence(op, load.getIndices().back(), memo);
+    }
+    for (Value operand : llvm::reverse(def->getOperands()))
+      work.push_back(operand);
+  }
+  return std::nullopt;
+}
+
+/// Clones what `v` needs of `op`'s body at the iteration point `ivs`.
+Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, ArrayRef<Value> ivs) {
+  Block *body = op.getBlock();
+  SetVector<Operation *> slice;
+  SmallVector<Value> work = {v};
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != body || slice.contains(def))
+      continue;
+    slice.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  IRMapping map;
+  auto readArg = [&](BlockArgument arg) -> Value {
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (!isa<MemRefType>(operand.get().getType()))
+      return operand.get();
+    SmallVector<Value> indices;
+    AffineMap m = op.getMatchingIndexingMap(&operand);
+    for (AffineExpr e : m.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        indices.push_back(ivs[d.getPosition()]);
+      else
+        indices.push_back(
+            affine::AffineApplyOp::create(b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
+    }
+    return memref::LoadOp::create(b, loc, operand.get(), indices);
+  };
+  for (Operation &inner : *body) {
+    if (!slice.contains(&inner))
+      continue;
+    for (Value operand : inner.getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        if (arg.getOwner() == body && !map.lookupOrNull(arg))
+          map.map(arg, readArg(arg));
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, map);
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == body ? readArg(arg) : v;
+  return map.lookupOrDefault(v);
+}
+} // namespace
+
+std::optional<ImplicitGemm> mlir::neo::analyzeImplicitGemm(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || !op.getBlock())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  Block *body = op.getBlock();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto cType = dyn_cast<MemRefType>(init->get().getType());
+  if (!cType || !cType.hasStaticShape())
+    return std::nullopt;
+  Type acc = cType.getElementType();
+  if (!acc.isF32() && !acc.isF64())
+    return std::nullopt;
+  BlockArgument out = body->getArgument(init->getOperandNumber());
+  // out + a * b, or select(cond, out + a * b, out) (a domain constraint),
+  // which is out + select(cond, a, 0) * b.
+  Value yielded = body->getTerminator()->getOperand(0);
+  Value cond;
+  if (auto select = yielded.getDefiningOp<arith::SelectOp>()) {
+    if (select->getBlock() != body || select.getFalseValue() != out)
+      return std::nullopt;
+    cond = select.getCondition();
+    yielded = select.getTrueValue();
+  }
+  auto add = yielded.getDefiningOp<arith::AddFOp>();
+  if (!add || add->getBlock() != body ||
+      std::distance(out.use_begin(), out.use_end()) != (cond ? 2 : 1))
+    return std::nullopt;
+  Value product = add.getLhs() == out ? add.getRhs() : add.getRhs() == out ? add.getLhs() : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : arith::MulFOp();
+  if (!mul || mul->getBlock() != body || mul.getType() != acc)
+    return std::nullopt;
+  llvm::DenseMap<Value, llvm::SmallBitVector> memo;
+  auto depA = dependence(op, mul.getLhs(), memo), depB = dependence(op, mul.getRhs(), memo);
+  if (!depA || !depB)
+    return std::nullopt;
+  ImplicitGemm g;
+  g.op = op;
+  g.ranges = ranges;
+  g.outMap = op.getMatchingIndexingMap(init);
+  llvm::SmallBitVector inOut(op.getNumLoops());
+  for (AffineExpr e : g.outMap.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || inOut.test(d.getPosition()))
+      return std::nullopt;
+    inOut.set(d.getPosition());
+  }
+  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
+    bool inA = depA->test(i), inB = depB->test(i);
+    if (it == utils::IteratorType::reduction) {
+      if (inOut.test(i) || (!inA && !inB))
+        return std::nullopt;
+      g.kDims.push_back(i);
+      continue;
+    }
+    if (!inOut.test(i))
+      return std::nullopt;
+    if (inA && inB)
+      g.batchDims.push_back(i);
+    else if (inA)
+      g.mDims.push_back(i);
+    else if (inB)
+      g.nDims.push_back(i);
+    else
+      return std::nullopt;
+  }
+  if (g.mDims.empty() || g.nDims.empty() || g.kDims.empty())
+    return std::nullopt;
+  // The constraint goes with the operand whose loader knows its dims.
+  if (cond) {
+    auto depCond = dependence(op, cond, memo);
+    if (!depCond)
+      return std::nullopt;
+    bool usesM = llvm::any_of(g.mDims, [&](unsigned d) { return depCond->test(d); });
+    bool usesN = llvm::any_of(g.nDims, [&](unsigned d) { return depCond->test(d); });
+    if (usesM && usesN)
+      return std::nullopt;
+    g.condOnA = !usesN;
+  }
+  auto extent = [&](ArrayRef<unsigned> dims) {
+    int64_t e = 1;
+    for (unsigned d : dims)
+      e *= ranges[d];
+    return e;
+  };
+  GemmProblem &p = g.problem;
+  p.elementType = acc.isF64() ? "f64" : "f32";
+  p.inputType = p.elementType;
+  p.vectorWidth = acc.isF64() ? 8 : 16;
+  p.batch = extent(g.batchDims);
+  p.m = extent(g.mDims);
+  p.n = extent(g.nDims);
+  p.k = extent(g.kDims);
+  p.layout = "implicit";
+  if (p.m * p.n * p.k < 1)
+    return std::nullopt;
+  auto kFast = [&](Value v) {
+    auto dims = innermostDims(op, v, memo);
+    return dims && llvm::any_of(g.kDims, [&](unsigned d) { return dims->test(d); });
+  };
+  g.a = mul.getLhs();
+  g.b = mul.getRhs();
+  g.cond = cond;
+  g.aKFast = kFast(g.a);
+  g.bKFast = kFast(g.b);
+  return g;
+}
+
+void ImplicitGemm::swapOperands() {
+  std::swap(a, b);
+  std::swap(mDims, nDims);
+  std::swap(aKFast, bKFast);
+  std::swap(problem.m, problem.n);
+  condOnA = !condOnA;
+  problem.aInput = 1 - problem.aInput;
+}
+
+SmallVector<Value> ImplicitGemm::point(OpBuilder &builder, Location loc, Value batch,
+                                       ArrayRef<unsigned> rowDims, Value row,
+                                       ArrayRef<unsigned> colDims, Value col) const {
+  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v); };
+  SmallVector<Value> ivs(ranges.size());
+  Value zero = idx(0);
+  for (Value &v : ivs)
+    v = zero;
+  auto split = [&](Value linear, ArrayRef<unsigned> dims) {
+    for (int64_t i = dims.size() - 1; i >= 0; --i) {
+      if (i == 0) {
+        ivs[dims[i]] = linear;
+        break;
+      }
+      int64_t e = ranges[dims[i]];
+      ivs[dims[i]] = e == 1 ? zero : arith::RemUIOp::create(builder, loc, linear, idx(e));
+      if (e != 1)
+        linear = arith::DivUIOp::create(builder, loc, linear, idx(e));
+    }
+  };
+  if (!batchDims.empty())
+    split(batch, batchDims);
+  split(row, rowDims);
+  split(col, colDims);
+  return ivs;
+}
+
+Value ImplicitGemm::load(OpBuilder &builder, Location loc, Value v, bool withCond,
+                         ArrayRef<Value> ivs) const {
+  Value x = cloneSlice(builder, loc, op, v, ivs);
+  if (!cond || !withCond)
+    return x;
+  Value c = cloneSlice(builder, loc, op, cond, ivs);
+  Value zero = arith::ConstantOp::create(builder, loc, builder.getZeroAttr(x.getType()));
+  return arith::SelectOp::create(builder, loc, c, x, zero);
+}
+
+Value ImplicitGemm::loadA(OpBuilder &builder, Location loc, Value batch, Value m, Value k) const {
+  return load(builder, loc, a, condOnA, point(builder, loc, batch, mDims, m, kDims, k));
+}
+
+Value ImplicitGemm::loadB(OpBuilder &builder, Location loc, Value batch, Value k, Value n) const {
+  return load(builder, loc, b, !condOnA, point(builder, loc, batch, kDims, k, nDims, n));
+}
+
+SmallVector<Value> ImplicitGemm::outIndices(OpBuilder &builder, Location loc, Value batch, Value m,
+                                            Value n) const {
+  SmallVector<Value> ivs = point(builder, loc, batch, mDims, m, nDims, n);
+  SmallVector<Value> indices;
+  for (AffineExpr e : outMap.getResults())
+    indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+  return indices;
+}

@@ -1,0 +1,66 @@
+//===- ImplicitGemm.h - Bilinear generics seen as GEMMs ---------*- C++ -*-===//
+//
+// A linalg op on static memrefs whose body is `out + a * b` (or
+// `select(cond, out + a * b, out)`, a domain constraint), where `a` and `b`
+// are computed from loads of the inputs (through the indexing maps, or
+// clamped and selected loads for padded reads), is a GEMM over roles of its
+// loop dims: batch dims reach both factors, m dims only `a`, n dims only `b`,
+// and the reduction dims are K. Convolutions (forward and both gradients),
+// shifted and dilated reads all take this form. The CPU and GPU generators
+// gather the operands through `loadA`/`loadB` ("implicit" im2col) instead of
+// indexing memrefs directly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_DIALECT_NEO_TRANSFORMS_IMPLICITGEMM_H
+#define NEO_LIB_DIALECT_NEO_TRANSFORMS_IMPLICITGEMM_H
+
+#include "neo/Dialect/Neo/Transforms/Schedule.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace mlir {
+namespace neo {
+
+struct ImplicitGemm {
+  linalg::LinalgOp op;
+  SmallVector<int64_t> ranges;
+  SmallVector<unsigned> batchDims, mDims, nDims, kDims;
+  /// The factors of the product (a plays A, b plays B) and the optional
+  /// domain constraint, which multiplies A's value when `condOnA`, else B's.
+  Value a, b, cond;
+  bool condOnA = true;
+  /// Whether the innermost index of the first load of A (B) moves with K.
+  bool aKFast = false, bKFast = false;
+  AffineMap outMap;
+  /// Sizes for schedules and records: layout "implicit".
+  GemmProblem problem;
+
+  /// Exchanges the roles of A and B (and of m and n).
+  void swapOperands();
+
+  /// The iteration point with `row` and `col` linear indices over the given
+  /// dims (the last dim of each varies fastest) and the batch index.
+  SmallVector<Value> point(OpBuilder &builder, Location loc, Value batch,
+                           ArrayRef<unsigned> rowDims, Value row, ArrayRef<unsigned> colDims,
+                           Value col) const;
+  /// A[batch, m, k] and B[batch, k, n] (the constraint applied as a factor).
+  Value loadA(OpBuilder &builder, Location loc, Value batch, Value m, Value k) const;
+  Value loadB(OpBuilder &builder, Location loc, Value batch, Value k, Value n) const;
+  /// The output's indices of C[batch, m, n].
+  SmallVector<Value> outIndices(OpBuilder &builder, Location loc, Value batch, Value m,
+                                Value n) const;
+
+private:
+  Value load(OpBuilder &builder, Location loc, Value v, bool withCond, ArrayRef<Value> ivs) const;
+};
+
+/// The implicit GEMM of `op`, or nullopt when its body has another shape.
+std::optional<ImplicitGemm> analyzeImplicitGemm(linalg::LinalgOp op);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_DIALECT_NEO_TRANSFORMS_IMPLICITGEMM_H
