@@ -230,6 +230,8 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         continue;
       if (implicitGemm && succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
         continue;
+      if (succeeded(generateCpuRowReduction(rewriter, op, generic.vectorSize, generic.threads)))
+        continue;
       tileGeneric(rewriter, op, generic);
     }
   }

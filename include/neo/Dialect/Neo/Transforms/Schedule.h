@@ -81,6 +81,13 @@ LogicalResult generateCpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp o
 /// The GEMM sizes of that form (layout "implicit"), for schedules and records.
 FailureOr<GemmProblem> analyzeCpuImplicitGemm(linalg::LinalgOp op);
 
+/// If `op`'s innermost loop is its only reduction and its body is
+/// `combine(out, f(reads))` with a sum, product, max or min, replaces it by
+/// loops that keep a vector accumulator of `vectorSize` lanes per output
+/// element (reduced once at the end), the first parallel dim over `threads`.
+LogicalResult generateCpuRowReduction(RewriterBase &rewriter, linalg::LinalgOp op,
+                                      int64_t vectorSize, int64_t threads);
+
 } // namespace neo
 } // namespace mlir
 
