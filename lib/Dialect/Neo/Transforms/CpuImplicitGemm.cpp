@@ -71,6 +71,27 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
   auto apType = MemRefType::get({MC / MR, KC, MR}, elem);
   auto cpType = MemRefType::get({MC / MR, NC / NR, MR, NR}, elem);
 
+  // Tables of the loop indices of each packed row and column, filled once
+  // per block, so that the packing loops gather without dividing.
+  Type indexType = b.getIndexType();
+  auto tableType = [&](ArrayRef<unsigned> dims, int64_t n) {
+    return MemRefType::get({std::max<int64_t>(1, dims.size()), n}, indexType);
+  };
+  auto fillTable = [&](Value table, ArrayRef<unsigned> dims, Value start, int64_t n,
+                       int64_t extent) {
+    g.loop(g.idx(0), g.idx(n), g.idx(1), [&](Value i) {
+      Value linear = g.min(g.add(start, i), g.idx(extent - 1));
+      SmallVector<Value> ivs(ig.ranges.size(), g.idx(0));
+      ig.split(b, loc, linear, dims, ivs);
+      for (auto [t, d] : llvm::enumerate(dims))
+        memref::StoreOp::create(b, loc, ivs[d], table, ValueRange{g.idx(t), i});
+    });
+  };
+  auto readTable = [&](Value table, ArrayRef<unsigned> dims, Value i, SmallVectorImpl<Value> &ivs) {
+    for (auto [t, d] : llvm::enumerate(dims))
+      ivs[d] = memref::LoadOp::create(b, loc, table, ValueRange{g.idx(t), i});
+  };
+
   auto body = [&](ValueRange ivs) {
     Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
     Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
@@ -79,22 +100,34 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     Value Bp = memref::AllocOp::create(b, loc, bpType, ValueRange{}, alignment);
     Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
     Value Cp = memref::AllocOp::create(b, loc, cpType, ValueRange{}, alignment);
+    Value nTab = memref::AllocOp::create(b, loc, tableType(ig.nDims, NC));
+    Value mTab = memref::AllocOp::create(b, loc, tableType(ig.mDims, MC));
+    Value kTab = memref::AllocOp::create(b, loc, tableType(ig.kDims, KC));
+    SmallVector<Value> base(ig.ranges.size(), g.idx(0));
+    if (!ig.batchDims.empty())
+      ig.split(b, loc, bi, ig.batchDims, base);
+    fillTable(nTab, ig.nDims, jc, NC, N);
     g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
       Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
       Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
       linalg::FillOp::create(b, loc, g.zero(), Cp);
+      fillTable(mTab, ig.mDims, ic, MC, M);
       g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
         Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
+        fillTable(kTab, ig.kDims, kc, KC, K);
         // Pack B: columns past N read as zeros.
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
           g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
-            Value row = g.add(kc, k);
-            Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
+            SmallVector<Value> at(base);
+            readTable(kTab, ig.kDims, k, at);
+            Value c0 = g.mul(jb, g.idx(NR));
             g.loop(g.idx(0), g.idx(NR), g.idx(1), [&](Value e) {
-              Value col = g.add(col0, e);
-              Value v = ig.loadB(b, loc, bi, row, g.min(col, g.idx(N - 1)));
+              Value c = g.add(c0, e);
+              SmallVector<Value> point(at);
+              readTable(nTab, ig.nDims, c, point);
+              Value v = ig.loadBAt(b, loc, point);
               if (N % NR != 0 || NC % NR != 0)
-                v = arith::SelectOp::create(b, loc, g.lt(col, g.idx(N)), v, g.zero());
+                v = arith::SelectOp::create(b, loc, g.lt(g.add(jc, c), g.idx(N)), v, g.zero());
               memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, e});
             });
           });
@@ -102,12 +135,15 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
         // Pack A: rows past M read as zeros.
         g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
           g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
-            Value depth = g.add(kc, k);
+            SmallVector<Value> at(base);
+            readTable(kTab, ig.kDims, k, at);
             for (int64_t r = 0; r < MR; ++r) {
-              Value rowIdx = g.add(g.add(ic, g.mul(ib, g.idx(MR))), g.idx(r));
-              Value v = ig.loadA(b, loc, bi, g.min(rowIdx, g.idx(M - 1)), depth);
+              Value row = g.add(g.mul(ib, g.idx(MR)), g.idx(r));
+              SmallVector<Value> point(at);
+              readTable(mTab, ig.mDims, row, point);
+              Value v = ig.loadAAt(b, loc, point);
               if (M % MR != 0 || MC % MR != 0)
-                v = arith::SelectOp::create(b, loc, g.lt(rowIdx, g.idx(M)), v, g.zero());
+                v = arith::SelectOp::create(b, loc, g.lt(g.add(ic, row), g.idx(M)), v, g.zero());
               memref::StoreOp::create(b, loc, v, Ap, ValueRange{ib, k, g.idx(r)});
             }
           });
@@ -148,22 +184,24 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
       });
       // C += Cp over the valid rows and columns.
       g.loop(g.idx(0), mcs, g.idx(1), [&](Value r) {
-        Value row = g.add(ic, r);
+        SmallVector<Value> at(base);
+        readTable(mTab, ig.mDims, r, at);
         Value ib = arith::DivUIOp::create(b, loc, r, g.idx(MR));
         Value ir = arith::RemUIOp::create(b, loc, r, g.idx(MR));
         g.loop(g.idx(0), ncs, g.idx(1), [&](Value c) {
+          SmallVector<Value> point(at);
+          readTable(nTab, ig.nDims, c, point);
           Value jb = arith::DivUIOp::create(b, loc, c, g.idx(NR));
           Value jr = arith::RemUIOp::create(b, loc, c, g.idx(NR));
           Value part = memref::LoadOp::create(b, loc, Cp, ValueRange{ib, jb, ir, jr});
-          SmallVector<Value> at = ig.outIndices(b, loc, bi, row, g.add(jc, c));
-          Value old = memref::LoadOp::create(b, loc, C, at);
-          memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, at);
+          SmallVector<Value> out = ig.outIndicesAt(point);
+          Value old = memref::LoadOp::create(b, loc, C, out);
+          memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
         });
       });
     });
-    memref::DeallocOp::create(b, loc, Bp);
-    memref::DeallocOp::create(b, loc, Ap);
-    memref::DeallocOp::create(b, loc, Cp);
+    for (Value buffer : {Bp, Ap, Cp, nTab, mTab, kTab})
+      memref::DeallocOp::create(b, loc, buffer);
   };
 
   if (s.threads > 1 && batch * numJc > 1) {

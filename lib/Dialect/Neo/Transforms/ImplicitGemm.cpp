@@ -264,31 +264,41 @@ void ImplicitGemm::swapOperands() {
   problem.aInput = 1 - problem.aInput;
 }
 
+void ImplicitGemm::split(OpBuilder &builder, Location loc, Value linear, ArrayRef<unsigned> dims,
+                         SmallVectorImpl<Value> &ivs) const {
+  for (int64_t i = dims.size() - 1; i >= 0; --i) {
+    if (i == 0) {
+      ivs[dims[i]] = linear;
+      break;
+    }
+    int64_t e = ranges[dims[i]];
+    Value extent = arith::ConstantIndexOp::create(builder, loc, e);
+    ivs[dims[i]] = e == 1 ? arith::ConstantIndexOp::create(builder, loc, 0).getResult()
+                          : arith::RemUIOp::create(builder, loc, linear, extent).getResult();
+    if (e != 1)
+      linear = arith::DivUIOp::create(builder, loc, linear, extent);
+  }
+}
+
 SmallVector<Value> ImplicitGemm::point(OpBuilder &builder, Location loc, Value batch,
                                        ArrayRef<unsigned> rowDims, Value row,
                                        ArrayRef<unsigned> colDims, Value col) const {
-  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(builder, loc, v); };
   SmallVector<Value> ivs(ranges.size());
-  Value zero = idx(0);
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   for (Value &v : ivs)
     v = zero;
-  auto split = [&](Value linear, ArrayRef<unsigned> dims) {
-    for (int64_t i = dims.size() - 1; i >= 0; --i) {
-      if (i == 0) {
-        ivs[dims[i]] = linear;
-        break;
-      }
-      int64_t e = ranges[dims[i]];
-      ivs[dims[i]] = e == 1 ? zero : arith::RemUIOp::create(builder, loc, linear, idx(e));
-      if (e != 1)
-        linear = arith::DivUIOp::create(builder, loc, linear, idx(e));
-    }
-  };
   if (!batchDims.empty())
-    split(batch, batchDims);
-  split(row, rowDims);
-  split(col, colDims);
+    split(builder, loc, batch, batchDims, ivs);
+  split(builder, loc, row, rowDims, ivs);
+  split(builder, loc, col, colDims, ivs);
   return ivs;
+}
+
+SmallVector<Value> ImplicitGemm::outIndicesAt(ArrayRef<Value> ivs) const {
+  SmallVector<Value> indices;
+  for (AffineExpr e : outMap.getResults())
+    indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+  return indices;
 }
 
 Value ImplicitGemm::load(OpBuilder &builder, Location loc, Value v, bool withCond,

@@ -53,6 +53,19 @@ struct ImplicitGemm {
   SmallVector<Value> outIndices(OpBuilder &builder, Location loc, Value batch, Value m,
                                 Value n) const;
 
+  /// The same at a full iteration point (one value per loop dim; those the
+  /// operand does not read are ignored).
+  Value loadAAt(OpBuilder &builder, Location loc, ArrayRef<Value> ivs) const {
+    return load(builder, loc, a, condOnA, ivs);
+  }
+  Value loadBAt(OpBuilder &builder, Location loc, ArrayRef<Value> ivs) const {
+    return load(builder, loc, b, !condOnA, ivs);
+  }
+  SmallVector<Value> outIndicesAt(ArrayRef<Value> ivs) const;
+  /// Splits `linear` over `dims` (the last fastest) into ivs[dims[i]].
+  void split(OpBuilder &builder, Location loc, Value linear, ArrayRef<unsigned> dims,
+             SmallVectorImpl<Value> &ivs) const;
+
 private:
   Value load(OpBuilder &builder, Location loc, Value v, bool withCond, ArrayRef<Value> ivs) const;
 };
