@@ -46,12 +46,16 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     return failure();
   unsigned numLoops = op.getNumLoops();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (numLoops < 2 || op.getNumReductionLoops() != 1)
+  if (numLoops < 2 || op.getNumReductionLoops() < 1)
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return failure();
-  unsigned red = llvm::find(iterators, utils::IteratorType::reduction) - iterators.begin();
+  SmallVector<unsigned> reds;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::reduction)
+      reds.push_back(i);
+  unsigned red = reds.front();
   Block *body = op.getBlock();
   OpOperand *init = op.getDpsInitOperand(0);
   auto outType = dyn_cast<MemRefType>(init->get().getType());
@@ -60,21 +64,36 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   Type elem = outType.getElementType();
   if (!elem.isF32() && !elem.isF64())
     return failure();
-  // combine(out, x) with a combiner of known identity; out used only there.
+  // combine(out, x) with a combiner of known identity, out used only there;
+  // or select(c, combine(out, x), out) (a domain constraint).
   SmallVector<BlockArgument> outArgs(op.getRegionOutputArgs());
-  SmallVector<Operation *> combiners;
-  if (!matchReduction(outArgs, 0, combiners) || combiners.size() != 1)
+  BlockArgument out = outArgs[0];
+  Value yielded = body->getTerminator()->getOperand(0);
+  unsigned outUses = 1;
+  if (auto select = yielded.getDefiningOp<arith::SelectOp>();
+      select && select->getBlock() == body && select.getFalseValue() == out) {
+    yielded = select.getTrueValue();
+    outUses = 2;
+  }
+  Operation *combiner = yielded.getDefiningOp();
+  if (!combiner || combiner->getBlock() != body || combiner->getNumOperands() != 2 ||
+      !llvm::is_contained(combiner->getOperands(), Value(out)) ||
+      std::distance(out.use_begin(), out.use_end()) != outUses)
     return failure();
-  Operation *combiner = combiners.front();
   std::optional<vector::CombiningKind> kind = linalg::getCombinerOpKind(combiner);
   std::optional<TypedAttr> identity = arith::getNeutralElement(combiner);
-  if (!kind || !identity || combiner->getNumOperands() != 2 || !outArgs[0].hasOneUse() ||
-      body->getTerminator()->getOperand(0) != combiner->getResult(0))
+  if (!kind || !identity)
     return failure();
-  // The body: pure scalar arith/math only.
+  // The body: pure scalar arith/math, indices and loads (padded reads).
   for (Operation &inner : body->without_terminator()) {
     if (isa<linalg::IndexOp>(inner))
       continue;
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      if (load.getMemRef().getParentBlock() == body || load.getIndices().empty() ||
+          !load.getType().isIntOrFloat())
+        return failure();
+      continue;
+    }
     if (!isPure(&inner) || inner.getNumRegions() ||
         !isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()))
       return failure();
@@ -83,7 +102,8 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
         return failure();
   }
   AffineMap outMap = op.getMatchingIndexingMap(init);
-  if (!outMap.isProjectedPermutation() || outMap.isFunctionOfDim(red))
+  if (!outMap.isProjectedPermutation() ||
+      llvm::any_of(reds, [&](unsigned d) { return outMap.isFunctionOfDim(d); }))
     return failure();
   // Reads (and, for a parallel vector dim, the output) that move with `dim`
   // must have it last with unit stride: vector loads along it.
@@ -108,16 +128,45 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   // Rows (the reduction dim innermost in memory): vectors along it, reduced
   // horizontally once per output. Columns (the output's innermost dim is a
   // parallel dim): vectors along that dim, one output vector per block.
-  unsigned vecDim = red;
-  bool rows = readsAlong(red) && ranges[red] >= 2 * vectorSize;
+  // The values of the body that vary across the lanes of `dim`; loads in
+  // the body (padded reads) become gathers, which need every index but the
+  // last to be uniform.
+  llvm::DenseSet<Value> varying;
+  auto lanesOk = [&](unsigned dim) {
+    varying.clear();
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (isa<MemRefType>(in->get().getType()) &&
+          op.getMatchingIndexingMap(in).isFunctionOfDim(dim))
+        varying.insert(body->getArgument(in->getOperandNumber()));
+    varying.insert(outArgs[0]);
+    for (Operation &inner : body->without_terminator()) {
+      bool v = false;
+      if (auto index = dyn_cast<linalg::IndexOp>(inner))
+        v = index.getDim() == dim;
+      for (Value o : inner.getOperands())
+        v |= varying.contains(o);
+      if (auto load = dyn_cast<memref::LoadOp>(inner))
+        for (Value i : load.getIndices().drop_back())
+          if (varying.contains(i))
+            return false;
+      if (v)
+        for (Value r : inner.getResults())
+          varying.insert(r);
+    }
+    return true;
+  };
+  unsigned vecDim = reds.back();
+  bool rows = readsAlong(vecDim) && ranges[vecDim] >= 2 * vectorSize && lanesOk(vecDim);
   if (!rows) {
     if (outMap.getNumResults() == 0)
       return failure();
     vecDim = cast<AffineDimExpr>(outMap.getResults().back()).getPosition();
-    if (!readsAlong(vecDim) || !contiguousAlong(vecDim, init) || ranges[vecDim] < vectorSize)
+    if (!readsAlong(vecDim) || !contiguousAlong(vecDim, init) || ranges[vecDim] < vectorSize ||
+        !lanesOk(vecDim))
       return failure();
   }
-  int64_t R = ranges[red];
+  int64_t R = ranges[vecDim];
+  (void)red;
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -133,89 +182,130 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     return out;
   };
 
-  // f(reads) at (ivs with ivs[red] = j), combined into acc; `mask` for the tail.
+  // f(reads) at ivs (ivs[vecDim] the first lane), combined into acc; `mask`
+  // for the tail. Values uniform across the lanes stay scalars.
   auto step = [&](SmallVector<Value> &ivs, Value acc, Value mask) -> Value {
-    IRMapping map;
+    IRMapping uni, vec;
+    auto vecOfValue = [&](Value v) -> Value {
+      if (Value m = vec.lookupOrNull(v))
+        return m;
+      Value s = uni.lookupOrDefault(v); // uniform, or defined outside the body
+      Value splat = vector::BroadcastOp::create(b, loc, vecOf(s.getType()), s);
+      vec.map(v, splat);
+      return splat;
+    };
     for (OpOperand *in : op.getDpsInputOperands()) {
       BlockArgument arg = body->getArgument(in->getOperandNumber());
       Type t = arg.getType();
-      Value v;
-      auto memType = dyn_cast<MemRefType>(in->get().getType());
-      if (!memType) {
-        v = vector::BroadcastOp::create(b, loc, vecOf(t), in->get());
-      } else {
-        AffineMap m = op.getMatchingIndexingMap(in);
-        SmallVector<Value> at = indicesAt(m, ivs);
-        if (!m.isFunctionOfDim(vecDim)) {
-          v = vector::BroadcastOp::create(b, loc, vecOf(t),
-                                          memref::LoadOp::create(b, loc, in->get(), at));
-        } else if (mask) {
-          Value pass =
-              arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(t), b.getZeroAttr(t)));
-          v = vector::MaskedLoadOp::create(b, loc, vecOf(t), in->get(), at, mask, pass);
-        } else {
-          v = vector::LoadOp::create(b, loc, vecOf(t), in->get(), at);
-        }
-      }
-      map.map(arg, v);
-    }
-    map.map(outArgs[0], acc);
-    auto vec = [&](Value v) -> Value {
-      if (Value m = map.lookupOrNull(v))
-        return m;
-      // Defined outside the body (or a body constant cloned as a scalar).
-      return vector::BroadcastOp::create(b, loc, vecOf(v.getType()), v);
-    };
-    for (Operation &inner : body->without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        // The lanes of the vector dim count up from its block's start.
-        Value at =
-            vector::BroadcastOp::create(b, loc, vecOf(b.getIndexType()), ivs[index.getDim()]);
-        if (index.getDim() == vecDim)
-          at = arith::AddIOp::create(b, loc, at,
-                                     vector::StepOp::create(b, loc, vecOf(b.getIndexType())));
-        map.map(index.getResult(), at);
+      if (!isa<MemRefType>(in->get().getType())) {
+        uni.map(arg, in->get());
         continue;
       }
-      if (auto cst = dyn_cast<arith::ConstantOp>(inner)) {
-        auto splat = DenseElementsAttr::get(vecOf(cst.getType()), cst.getValue());
-        map.map(cst.getResult(), arith::ConstantOp::create(b, loc, splat));
+      AffineMap m = op.getMatchingIndexingMap(in);
+      SmallVector<Value> at = indicesAt(m, ivs);
+      if (!varying.contains(arg)) {
+        uni.map(arg, memref::LoadOp::create(b, loc, in->get(), at));
+      } else if (mask) {
+        Value pass =
+            arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(t), b.getZeroAttr(t)));
+        vec.map(arg, vector::MaskedLoadOp::create(b, loc, vecOf(t), in->get(), at, mask, pass));
+      } else {
+        vec.map(arg, vector::LoadOp::create(b, loc, vecOf(t), in->get(), at));
+      }
+    }
+    vec.map(outArgs[0], acc);
+    for (Operation &inner : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        Value at = ivs[index.getDim()];
+        if (index.getDim() != vecDim) {
+          uni.map(index.getResult(), at);
+          continue;
+        }
+        // The lanes of the vector dim count up from its block's start.
+        at = vector::BroadcastOp::create(b, loc, vecOf(b.getIndexType()), at);
+        at = arith::AddIOp::create(b, loc, at,
+                                   vector::StepOp::create(b, loc, vecOf(b.getIndexType())));
+        vec.map(index.getResult(), at);
+        continue;
+      }
+      if (!varying.contains(inner.getResult(0))) {
+        b.clone(inner, uni);
+        continue;
+      }
+      if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+        // A gather along the last index (masked at the tail).
+        SmallVector<Value> offsets;
+        for (Value i : load.getIndices().drop_back())
+          offsets.push_back(uni.lookupOrDefault(i));
+        offsets.push_back(g.idx(0));
+        Value lanes = vecOfValue(load.getIndices().back());
+        Value m = mask ? mask
+                       : arith::ConstantOp::create(
+                             b, loc,
+                             DenseElementsAttr::get(VectorType::get({V}, b.getI1Type()),
+                                                    b.getBoolAttr(true)));
+        Type t = load.getType();
+        Value pass =
+            arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(t), b.getZeroAttr(t)));
+        vec.map(load.getResult(), vector::GatherOp::create(b, loc, vecOf(t), load.getMemRef(),
+                                                           offsets, lanes, m, pass, IntegerAttr()));
         continue;
       }
       SmallVector<Value> operands;
       for (Value o : inner.getOperands())
-        operands.push_back(vec(o));
+        operands.push_back(vecOfValue(o));
       Operation *clone = b.clone(inner);
       clone->setOperands(operands);
       for (auto [orig, res] : llvm::zip(inner.getResults(), clone->getResults())) {
         res.setType(vecOf(orig.getType()));
-        map.map(orig, res);
+        vec.map(orig, res);
       }
     }
-    Value next = map.lookup(combiner->getResult(0));
+    Value next = vec.lookup(body->getTerminator()->getOperand(0));
     if (mask)
       next = arith::SelectOp::create(b, loc, mask, next, acc);
     return next;
   };
 
-  auto atPoint = [&](SmallVector<Value> &ivs) {
-    Value init0 = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(elem), *identity));
+  // Rows: the vector dim in steps of V (and a masked tail) inside loops over
+  // the other reduction dims, all carrying the accumulator.
+  auto rowLoop = [&](SmallVector<Value> &ivs, Value acc) -> Value {
     int64_t full = R / V * V;
-    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(full), g.idx(V), ValueRange{init0});
-    Value acc;
+    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(full), g.idx(V), ValueRange{acc});
     {
       OpBuilder::InsertionGuard lg(b);
       b.setInsertionPointToStart(loop.getBody());
-      ivs[red] = loop.getInductionVar();
+      ivs[vecDim] = loop.getInductionVar();
       scf::YieldOp::create(b, loc, step(ivs, loop.getRegionIterArgs()[0], Value()));
     }
     acc = loop.getResult(0);
     if (full < R) {
-      ivs[red] = g.idx(full);
+      ivs[vecDim] = g.idx(full);
       Value mask = vector::CreateMaskOp::create(b, loc, VectorType::get({V}, b.getI1Type()),
                                                 ValueRange{g.idx(R - full)});
       acc = step(ivs, acc, mask);
     }
+    return acc;
+  };
+  std::function<Value(SmallVector<Value> &, size_t, Value)> rowNest =
+      [&](SmallVector<Value> &ivs, size_t depth, Value acc) -> Value {
+    if (depth < reds.size() && reds[depth] == vecDim)
+      return rowNest(ivs, depth + 1, acc);
+    if (depth == reds.size())
+      return rowLoop(ivs, acc);
+    unsigned d = reds[depth];
+    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(ranges[d]), g.idx(1), ValueRange{acc});
+    OpBuilder::InsertionGuard lg(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs[d] = loop.getInductionVar();
+    scf::YieldOp::create(b, loc, rowNest(ivs, depth + 1, loop.getRegionIterArgs()[0]));
+    return loop.getResult(0);
+  };
+  auto atPoint = [&](SmallVector<Value> &ivs) {
+    Value init0 = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(elem), *identity));
+    Value acc = rowNest(ivs, 0, init0);
+    for (unsigned d : reds)
+      ivs[d] = g.idx(0);
     Value reduced = vector::ReductionOp::create(b, loc, *kind, acc);
     SmallVector<Value> at = indicesAt(outMap, ivs);
     Value old = memref::LoadOp::create(b, loc, init->get(), at);
@@ -224,22 +314,29 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   };
 
   // Columns: acc over the reduction loop, for the block of V outputs at ivs.
+  std::function<Value(SmallVector<Value> &, size_t, Value, Value)> reduceNest =
+      [&](SmallVector<Value> &ivs, size_t depth, Value acc, Value mask) -> Value {
+    if (depth == reds.size())
+      return step(ivs, acc, mask);
+    unsigned d = reds[depth];
+    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(ranges[d]), g.idx(1), ValueRange{acc});
+    OpBuilder::InsertionGuard lg(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs[d] = loop.getInductionVar();
+    scf::YieldOp::create(b, loc, reduceNest(ivs, depth + 1, loop.getRegionIterArgs()[0], mask));
+    return loop.getResult(0);
+  };
   auto atBlock = [&](SmallVector<Value> &ivs, Value mask) {
     Value init0 = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(elem), *identity));
-    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(R), g.idx(1), ValueRange{init0});
-    {
-      OpBuilder::InsertionGuard lg(b);
-      b.setInsertionPointToStart(loop.getBody());
-      ivs[red] = loop.getInductionVar();
-      scf::YieldOp::create(b, loc, step(ivs, loop.getRegionIterArgs()[0], mask));
-    }
-    ivs[red] = g.idx(0);
+    Value total = reduceNest(ivs, 0, init0, mask);
+    for (unsigned d : reds)
+      ivs[d] = g.idx(0);
     SmallVector<Value> at = indicesAt(outMap, ivs);
     Value old =
         mask ? vector::MaskedLoadOp::create(b, loc, vecOf(elem), init->get(), at, mask, g.zeroVec())
                    .getResult()
              : vector::LoadOp::create(b, loc, vecOf(elem), init->get(), at).getResult();
-    Value result = vector::makeArithReduction(b, loc, *kind, loop.getResult(0), old);
+    Value result = vector::makeArithReduction(b, loc, *kind, total, old);
     if (mask)
       vector::MaskedStoreOp::create(b, loc, init->get(), at, mask, result);
     else
@@ -260,12 +357,13 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   };
 
   unsigned firstParallel = 0;
-  while (firstParallel < numLoops && (firstParallel == red || firstParallel == vecDim))
+  auto skipped = [&](unsigned d) { return d == vecDim || llvm::is_contained(reds, d); };
+  while (firstParallel < numLoops && skipped(firstParallel))
     ++firstParallel;
   // The parallel dims: the first over threads, the others nested loops.
   std::function<void(SmallVector<Value> &, unsigned)> nest = [&](SmallVector<Value> &ivs,
                                                                  unsigned d) {
-    if (d == red || d == vecDim) {
+    if (d < numLoops && skipped(d)) {
       nest(ivs, d + 1);
       return;
     }
