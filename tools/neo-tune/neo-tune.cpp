@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "Measure.h"
 #include "TunableOps.h"
+#include <cstdlib>
 
 #include "neo/Frontend/Import.h"
 #include "neo/Registration.h"
@@ -232,6 +233,11 @@ Space buildSpace(const OpTask &task, const tuning::HostCaches &caches, int64_t t
 } // namespace
 
 int main(int argc, char **argv) {
+  // OpenMP threads that spin between timed runs (the default wait policy)
+  // steal the core the next candidate runs on, so multi-threaded schedules
+  // measured 2-6x slower here than in neo-run. Sleep instead, unless the
+  // user chose a policy.
+  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Neo: explore CPU schedules and record the fastest\n");

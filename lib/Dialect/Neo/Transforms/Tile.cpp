@@ -26,6 +26,8 @@ namespace neo {
 } // namespace neo
 } // namespace mlir
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::neo;
 
@@ -77,6 +79,26 @@ static bool canTile(linalg::LinalgOp op) {
   return true;
 }
 
+/// The multiple that tile offsets along loop `d` must be for the tiled op to
+/// read what the whole op reads: a tile re-bases its indices at 0, which
+/// `(i + o) floordiv k = i floordiv k + o floordiv k` allows only when k
+/// divides the offset o (`y[i] = x[i // 2]` tiled by 3 read x[1] for i = 4).
+static int64_t tileAlignment(linalg::LinalgOp op, unsigned d) {
+  int64_t align = 1;
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr e : map.getResults())
+      e.walk([&](AffineExpr x) {
+        auto bin = dyn_cast<AffineBinaryOpExpr>(x);
+        if (!bin || !bin.getLHS().isFunctionOfDim(d) ||
+            (x.getKind() != AffineExprKind::FloorDiv && x.getKind() != AffineExprKind::CeilDiv &&
+             x.getKind() != AffineExprKind::Mod))
+          return;
+        if (auto k = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+          align = std::lcm(align, std::max<int64_t>(1, k.getValue()));
+      });
+  return align;
+}
+
 /// Splits the first parallel loop over `threads` (scf.forall) and tiles the
 /// op into vector-sized pieces along its innermost loop when the vectorizer
 /// accepts it. Returns the op that remains to be vectorized or lowered.
@@ -100,17 +122,21 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   auto firstParallel = llvm::find(iterators, utils::IteratorType::parallel);
   if (schedule.threads > 1 && firstParallel != iterators.end()) {
     unsigned d = firstParallel - iterators.begin();
-    if (ranges[d] >= 2) {
+    if (ranges[d] >= 2 && tileAlignment(op, d) < ranges[d]) {
       SmallVector<int64_t> sizes(n, 0);
+      int64_t align = tileAlignment(op, d);
       sizes[d] = (ranges[d] + schedule.threads - 1) / schedule.threads;
-      scf::SCFTilingOptions options;
-      options.setTileSizes(sizesAttr(sizes));
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      rewriter.setInsertionPoint(current);
-      auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), options);
-      if (succeeded(tiled) && !tiled->tiledOps.empty()) {
-        rewriter.eraseOp(current);
-        current = tiled->tiledOps.back();
+      sizes[d] = (sizes[d] + align - 1) / align * align;
+      if (sizes[d] < ranges[d]) { // else one tile: nothing to split
+        scf::SCFTilingOptions options;
+        options.setTileSizes(sizesAttr(sizes));
+        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+        rewriter.setInsertionPoint(current);
+        auto tiled = scf::tileUsingSCF(rewriter, cast<TilingInterface>(current), options);
+        if (succeeded(tiled) && !tiled->tiledOps.empty()) {
+          rewriter.eraseOp(current);
+          current = tiled->tiledOps.back();
+        }
       }
     }
   }
@@ -119,6 +145,8 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   // Vector tiles: one vector along the innermost loop, 1 elsewhere.
   SmallVector<int64_t> sizes(n, 1), vectorSizes(n, 1);
   int64_t inner = ranges[n - 1];
+  if (inner > schedule.vectorSize && schedule.vectorSize % tileAlignment(op, n - 1) != 0)
+    return; // Vector tiles would start at misaligned offsets.
   sizes[n - 1] = inner > schedule.vectorSize ? schedule.vectorSize : 0;
   vectorSizes[n - 1] = std::min(inner, schedule.vectorSize);
   if (llvm::all_of(ranges, [](int64_t r) { return r == 1; }))
