@@ -117,6 +117,8 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
     });
   };
 
+  // Read before the thread split below replaces (and erases) `op`.
+  int64_t innerAlign = tileAlignment(op, n - 1);
   Operation *current = op;
   // Threads over the first parallel loop.
   auto firstParallel = llvm::find(iterators, utils::IteratorType::parallel);
@@ -145,7 +147,7 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   // Vector tiles: one vector along the innermost loop, 1 elsewhere.
   SmallVector<int64_t> sizes(n, 1), vectorSizes(n, 1);
   int64_t inner = ranges[n - 1];
-  if (inner > schedule.vectorSize && schedule.vectorSize % tileAlignment(op, n - 1) != 0)
+  if (inner > schedule.vectorSize && schedule.vectorSize % innerAlign != 0)
     return; // Vector tiles would start at misaligned offsets.
   sizes[n - 1] = inner > schedule.vectorSize ? schedule.vectorSize : 0;
   vectorSizes[n - 1] = std::min(inner, schedule.vectorSize);
