@@ -18,6 +18,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -710,6 +711,15 @@ OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIR(llvm::SourceMgr &sourceMgr,
   if (name.ends_with(".neo"))
     return importNeo(sourceMgr, context);
   return parseSourceFile<ModuleOp>(sourceMgr, context);
+}
+
+OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIRFile(StringRef path, llvm::SourceMgr &sourceMgr,
+                                                    MLIRContext *context, std::string &error) {
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &error);
+  if (!file)
+    return nullptr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return parseNeoOrMLIR(sourceMgr, context);
 }
 
 void mlir::neo::registerFrontendDialects(DialectRegistry &registry) {

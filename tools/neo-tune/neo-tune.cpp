@@ -279,13 +279,9 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   std::string error;
-  auto file = openInputFile(inputFile, &error);
-  if (!file)
-    return fail(error);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseNeoOrMLIR(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseNeoOrMLIRFile(inputFile, sourceMgr, &context, error);
   if (!module)
-    return 1;
+    return error.empty() ? 1 : fail(error);
 
   auto discovery = findTunableOps(*module, functionName, pipeline, error);
   if (failed(discovery))

@@ -24,6 +24,12 @@ OwningOpRef<ModuleOp> importNeoString(llvm::StringRef source, MLIRContext *conte
 /// in ".neo", else as MLIR. The context must have the needed dialects.
 OwningOpRef<ModuleOp> parseNeoOrMLIR(llvm::SourceMgr &sourceMgr, MLIRContext *context);
 
+/// Opens `path` ("-" is stdin) as the main buffer of `sourceMgr` and parses
+/// it with parseNeoOrMLIR. A file that cannot be opened sets `error` and
+/// returns null; parse errors go through the context's diagnostics.
+OwningOpRef<ModuleOp> parseNeoOrMLIRFile(llvm::StringRef path, llvm::SourceMgr &sourceMgr,
+                                         MLIRContext *context, std::string &error);
+
 /// The dialects that imported modules use.
 void registerFrontendDialects(DialectRegistry &registry);
 

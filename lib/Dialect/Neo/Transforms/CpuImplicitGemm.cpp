@@ -154,31 +154,7 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
             auto at = [&](int64_t r, int64_t t) -> SmallVector<Value> {
               return {ib, jb, g.idx(r), g.idx(t * V)};
             };
-            SmallVector<Value> accs;
-            for (int64_t r = 0; r < MR; ++r)
-              for (int64_t t = 0; t < NV; ++t)
-                accs.push_back(vector::LoadOp::create(b, loc, g.vecType(), Cp, at(r, t)));
-            auto kLoop = scf::ForOp::create(b, loc, g.idx(0), kcs, g.idx(1), accs);
-            {
-              OpBuilder::InsertionGuard kg(b);
-              b.setInsertionPointToStart(kLoop.getBody());
-              Value k = kLoop.getInductionVar();
-              ValueRange acc = kLoop.getRegionIterArgs();
-              SmallVector<Value> bv, next;
-              for (int64_t t = 0; t < NV; ++t)
-                bv.push_back(vector::LoadOp::create(b, loc, g.vecType(), Bp,
-                                                    ValueRange{jb, k, g.idx(t * V)}));
-              for (int64_t r = 0; r < MR; ++r) {
-                Value a = memref::LoadOp::create(b, loc, Ap, ValueRange{ib, k, g.idx(r)});
-                Value x = vector::BroadcastOp::create(b, loc, g.vecType(), a);
-                for (int64_t t = 0; t < NV; ++t)
-                  next.push_back(vector::FMAOp::create(b, loc, x, bv[t], acc[r * NV + t]));
-              }
-              scf::YieldOp::create(b, loc, next);
-            }
-            for (int64_t r = 0; r < MR; ++r)
-              for (int64_t t = 0; t < NV; ++t)
-                vector::StoreOp::create(b, loc, kLoop.getResult(r * NV + t), Cp, at(r, t));
+            g.microKernel(Cp, at, Ap, Bp, ib, jb, kcs, MR, NV);
           });
         });
       });

@@ -43,6 +43,39 @@ struct GemmBuilder {
     body(f.getInductionVar());
   }
 
+  /// The register-tile micro-kernel: loads the MR x NR tile of `target` (the
+  /// vector of row r, lanes t*V.., at `at(r, t)`) into MR * NR/V accumulators,
+  /// runs `acc[r][t] = fma(bcast(Ap[ib][k][r]), Bp[jb][k][t*V:], acc[r][t])`
+  /// for k < kcs with the accumulators as loop-carried values (so LLVM keeps
+  /// them in registers), and stores them back.
+  void microKernel(Value target, function_ref<SmallVector<Value>(int64_t, int64_t)> at, Value Ap,
+                   Value Bp, Value ib, Value jb, Value kcs, int64_t MR, int64_t NV) {
+    SmallVector<Value> accs;
+    for (int64_t r = 0; r < MR; ++r)
+      for (int64_t t = 0; t < NV; ++t)
+        accs.push_back(vector::LoadOp::create(b, loc, vecType(), target, at(r, t)));
+    auto kLoop = scf::ForOp::create(b, loc, idx(0), kcs, idx(1), accs);
+    {
+      OpBuilder::InsertionGuard kg(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value k = kLoop.getInductionVar();
+      ValueRange acc = kLoop.getRegionIterArgs();
+      SmallVector<Value> bv, next;
+      for (int64_t t = 0; t < NV; ++t)
+        bv.push_back(vector::LoadOp::create(b, loc, vecType(), Bp, ValueRange{jb, k, idx(t * V)}));
+      for (int64_t r = 0; r < MR; ++r) {
+        Value a = memref::LoadOp::create(b, loc, Ap, ValueRange{ib, k, idx(r)});
+        Value x = vector::BroadcastOp::create(b, loc, vecType(), a);
+        for (int64_t t = 0; t < NV; ++t)
+          next.push_back(vector::FMAOp::create(b, loc, x, bv[t], acc[r * NV + t]));
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    for (int64_t r = 0; r < MR; ++r)
+      for (int64_t t = 0; t < NV; ++t)
+        vector::StoreOp::create(b, loc, kLoop.getResult(r * NV + t), target, at(r, t));
+  }
+
   /// A vector of V elements of `mem` at [.., col] (masked when it can cross `limit`).
   Value loadRow(Value mem, ValueRange prefix, Value col, Value limit, bool masked) {
     SmallVector<Value> indices(prefix);
