@@ -17,15 +17,19 @@
 using namespace mlir;
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
-                                      bool fuseElementwise) {
+                                      bool fuseElementwise, bool gpu) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (eqsat) {
-    pm.addPass(createNeoEqSatFuse());
+    NeoEqSatFuseOptions fuse;
+    fuse.target = gpu ? "gpu" : "cpu";
+    fuse.rowBlocks = !gpu;
+    pm.addPass(createNeoEqSatFuse(fuse));
     pm.addPass(createCSEPass());
   }
   ConvertNeoToLinalgOptions toLinalg;
   toLinalg.useNamedOps = useNamedOps;
+  toLinalg.rowBlocks = !gpu;
   pm.addPass(createConvertNeoToLinalg(toLinalg));
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());
@@ -38,6 +42,9 @@ void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Results of row-blocked kernels are computed straight into their rows
+  // of the whole result instead of into a block buffer that is then copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;

@@ -15,7 +15,8 @@ using namespace mlir;
 
 void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
-  buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise);
+  buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
+                        /*gpu=*/true);
   if (options.stopAfter == "linalg")
     return;
   buildNeoBufferizePhase(pm, /*deallocate=*/false);

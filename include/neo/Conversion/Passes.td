@@ -22,15 +22,22 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
     * reduction dims that no read names directly get a shape-only operand so
       that linalg can infer the loop ranges.
 
-    `neo.fused` ops are inlined and `neo.constant` becomes `arith.constant`.
+    A `neo.fused` op whose members share one iteration space becomes one
+    multi-output `linalg.generic`; a row-blocked one (`row_block B`) becomes
+    an `scf.forall` over blocks of `B` rows whose body runs its ops on
+    row slices (marked `neo.serial`: `neo-tile` keeps them on one thread);
+    others are inlined. `neo.constant` becomes `arith.constant`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
   let options = [
+    Option<"rowBlocks", "row-blocks", "bool", /*default=*/"true",
+           "Lower row-blocked neo.fused ops to block loops (false: inline them)">,
     Option<"useNamedOps", "use-named-ops", "bool", /*default=*/"true",
            "Emit linalg.matmul / linalg.batch_matmul for the ops that are one">,
   ];

@@ -102,7 +102,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 };
 
 /// neo -> linalg on tensors (canonicalize, optional eqsat, elementwise fusion).
-void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise);
+/// On the GPU, neo-eqsat-fuse uses GPU costs and forms no row-blocked kernels.
+void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
+                           bool gpu = false);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

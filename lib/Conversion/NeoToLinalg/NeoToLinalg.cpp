@@ -8,10 +8,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallBitVector.h"
+
+#include <map>
 
 namespace mlir {
 namespace neo {
@@ -258,9 +261,12 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
 
 /// The op's schedule (neo.schedule) follows it to the linalg op that computes it.
 void forwardSchedule(ComputeOp op, Value result) {
-  if (auto schedule = op->getAttr("neo.schedule"))
-    if (Operation *def = result.getDefiningOp())
-      def->setAttr("neo.schedule", schedule);
+  Operation *def = result.getDefiningOp();
+  if (!def)
+    return;
+  for (StringRef name : {"neo.schedule", "neo.serial"})
+    if (auto attr = op->getAttr(name))
+      def->setAttr(name, attr);
 }
 
 LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps) {
@@ -317,6 +323,98 @@ bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
   return true;
 }
 
+/// A row-blocked neo.fused op (`row_block B`) becomes an scf.forall over the
+/// blocks of its rows: each block slices the operands its ops read by row,
+/// runs every op on its B rows (single-threaded: the loop is the parallel
+/// one) and inserts the rows of the results into the whole tensors.
+void convertRowFused(RewriterBase &rewriter, FusedOp op) {
+  Location loc = op.getLoc();
+  Block &block = op.getBody().front();
+  int64_t rows = *op.getRowBlock();
+  int64_t extent = op.getRowExtent();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> inits;
+  for (Type t : op.getResultTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    inits.push_back(tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType()));
+  }
+  auto forall = scf::ForallOp::create(rewriter, loc,
+                                      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(extent / rows)},
+                                      inits, std::nullopt, /*bodyBuilderFn=*/nullptr);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPoint(forall.getTerminator());
+  Value first = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
+                                      arith::ConstantIndexOp::create(rewriter, loc, rows));
+  // The slice of a whole tensor that a block reads or writes: the block's
+  // rows in the dims `rowDims`, everything elsewhere.
+  auto sliceParams = [&](RankedTensorType type, const std::vector<bool> &rowDims,
+                         SmallVectorImpl<OpFoldResult> &offsets,
+                         SmallVectorImpl<OpFoldResult> &sizes,
+                         SmallVectorImpl<OpFoldResult> &strides) {
+    for (auto [j, size] : llvm::enumerate(type.getShape())) {
+      offsets.push_back(rowDims[j] ? OpFoldResult(first) : rewriter.getIndexAttr(0));
+      sizes.push_back(rewriter.getIndexAttr(rowDims[j] ? rows : size));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+  };
+  // Operand slices by (operand, the dims its read indexes by row).
+  std::map<std::pair<unsigned, std::vector<bool>>, Value> slices;
+  IRMapping local;
+  for (Operation &inner : block.without_terminator()) {
+    auto member = cast<ComputeOp>(inner);
+    SmallVector<Value> operands;
+    for (auto [i, v] : llvm::enumerate(member.getInputs())) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg) {
+        operands.push_back(local.lookup(v));
+        continue;
+      }
+      AffineMap map = member.getIndexingMap(i);
+      std::vector<bool> rowDims;
+      for (AffineExpr e : map.getResults())
+        rowDims.push_back(e.isFunctionOfDim(0));
+      Value whole = op.getInputs()[arg.getArgNumber()];
+      if (llvm::none_of(rowDims, [](bool b) { return b; })) {
+        operands.push_back(whole);
+        continue;
+      }
+      Value &slice = slices[{arg.getArgNumber(), rowDims}];
+      if (!slice) {
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        sliceParams(cast<RankedTensorType>(whole.getType()), rowDims, offsets, sizes, strides);
+        slice = tensor::ExtractSliceOp::create(rewriter, loc, whole, offsets, sizes, strides);
+      }
+      operands.push_back(slice);
+    }
+    IRMapping m;
+    m.map(member.getInputs(), operands);
+    auto clone = cast<ComputeOp>(rewriter.clone(*member, m));
+    SmallVector<int64_t> bounds(member.getBounds());
+    bounds[0] = rows;
+    clone.setBounds(bounds);
+    SmallVector<int64_t> shape(member.getResultType().getShape());
+    shape[0] = rows;
+    clone.getResult().setType(
+        RankedTensorType::get(shape, member.getResultType().getElementType()));
+    // The block loop is the parallel one.
+    clone->setAttr("neo.serial", rewriter.getUnitAttr());
+    local.map(member.getResult(), clone.getResult());
+  }
+  auto ret = cast<ReturnOp>(block.getTerminator());
+  rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
+  for (auto [v, out] : llvm::zip(ret.getValues(), forall.getRegionIterArgs())) {
+    auto type = cast<RankedTensorType>(out.getType());
+    std::vector<bool> rowDims(type.getRank(), false);
+    rowDims[0] = true;
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    sliceParams(type, rowDims, offsets, sizes, strides);
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, local.lookup(v), out, offsets, sizes,
+                                          strides);
+  }
+  rewriter.replaceOp(op, forall.getResults());
+}
+
 /// Replaces a neo.fused op by the ops of its region.
 void inlineFused(RewriterBase &rewriter, FusedOp op) {
   rewriter.setInsertionPoint(op);
@@ -342,9 +440,12 @@ struct ConvertNeoToLinalgPass
     SmallVector<FusedOp> fused;
     module.walk([&](FusedOp op) { fused.push_back(op); });
     // Post-order: nested fused ops are inlined before their parents.
-    for (FusedOp op : fused)
-      if (!convertHorizontalFused(rewriter, op))
+    for (FusedOp op : fused) {
+      if (op.getRowBlock() && rowBlocks)
+        convertRowFused(rewriter, op);
+      else if (!convertHorizontalFused(rewriter, op))
         inlineFused(rewriter, op);
+    }
 
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {

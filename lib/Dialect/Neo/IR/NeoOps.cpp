@@ -419,6 +419,48 @@ LogicalResult FusedOp::verify() {
   return success();
 }
 
+std::optional<std::string> mlir::neo::whyNotRowOp(ComputeOp op, int64_t extent) {
+  if (op.getNumParallelDims() == 0 || op.getBounds()[0] != extent)
+    return "its leading parallel dim is not the kernel's rows (extent " + std::to_string(extent) +
+           ")";
+  if (auto domain = op.getDomain())
+    for (AffineExpr c : domain->getConstraints())
+      if (c.isFunctionOfDim(0))
+        return std::string("its domain constrains d0");
+  bool usesRow = false;
+  op.getBodyBlock().walk([&](IndexOp index) { usesRow |= index.getDim() == 0; });
+  if (usesRow)
+    return std::string("its body reads neo.index 0");
+  return std::nullopt;
+}
+
+std::optional<std::string> mlir::neo::whyNotRowRead(ComputeOp op, unsigned read, int64_t extent,
+                                                    bool internal) {
+  AffineMap map = op.getIndexingMap(read);
+  auto shape = cast<ShapedType>(op.getInputs()[read].getType()).getShape();
+  std::string which = "read #" + std::to_string(read);
+  if (internal &&
+      (map.getNumResults() == 0 || map.getResult(0) != getAffineDimExpr(0, op.getContext())))
+    return which + " of a value of the kernel does not take d0 as its first index";
+  for (auto [j, e] : llvm::enumerate(map.getResults())) {
+    if (!e.isFunctionOfDim(0))
+      continue;
+    if (e != getAffineDimExpr(0, op.getContext()) || shape[j] != extent)
+      return which + " names d0 other than as a whole index into a dim of extent " +
+             std::to_string(extent);
+    if (internal && j != 0)
+      return which + " of a value of the kernel names d0 after its first index";
+  }
+  return std::nullopt;
+}
+
+int64_t FusedOp::getRowExtent() {
+  for (Operation &op : getBody().front())
+    if (auto c = dyn_cast<ComputeOp>(op))
+      return c.getNumParallelDims() ? c.getBounds()[0] : 0;
+  return 0;
+}
+
 LogicalResult FusedOp::verifyRegions() {
   Block &block = getBody().front();
   auto ret = dyn_cast<ReturnOp>(block.getTerminator());
@@ -431,6 +473,28 @@ LogicalResult FusedOp::verifyRegions() {
   for (Operation &op : block.without_terminator())
     if (!isa<NeoDialect>(op.getDialect()))
       return op.emitOpError("is not allowed in a neo.fused body: only neo ops are");
+  if (!getRowBlock())
+    return success();
+  // A row-blocked kernel: see the op's description.
+  int64_t block_ = *getRowBlock();
+  int64_t extent = getRowExtent();
+  if (extent == 0)
+    return emitOpError("with row_block must hold neo.compute ops with a parallel dim");
+  if (extent % block_)
+    return emitOpError("row_block ") << block_ << " does not divide the row extent " << extent;
+  for (Operation &op : block.without_terminator()) {
+    auto c = dyn_cast<ComputeOp>(op);
+    if (!c)
+      return op.emitOpError("is not allowed in a row-blocked neo.fused: only neo.compute is");
+    if (std::optional<std::string> why = whyNotRowOp(c, extent))
+      return c.emitOpError("cannot run by rows: ") << *why;
+    for (auto [i, v] : llvm::enumerate(c.getInputs()))
+      if (std::optional<std::string> why = whyNotRowRead(c, i, extent, !isa<BlockArgument>(v)))
+        return c.emitOpError("cannot run by rows: ") << *why;
+  }
+  for (Value v : ret.getValues())
+    if (isa<BlockArgument>(v))
+      return ret.emitOpError("of a row-blocked neo.fused returns an operand of the kernel");
   return success();
 }
 

@@ -62,25 +62,6 @@ int64_t bytesOf(Type t) {
   return tensor.getNumElements() * std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
 }
 
-/// A kernel shaped like a contraction (a sum of products of two reads) runs
-/// at the GEMM peak.
-bool isContractionShaped(ComputeOp op) {
-  if (op.getKind() != ReductionKind::Sum || op.getInputs().size() != 2)
-    return false;
-  Block &block = op.getBodyBlock();
-  if (!llvm::hasSingleElement(block.without_terminator()))
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&block.front());
-  if (!mul || op.getYieldedValue() != mul.getResult())
-    return false;
-  // What neo-tile's GEMM generator takes: in-bounds reads through projected
-  // permutations.
-  for (unsigned i = 0; i < 2; ++i)
-    if (!op.getIndexingMap(i).isProjectedPermutation() || op.readMayBeOutOfBounds(i))
-      return false;
-  return true;
-}
-
 double kernelFlops(ComputeOp op) {
   OpCost c = countOpCost(op);
   return c.flops();
@@ -89,8 +70,8 @@ double kernelFlops(ComputeOp op) {
 class FunctionFuser {
 public:
   FunctionFuser(func::FuncOp func, const CostParams &params, TemplateStore &store,
-                std::vector<std::string> rules)
-      : func(func), params(params), store(store), enabled(std::move(rules)) {}
+                std::vector<std::string> rules, RowBlockOptions rowBlocks)
+      : func(func), params(params), store(store), enabled(std::move(rules)), rowBlocks(rowBlocks) {}
 
   /// Builds the e-graph, saturates, extracts and rewrites the function.
   LogicalResult run(const eq::RunnerLimits &limits, StringRef extractor, bool compare,
@@ -112,6 +93,7 @@ private:
   CostParams params;
   TemplateStore &store;
   std::vector<std::string> enabled;
+  RowBlockOptions rowBlocks; // minBlocks 0: no row-blocked kernels
   std::unique_ptr<Graph> graph;
   eq::Symbol argSym = 0, constSym = 0, computeSym = 0, fusedSym = 0, projSym = 0;
   SmallVector<Operation *> constants;
@@ -446,6 +428,9 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
       op.getCanonicalizationPatterns(patterns, ctx);
     (void)applyPatternsGreedily(func, std::move(patterns));
   }
+  unsigned rowKernels = 0;
+  if (rowBlocks.minBlocks > 0)
+    rowKernels = formRowBlocks(func, rowBlocks);
   auto [kernelsAfter, bytesAfter] = kernelsAndBytes(func);
 
   llvm::json::Object extractors;
@@ -464,18 +449,18 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
                                            {"matches", (int64_t)r.matches},
                                            {"applied", (int64_t)r.applied},
                                            {"bans", (int64_t)r.bans}});
-  report[func.getName()] = llvm::json::Object{
-      {"stop_reason", eq::stringifyStopReason(run.reason)},
-      {"iterations", (int64_t)run.iterations},
-      {"nodes", (int64_t)run.nodes},
-      {"classes", (int64_t)run.classes},
-      {"seconds", run.seconds},
-      {"rules", std::move(ruleStats)},
-      {"kernels_before", kernelsBefore},
-      {"kernels_after", kernelsAfter},
-      {"bytes_before", bytesBefore},
-      {"bytes_after", bytesAfter},
-      {"extractors", std::move(extractors)}};
+  report[func.getName()] = llvm::json::Object{{"stop_reason", eq::stringifyStopReason(run.reason)},
+                                              {"iterations", (int64_t)run.iterations},
+                                              {"nodes", (int64_t)run.nodes},
+                                              {"classes", (int64_t)run.classes},
+                                              {"seconds", run.seconds},
+                                              {"rules", std::move(ruleStats)},
+                                              {"kernels_before", kernelsBefore},
+                                              {"kernels_after", kernelsAfter},
+                                              {"bytes_before", bytesBefore},
+                                              {"bytes_after", bytesAfter},
+                                              {"row_blocked_kernels", (int64_t)rowKernels},
+                                              {"extractors", std::move(extractors)}};
   return success();
 }
 
@@ -499,6 +484,10 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
         module.emitError("neo-eqsat-fuse: unknown rule '") << r << "'";
         return signalPassFailure();
       }
+    if (rowBlocks && (minRowBlocks < 1 || rowBlockBytes < 1)) {
+      module.emitError("neo-eqsat-fuse: min-row-blocks and row-block-bytes must be positive");
+      return signalPassFailure();
+    }
     CostParams params;
     // GB/s and GFLOP/s are bytes and flops per nanosecond: per microsecond x1e3.
     params.bandwidth = (bandwidth > 0 ? bandwidth : gpu ? 3000.0 : 10.0) * 1e3;
@@ -516,7 +505,11 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
     for (auto f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || (!function.empty() && f.getName() != function))
         continue;
-      FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()));
+      RowBlockOptions rows;
+      rows.minBlocks = rowBlocks ? minRowBlocks : 0;
+      rows.blockBytes = rowBlockBytes;
+      FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()),
+                          rows);
       if (failed(fuser.run(limits, extractor, compareExtractors, report)))
         return signalPassFailure();
     }

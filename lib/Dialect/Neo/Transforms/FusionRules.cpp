@@ -257,3 +257,18 @@ ComputeOp fusion::buildMatmul(TemplateStore &store, RankedTensorType a, RankedTe
   YieldOp::create(body, loc, m);
   return op;
 }
+
+bool fusion::isContractionShaped(ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getInputs().size() != 2)
+    return false;
+  Block &block = op.getBodyBlock();
+  if (!llvm::hasSingleElement(block.without_terminator()))
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&block.front());
+  if (!mul || op.getYieldedValue() != mul.getResult())
+    return false;
+  for (unsigned i = 0; i < 2; ++i)
+    if (!op.getIndexingMap(i).isProjectedPermutation() || op.readMayBeOutOfBounds(i))
+      return false;
+  return true;
+}

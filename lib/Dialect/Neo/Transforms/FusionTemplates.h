@@ -11,6 +11,7 @@
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -73,6 +74,22 @@ bool sameIterationSpace(ComputeOp a, ComputeOp b);
 bool isPlainMatmul(ComputeOp op);
 /// A plain matmul template of `a x b` (element type `elem`).
 ComputeOp buildMatmul(TemplateStore &store, RankedTensorType a, RankedTensorType b);
+
+/// A kernel shaped like a contraction (a sum of products of two in-bounds
+/// reads through projected permutations): neo-tile's packed GEMM takes it.
+bool isContractionShaped(ComputeOp op);
+
+struct RowBlockOptions {
+  /// Fewest blocks of rows a row-blocked kernel runs (its parallelism).
+  int64_t minBlocks = 4;
+  /// Most bytes of results and row-sliced operands per block.
+  int64_t blockBytes = 256 * 1024;
+};
+
+/// Groups the kernels of `func` that share their leading parallel dim and
+/// pass values row by row into row-blocked neo.fused kernels (RowBlocks.cpp).
+/// Returns the number of kernels formed.
+unsigned formRowBlocks(func::FuncOp func, const RowBlockOptions &options);
 
 } // namespace fusion
 } // namespace neo

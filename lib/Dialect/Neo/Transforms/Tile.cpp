@@ -244,6 +244,9 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         if (auto t = dict.getAs<IntegerAttr>("threads"))
           generic.threads = t.getInt();
       }
+      // Ops of a row-blocked kernel run inside its parallel block loop.
+      if (op->hasAttr("neo.serial") || op->getParentOfType<scf::ForallOp>())
+        gemm.threads = generic.threads = 1;
       if (generic.vectorSize < 1 || generic.vectorSize > 64 || generic.threads < 1) {
         op->emitOpError("invalid schedule: vector size must be 1 to 64 and threads >= 1");
         return signalPassFailure();

@@ -41,6 +41,18 @@ constexpr int64_t kMaxIterationSpacePoints = int64_t(1) << 62;
 std::optional<int64_t> getCheckedNumElements(ArrayRef<int64_t> shape,
                                              int64_t limit = kMaxTensorElements);
 
+/// Row blocking (`neo.fused row_block`): whether `op` can run block by
+/// block along its leading parallel dim of extent `extent` (d0 in no domain
+/// and no neo.index). Returns the reason when it cannot.
+std::optional<std::string> whyNotRowOp(ComputeOp op, int64_t extent);
+
+/// Whether read `read` of `op` can take its operand block by block: every
+/// index that names d0 is exactly d0 into a dim of extent `extent`; for a
+/// value computed in the same kernel (`internal`), d0 is the first index and
+/// only there. Returns the reason when it cannot.
+std::optional<std::string> whyNotRowRead(ComputeOp op, unsigned read, int64_t extent,
+                                         bool internal);
+
 } // namespace neo
 } // namespace mlir
 

@@ -175,6 +175,25 @@ def Neo_FusedOp : Neo_Op<"fused", [IsolatedFromAbove, SingleBlock,
     The region's arguments are bound to the operands; `neo.return` gives the
     results. Produced by `neo-eqsat-fuse`; `neo-inline-fused` dissolves it.
 
+    With `row_block B`, the kernel runs its ops block by block along their
+    shared leading parallel dim `d0` (the *row*): for each block of `B` rows,
+    every op computes its rows in order, so that values passed between the
+    ops stay in cache and only the results are written. The region keeps its
+    meaning (the same DAG of ops); the verifier checks that it can run so:
+    every op is a `neo.compute` whose `d0` has one extent `E` (a multiple of
+    `B`); `d0` appears in no domain and no `neo.index`; a read of another op
+    of the region has `d0` as its first index and nowhere else; a read of an
+    operand names `d0` only as a whole index into a dim of extent `E`.
+
+    ```mlir
+    %y = neo.fused ins(%x : tensor<64x1024xf32>) row_block 8 -> (tensor<64x1024xf32>) {
+    ^bb0(%a: tensor<64x1024xf32>):
+      %m = neo.compute ins(%a : ...) space [64] max [1024] ...
+      %y = neo.compute ins(%a, %m : ...) space [64, 1024] ...
+      neo.return %y : tensor<64x1024xf32>
+    }
+    ```
+
     ```mlir
     %r:2 = neo.fused ins(%a, %b : tensor<4xf32>, tensor<4xf32>)
              -> (tensor<4xf32>, tensor<4xf32>) {
@@ -184,12 +203,17 @@ def Neo_FusedOp : Neo_Op<"fused", [IsolatedFromAbove, SingleBlock,
     }
     ```
   }];
-  let arguments = (ins Variadic<Neo_Tensor>:$inputs);
+  let arguments = (ins Variadic<Neo_Tensor>:$inputs,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$row_block);
   let results = (outs Variadic<Neo_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)? (`row_block` $row_block^)?
     `->` `(` type($results) `)` attr-dict-with-keyword $body
+  }];
+  let extraClassDeclaration = [{
+    /// The extent of the shared leading dim of a row-blocked kernel.
+    int64_t getRowExtent();
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

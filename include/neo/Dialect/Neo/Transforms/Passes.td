@@ -58,6 +58,12 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     * `broadcast`: a sum over dims its body does not use is a product;
     * `assoc`: matmul associativity, (AB)C = A(BC), chosen by cost.
 
+    After extraction (`row-blocks`, on by default), kernels that share their
+    leading parallel dim and read each other's values only at the same row
+    become one row-blocked `neo.fused` kernel (`row_block B`): per block of
+    rows each op computes its rows in turn, in cache, and only the values
+    used outside are written. Plain GEMMs stay alone.
+
     The cost of a kernel is its bytes read and written over the memory
     bandwidth, its FLOPs over the peak (contraction-shaped kernels at the
     GEMM peak, others at a fraction), a launch overhead, and, for forward
@@ -93,6 +99,13 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
                "Rules to use (default: inline, horizontal, broadcast, assoc)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write a JSON report to this file">,
+    Option<"rowBlocks", "row-blocks", "bool", /*default=*/"true",
+           "After extraction, group kernels that pass values row by row into "
+           "row-blocked kernels (neo.fused row_block)">,
+    Option<"minRowBlocks", "min-row-blocks", "int64_t", /*default=*/"4",
+           "Fewest blocks of rows of a row-blocked kernel (its parallelism)">,
+    Option<"rowBlockBytes", "row-block-bytes", "int64_t", /*default=*/"262144",
+           "Most bytes of results and row slices per block of rows">,
   ];
 }
 

@@ -1,0 +1,326 @@
+//===- RowBlocks.cpp - Row-blocked kernels after extraction ---------------===//
+//
+// After neo-eqsat-fuse extracts a graph, kernels that share their leading
+// parallel dim (the rows: batch, sequence, channel) and pass values to each
+// other row by row are grouped into one row-blocked `neo.fused` kernel: for
+// each block of rows every op computes its rows in turn, so the values passed
+// between them stay in cache and only the group's results are written. A
+// softmax (max, exp-sum, normalize) or a layernorm forward and backward then
+// read their input once per row block instead of once per kernel.
+//
+// This is a scheduling step on the extracted graph, not a rewrite explored in
+// the e-graph: it never recomputes anything and never changes an op, so it
+// removes traffic and launches whatever the extraction chose. Plain GEMMs stay
+// alone (their packed kernels want whole operands); every other kernel may
+// join a group when all its reads of the group's values are row-local.
+//
+//===----------------------------------------------------------------------===//
+#include "FusionTemplates.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::fusion;
+
+namespace {
+
+/// One read of a top-level kernel: the member op that reads, its read index
+/// and the operand of the kernel that it reads.
+struct UnitRead {
+  ComputeOp member;
+  unsigned read;
+  unsigned operand;
+};
+
+/// A top-level kernel: a neo.compute or a horizontal neo.fused.
+struct Unit {
+  Operation *op;
+  SmallVector<ComputeOp> members;
+  SmallVector<UnitRead> reads;
+  int64_t extent = 0; // 0: cannot join a row-blocked kernel
+};
+
+int64_t bytesOfType(Type t) {
+  auto tensor = cast<RankedTensorType>(t);
+  return tensor.getNumElements() * std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+class RowGrouper {
+public:
+  RowGrouper(func::FuncOp func, const RowBlockOptions &options) : func(func), options(options) {}
+
+  unsigned run();
+
+private:
+  void collect();
+  bool internalReadsOk(ArrayRef<unsigned> group);
+  bool reaches(ArrayRef<unsigned> from, ArrayRef<unsigned> to);
+  Value valueOf(unsigned u, const UnitRead &r) { return units[u].op->getOperand(r.operand); }
+  unsigned find(unsigned u) {
+    while (parent[u] != u)
+      u = parent[u] = parent[parent[u]];
+    return u;
+  }
+  bool tryMerge(unsigned a, unsigned b);
+  SmallVector<unsigned> groupOf(unsigned u);
+  void build(ArrayRef<unsigned> group);
+
+  func::FuncOp func;
+  RowBlockOptions options;
+  std::vector<Unit> units;
+  llvm::DenseMap<Value, unsigned> producer; // result -> unit
+  std::vector<SmallVector<unsigned>> users; // unit -> consumer units
+  std::vector<unsigned> parent;             // union-find over units
+};
+
+void RowGrouper::collect() {
+  Block &entry = func.getBody().front();
+  for (Operation &op : entry.without_terminator()) {
+    Unit u;
+    u.op = &op;
+    if (auto c = dyn_cast<ComputeOp>(op)) {
+      u.members.push_back(c);
+      for (auto [i, v] : llvm::enumerate(c.getInputs()))
+        u.reads.push_back({c, (unsigned)i, (unsigned)i});
+    } else if (auto f = dyn_cast<FusedOp>(op); f && !f.getRowBlock()) {
+      Block &body = f.getBody().front();
+      bool plain = true;
+      for (Operation &inner : body.without_terminator()) {
+        auto c = dyn_cast<ComputeOp>(inner);
+        if (!c) {
+          plain = false;
+          break;
+        }
+        u.members.push_back(c);
+        for (auto [i, v] : llvm::enumerate(c.getInputs())) {
+          auto arg = dyn_cast<BlockArgument>(v);
+          if (!arg || arg.getOwner() != &body) {
+            plain = false;
+            break;
+          }
+          u.reads.push_back({c, (unsigned)i, arg.getArgNumber()});
+        }
+      }
+      // Only fused ops whose results are their members' results in order.
+      auto ret = cast<ReturnOp>(body.getTerminator());
+      if (ret.getValues().size() != u.members.size())
+        plain = false;
+      else
+        for (auto [v, m] : llvm::zip(ret.getValues(), u.members))
+          plain &= v == m.getResult();
+      if (!plain)
+        u.members.clear();
+    }
+    if (u.members.empty())
+      continue;
+    // Eligibility: no plain GEMM, one row extent, row-legal reads.
+    int64_t extent = u.members.front().getNumParallelDims() ? u.members.front().getBounds()[0] : 0;
+    for (ComputeOp m : u.members)
+      if (isContractionShaped(m) || whyNotRowOp(m, extent))
+        extent = 0;
+    for (const UnitRead &r : u.reads)
+      if (extent && whyNotRowRead(r.member, r.read, extent, /*internal=*/false))
+        extent = 0;
+    if (extent < options.minBlocks)
+      extent = 0;
+    u.extent = extent;
+    unsigned id = units.size();
+    for (Value v : op.getResults())
+      producer[v] = id;
+    units.push_back(std::move(u));
+  }
+  users.resize(units.size());
+  for (auto [id, u] : llvm::enumerate(units)) {
+    llvm::DenseSet<unsigned> seen;
+    for (const UnitRead &r : u.reads)
+      if (auto it = producer.find(u.op->getOperand(r.operand));
+          it != producer.end() && seen.insert(it->second).second)
+        users[it->second].push_back(id);
+  }
+}
+
+SmallVector<unsigned> RowGrouper::groupOf(unsigned u) {
+  SmallVector<unsigned> out;
+  unsigned leader = find(u);
+  for (unsigned x = 0; x < units.size(); ++x)
+    if (find(x) == leader)
+      out.push_back(x);
+  return out;
+}
+
+bool RowGrouper::internalReadsOk(ArrayRef<unsigned> group) {
+  llvm::DenseSet<unsigned> in(group.begin(), group.end());
+  for (unsigned u : group)
+    for (const UnitRead &r : units[u].reads)
+      if (auto it = producer.find(valueOf(u, r)); it != producer.end() && in.contains(it->second))
+        if (whyNotRowRead(r.member, r.read, units[u].extent, /*internal=*/true))
+          return false;
+  return true;
+}
+
+/// Whether some path of uses leads from an op of `from` to an op of `to`
+/// through an op outside both (merging them would then need a value that is
+/// computed after the merged kernel and read by it).
+bool RowGrouper::reaches(ArrayRef<unsigned> from, ArrayRef<unsigned> to) {
+  Block &entry = func.getBody().front();
+  llvm::DenseSet<Operation *> fromOps, toOps, seen;
+  for (unsigned u : from)
+    fromOps.insert(units[u].op);
+  for (unsigned u : to)
+    toOps.insert(units[u].op);
+  SmallVector<Operation *> stack;
+  auto forUsers = [&](Operation *op, auto &&visit) {
+    for (Value v : op->getResults())
+      for (Operation *user : v.getUsers())
+        if (Operation *top = entry.findAncestorOpInBlock(*user); top && !fromOps.contains(top))
+          visit(top);
+  };
+  for (Operation *op : fromOps)
+    forUsers(op, [&](Operation *top) {
+      if (!toOps.contains(top) && seen.insert(top).second)
+        stack.push_back(top);
+    });
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    if (toOps.contains(op))
+      return true;
+    forUsers(op, [&](Operation *top) {
+      if (seen.insert(top).second)
+        stack.push_back(top);
+    });
+  }
+  return false;
+}
+
+bool RowGrouper::tryMerge(unsigned a, unsigned b) {
+  if (!units[a].extent || units[a].extent != units[b].extent || find(a) == find(b))
+    return false;
+  SmallVector<unsigned> ga = groupOf(a), gb = groupOf(b);
+  SmallVector<unsigned> both(ga);
+  both.append(gb.begin(), gb.end());
+  if (!internalReadsOk(both) || reaches(ga, gb) || reaches(gb, ga))
+    return false;
+  parent[find(a)] = find(b);
+  return true;
+}
+
+void RowGrouper::build(ArrayRef<unsigned> group) {
+  int64_t extent = units[group.front()].extent;
+  llvm::DenseSet<Operation *> inGroup;
+  for (unsigned u : group)
+    inGroup.insert(units[u].op);
+  // Operands: the values read from outside, in first-read order.
+  SmallVector<Value> inputs;
+  llvm::DenseMap<Value, unsigned> inputIndex;
+  int64_t rowBytes = 0;
+  for (unsigned u : group)
+    for (UnitRead r : units[u].reads) {
+      Value value = valueOf(u, r);
+      Operation *def = value.getDefiningOp();
+      if (def && inGroup.contains(def))
+        continue;
+      if (inputIndex.try_emplace(value, inputs.size()).second) {
+        inputs.push_back(value);
+        AffineMap map = r.member.getIndexingMap(r.read);
+        if (llvm::any_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }))
+          rowBytes += bytesOfType(value.getType()) / extent;
+      }
+    }
+  // Results: the values used outside the group.
+  SmallVector<Value> results;
+  for (unsigned u : group) {
+    rowBytes += [&] {
+      int64_t b = 0;
+      for (Value v : units[u].op->getResults())
+        b += bytesOfType(v.getType()) / extent;
+      return b;
+    }();
+    for (Value v : units[u].op->getResults())
+      if (llvm::any_of(v.getUsers(), [&](Operation *user) {
+            return !inGroup.contains(func.getBody().front().findAncestorOpInBlock(*user));
+          }))
+        results.push_back(v);
+  }
+  // The largest block with at least minBlocks blocks within the byte budget.
+  int64_t rows = 1;
+  for (int64_t b = extent / options.minBlocks; b > 1; --b)
+    if (extent % b == 0 && b * rowBytes <= options.blockBytes) {
+      rows = b;
+      break;
+    }
+
+  Operation *last = units[group.back()].op;
+  OpBuilder builder(last);
+  Location loc = last->getLoc();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  auto fused = FusedOp::create(builder, loc, resultTypes, inputs, builder.getI64IntegerAttr(rows));
+  Block *body = new Block();
+  fused.getBody().push_back(body);
+  IRMapping outer; // function values -> values in the body
+  for (Value v : inputs)
+    outer.map(v, body->addArgument(v.getType(), loc));
+  OpBuilder in = OpBuilder::atBlockEnd(body);
+  for (unsigned u : group) {
+    // Members of a horizontal kernel read its block arguments: map them to
+    // the values they stand for.
+    for (UnitRead r : units[u].reads)
+      if (Value inner = r.member.getInputs()[r.read]; inner != valueOf(u, r))
+        outer.map(inner, outer.lookup(valueOf(u, r)));
+    for (ComputeOp m : units[u].members)
+      outer.map(m.getResult(), in.clone(*m, outer)->getResult(0));
+    // A horizontal kernel's results are its members' results.
+    if (auto f = dyn_cast<FusedOp>(units[u].op))
+      for (auto [r, m] : llvm::zip(f.getResults(), units[u].members))
+        outer.map(r, outer.lookup(m.getResult()));
+  }
+  SmallVector<Value> returned;
+  for (Value v : results)
+    returned.push_back(outer.lookup(v));
+  ReturnOp::create(in, loc, returned);
+  for (auto [v, r] : llvm::zip(results, fused.getResults()))
+    v.replaceAllUsesWith(r);
+  for (unsigned u : llvm::reverse(group))
+    units[u].op->erase();
+}
+
+unsigned RowGrouper::run() {
+  collect();
+  parent.resize(units.size());
+  for (unsigned u = 0; u < units.size(); ++u)
+    parent[u] = u;
+  // Producer-consumer pairs first, then kernels that read a common value.
+  for (unsigned p = 0; p < units.size(); ++p)
+    for (unsigned c : users[p])
+      tryMerge(p, c);
+  llvm::MapVector<Value, SmallVector<unsigned>> readers;
+  for (auto [id, u] : llvm::enumerate(units))
+    for (const UnitRead &r : u.reads)
+      if (Value v = valueOf(id, r); !isa_and_nonnull<ConstantOp>(v.getDefiningOp()))
+        if (readers[v].empty() || readers[v].back() != id)
+          readers[v].push_back(id);
+  for (auto &[v, rs] : readers)
+    for (size_t i = 0; i + 1 < rs.size(); ++i)
+      tryMerge(rs[i], rs[i + 1]);
+
+  SmallVector<SmallVector<unsigned>> toBuild;
+  for (unsigned u = 0; u < units.size(); ++u)
+    if (find(u) == u)
+      if (SmallVector<unsigned> g = groupOf(u); g.size() > 1)
+        toBuild.push_back(std::move(g));
+  for (ArrayRef<unsigned> g : toBuild)
+    build(g);
+  sortTopologically(&func.getBody().front());
+  return toBuild.size();
+}
+
+} // namespace
+
+unsigned fusion::formRowBlocks(func::FuncOp func, const RowBlockOptions &options) {
+  return RowGrouper(func, options).run();
+}
