@@ -40,11 +40,7 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
 void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  // Results of row-blocked kernels are computed straight into their rows
-  // of the whole result instead of into a block buffer that is then copied.
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;

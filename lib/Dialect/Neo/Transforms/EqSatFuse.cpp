@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -62,9 +63,24 @@ int64_t bytesOf(Type t) {
   return tensor.getNumElements() * std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
 }
 
+/// The work of a kernel in multiply-adds: its valid iterations times its
+/// body's operations, weighted by what they cost on a vector unit (a divide
+/// or a square root about 4, exp/log/tanh polynomials about 16), so that
+/// recomputing a transcendental per element is not mistaken for free.
 double kernelFlops(ComputeOp op) {
   OpCost c = countOpCost(op);
-  return c.flops();
+  double perIteration = op.getKind() == ReductionKind::None ? 0 : 1;
+  op.getBodyBlock().walk([&](Operation *inner) {
+    if (isa<YieldOp, IndexOp>(inner) || inner->hasTrait<OpTrait::ConstantLike>())
+      return;
+    if (isa<arith::DivFOp, arith::RemFOp>(inner))
+      perIteration += 4;
+    else if (inner->getName().getDialectNamespace() == "math")
+      perIteration += isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp>(inner) ? 4 : 16;
+    else
+      perIteration += 1;
+  });
+  return c.valid * perIteration;
 }
 
 class FunctionFuser {

@@ -196,6 +196,10 @@ std::optional<ImplicitGemm> mlir::neo::analyzeImplicitGemm(linalg::LinalgOp op) 
   }
   for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
     bool inA = depA->test(i), inB = depB->test(i);
+    // A dim of extent 1 that canonicalization made constant in both reads
+    // (a batch of one image) is any operand's: it adds no work.
+    if (!inA && !inB && ranges[i] == 1)
+      inA = true;
     if (it == utils::IteratorType::reduction) {
       if (inOut.test(i) || (!inA && !inB))
         return std::nullopt;

@@ -246,9 +246,17 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
         results.push_back(v);
   }
   // The largest block with at least minBlocks blocks within the byte budget.
+  // The budget keeps the values passed between the ops in cache; a group
+  // that passes none (kernels sharing an operand) takes the largest block.
+  bool passesValues = results.size() < [&] {
+    size_t n = 0;
+    for (unsigned u : group)
+      n += units[u].op->getNumResults();
+    return n;
+  }();
   int64_t rows = 1;
   for (int64_t b = extent / options.minBlocks; b > 1; --b)
-    if (extent % b == 0 && b * rowBytes <= options.blockBytes) {
+    if (extent % b == 0 && (!passesValues || b * rowBytes <= options.blockBytes)) {
       rows = b;
       break;
     }
@@ -298,12 +306,20 @@ unsigned RowGrouper::run() {
   for (unsigned p = 0; p < units.size(); ++p)
     for (unsigned c : users[p])
       tryMerge(p, c);
+  // Kernels that read a common value by row: one block of it in cache
+  // serves both. (Kernels that share only a whole operand, such as a
+  // convolution's forward and data-gradient sharing the weights, gain
+  // nothing and stay apart.)
   llvm::MapVector<Value, SmallVector<unsigned>> readers;
   for (auto [id, u] : llvm::enumerate(units))
-    for (const UnitRead &r : u.reads)
-      if (Value v = valueOf(id, r); !isa_and_nonnull<ConstantOp>(v.getDefiningOp()))
-        if (readers[v].empty() || readers[v].back() != id)
-          readers[v].push_back(id);
+    for (UnitRead r : u.reads) {
+      Value v = valueOf(id, r);
+      AffineMap map = r.member.getIndexingMap(r.read);
+      bool byRow =
+          llvm::any_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); });
+      if (byRow && (readers[v].empty() || readers[v].back() != id))
+        readers[v].push_back(id);
+    }
   for (auto &[v, rs] : readers)
     for (size_t i = 0; i + 1 < rs.size(); ++i)
       tryMerge(rs[i], rs[i + 1]);
