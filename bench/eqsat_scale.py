@@ -5,7 +5,7 @@ combined forward+backward function has 500+ neo ops. Prints the op count,
 the pass's wall time (median of --reps runs, from --mlir-timing), the
 saturation and extraction times from the report, and kernels before/after.
 
-    /usr/bin/python3 bench/eqsat_scale.py [--layers 24] [--reps 5]"""
+    /usr/bin/python3 bench/eqsat_scale.py [--layers 28] [--reps 5] [--extractor dag]"""
 import argparse
 import json
 import os
@@ -46,8 +46,9 @@ def sh(args, input=None):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--layers", type=int, default=24)
+    parser.add_argument("--layers", type=int, default=28)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--extractor", default="dag", choices=["greedy", "dag", "ilp"])
     args = parser.parse_args()
     src = network(args.layers)
     mlir = sh([os.path.join(BIN, "neo-opt"), "--neo-autodiff=function=stack"],
@@ -61,18 +62,19 @@ def main():
         walls, runs = [], []
         for _ in range(args.reps):
             p = sh([os.path.join(BIN, "neo-opt"), before, "--mlir-timing",
-                    "--neo-eqsat-fuse=function=stack_fwdbwd report=%s" % report, "-o", os.devnull])
+                    "--neo-eqsat-fuse=function=stack_fwdbwd extractor=%s report=%s" % (
+                        args.extractor, report), "-o", os.devnull])
             wall = re.search(r"([0-9.]+) \(\s*[0-9.]+%\)\s+NeoEqSatFuse", p.stderr)
             walls.append(float(wall.group(1)))
             runs.append(json.load(open(report))["stack_fwdbwd"])
         r = runs[-1]
         ops = r["kernels_before"]
-        extract = statistics.median(x["extractors"]["ilp"]["seconds"] for x in runs)
-        print("| layers | neo ops | e-nodes / stop | saturation (s) | extraction (s) | "
+        extract = statistics.median(x["extractors"][args.extractor]["seconds"] for x in runs)
+        print("| layers | neo ops | extractor | e-nodes / stop | saturation (s) | extraction (s) | "
               "whole pass (s, median of %d) | kernels before / after |" % args.reps)
-        print("|---|---|---|---|---|---|---|")
-        print("| %d | %d | %d / %s | %.3f | %.3f | %.3f | %d -> %d |" % (
-            args.layers, ops, r["nodes"], r["stop_reason"],
+        print("|---|---|---|---|---|---|---|---|")
+        print("| %d | %d | %s | %d / %s | %.3f | %.3f | %.3f | %d -> %d |" % (
+            args.layers, ops, args.extractor, r["nodes"], r["stop_reason"],
             statistics.median(x["seconds"] for x in runs), extract, statistics.median(walls),
             r["kernels_before"], r["kernels_after"]))
 
