@@ -136,8 +136,11 @@ def llvm_excerpt(text, marker, shown):
     lines = text.rstrip("\n").split("\n")
     sig = next(i for i, l in enumerate(lines) if l.startswith("  llvm.func") and l.endswith("{"))
     hit = next(i for i, l in enumerate(lines) if marker in l)
-    label = max(i for i in range(sig, hit) if lines[i].startswith("  ^bb"))
-    end = next((i for i in range(hit, len(lines)) if lines[i].startswith("  ^bb")), len(lines))
+    # The block may be nested (in an omp region of a row-blocked kernel).
+    label = max(i for i in range(sig, hit) if lines[i].lstrip().startswith("^bb"))
+    indent = indent_of(lines[label])
+    end = next((i for i in range(hit, len(lines))
+                if lines[i].startswith(indent + "^bb") or lines[i].strip() == "}"), len(lines))
     stop = min(end, label + 1 + shown)
     out = lines[:sig + 1]
     out.append("    // ... %s" % summarize(lines[sig + 1:label]))
@@ -352,12 +355,17 @@ now reads the matmul's result and `b` directly, and into the backward
 kernel, which recomputes the activation from the matmul's result instead of
 reading a stored one; the seed broadcast was inlined too. Contractions stay
 as they are (inlining into them would stop them being GEMMs). `horizontal`
-matched as well, but extraction found separate kernels cheaper here, so
-there is no `neo.fused`.
+matched as well, but extraction found separate kernels cheaper here. After
+extraction, %d row-blocked kernel(s) (`neo.fused ... row_block B`) group the
+kernels that share the batch rows and read each other only at the same row:
+per block of rows each computes its rows in turn, and only the values used
+outside the group are written (see eqsat.md). The kernel count above counts
+each as one.
 """ % (rep["nodes"], rep["classes"], rep["iterations"], rep["stop_reason"],
        ", ".join("`%s`" % a for a in applied),
        "optimal" if ilp.get("optimal") else "not proven optimal",
-       rep["kernels_before"], rep["kernels_after"], rep["bytes_before"], rep["bytes_after"]))
+       rep["kernels_before"], rep["kernels_after"], rep["bytes_before"], rep["bytes_after"],
+       rep["row_blocked_kernels"]))
     p.code("sh", "neo-opt step.mlir --neo-eqsat-fuse=\"report=fuse.json\" -o fused.mlir")
     p.code("mlir", check_full(fused, "the fused IR"))
 
@@ -383,7 +391,11 @@ transposed and stays a `linalg.generic` (neo-tile still recognizes it as a
 GEMM below). The reads' maps become `indexing_maps` and the parallel and
 reduction dims `iterator_types`. Every read here stays in bounds, so no
 bounds checks are generated; the `linalg.index` ops are unused and go at the
-next canonicalization.
+next canonicalization. The row-blocked kernel becomes an `scf.forall` over
+its blocks of rows: each iteration slices the rows of the operands it reads
+by row (`tensor.extract_slice`), runs its ops on them as linalg ops marked
+`neo.serial` (the block loop is the parallel one), and inserts its rows of
+the results (`tensor.parallel_insert_slice`).
 """)
     linalg = step("neo-opt fused.mlir --convert-neo-to-linalg -o linalg.mlir", "linalg.mlir")
     p.code("mlir", check_full(linalg, "the linalg IR"))

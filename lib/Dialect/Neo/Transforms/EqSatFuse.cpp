@@ -142,8 +142,9 @@ double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
     double seconds = bytes / params.bandwidth + params.launch;
     bool single = isa<ComputeOp>(op);
     op->walk([&](ComputeOp c) {
-      seconds += kernelFlops(c) /
-                 (single && isContractionShaped(c) ? params.gemmPeak : params.otherPeak);
+      seconds +=
+          kernelFlops(c) / (single && (isContractionShaped(c) || isBilinear(c)) ? params.gemmPeak
+                                                                                : params.otherPeak);
     });
     return seconds;
   };
@@ -180,8 +181,13 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
             if (!fused)
               continue;
             // Keep GEMM-shaped kernels GEMM-shaped: neo-tile compiles them to
-            // packed kernels that a generic loop nest cannot match.
-            if (isContractionShaped(consumer) && !isContractionShaped(fused)) {
+            // packed kernels that a generic loop nest cannot match. A plain
+            // GEMM stays plain (an implicit GEMM's gathers cost ~3 ns an
+            // element, more than a producer kernel saves); an implicit one
+            // (a convolution) stays bilinear, its packing computing the
+            // inlined producer.
+            if ((isContractionShaped(consumer) && !isContractionShaped(fused)) ||
+                (isBilinear(consumer) && !isBilinear(fused))) {
               fused->erase();
               continue;
             }
@@ -217,7 +223,7 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
           auto a = cast<ComputeOp>(store.get(users[x].second.data));
           auto b = cast<ComputeOp>(store.get(users[y].second.data));
           // Contractions run as packed GEMM kernels, which have one output.
-          if (isContractionShaped(a) || isContractionShaped(b))
+          if (isContractionShaped(a) || isContractionShaped(b) || isBilinear(a) || isBilinear(b))
             continue;
           FusedOp fused = fuseHorizontally(store, a, b);
           if (!fused)

@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::neo;
@@ -271,4 +273,35 @@ bool fusion::isContractionShaped(ComputeOp op) {
     if (!op.getIndexingMap(i).isProjectedPermutation() || op.readMayBeOutOfBounds(i))
       return false;
   return true;
+}
+
+bool fusion::isBilinear(ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0)
+    return false;
+  auto mul = op.getYieldedValue().getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getBlock() != &op.getBodyBlock())
+    return false;
+  // The block arguments each factor depends on.
+  Block &block = op.getBodyBlock();
+  auto reads = [&](Value v) {
+    llvm::SmallBitVector used(block.getNumArguments());
+    SmallVector<Value> stack{v};
+    llvm::DenseSet<Value> seen;
+    while (!stack.empty()) {
+      Value x = stack.pop_back_val();
+      if (!seen.insert(x).second)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(x)) {
+        if (arg.getOwner() == &block)
+          used.set(arg.getArgNumber());
+        continue;
+      }
+      if (Operation *def = x.getDefiningOp())
+        for (Value operand : def->getOperands())
+          stack.push_back(operand);
+    }
+    return used;
+  };
+  llvm::SmallBitVector a = reads(mul.getLhs()), b = reads(mul.getRhs());
+  return a.any() && b.any() && !a.anyCommon(b);
 }

@@ -79,6 +79,11 @@ ComputeOp buildMatmul(TemplateStore &store, RankedTensorType a, RankedTensorType
 /// reads through projected permutations): neo-tile's packed GEMM takes it.
 bool isContractionShaped(ComputeOp op);
 
+/// A sum of products whose two factors read disjoint operands (through any
+/// index maps and elementwise math): neo-tile runs it as an implicit GEMM
+/// (a convolution, a shifted or padded contraction).
+bool isBilinear(ComputeOp op);
+
 struct RowBlockOptions {
   /// Fewest blocks of rows a row-blocked kernel runs (its parallelism).
   int64_t minBlocks = 4;

@@ -10,12 +10,15 @@
 //
 // This is a scheduling step on the extracted graph, not a rewrite explored in
 // the e-graph: it never recomputes anything and never changes an op, so it
-// removes traffic and launches whatever the extraction chose. Plain GEMMs stay
-// alone (their packed kernels want whole operands); every other kernel may
-// join a group when all its reads of the group's values are row-local.
+// removes traffic and launches whatever the extraction chose. A kernel may
+// join a group when all its reads of the group's values are row-local and
+// the operands it reads whole (a GEMM's weights) fit in cache, since every
+// block reads them again.
 //
 //===----------------------------------------------------------------------===//
 #include "FusionTemplates.h"
+
+#include "neo/Dialect/Neo/Transforms/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -120,13 +123,33 @@ void RowGrouper::collect() {
     // Eligibility: no plain GEMM, one row extent, row-legal reads.
     int64_t extent = u.members.front().getNumParallelDims() ? u.members.front().getBounds()[0] : 0;
     for (ComputeOp m : u.members)
-      if (isContractionShaped(m) || whyNotRowOp(m, extent))
+      if (whyNotRowOp(m, extent))
         extent = 0;
     for (const UnitRead &r : u.reads)
       if (extent && whyNotRowRead(r.member, r.read, extent, /*internal=*/false))
         extent = 0;
-    if (extent < options.minBlocks)
+    // Every block reads the operands that are not indexed by row whole:
+    // they must fit in cache (a GEMM's weights re-read per block of rows
+    // would cost more than the grouping saves).
+    int64_t wholeBytes = 0;
+    llvm::DenseSet<Value> whole;
+    for (UnitRead r : u.reads) {
+      AffineMap map = r.member.getIndexingMap(r.read);
+      Value v = op.getOperand(r.operand);
+      if (llvm::none_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }) &&
+          whole.insert(v).second)
+        wholeBytes += bytesOfType(v.getType());
+    }
+    if (extent < options.minBlocks || wholeBytes > options.blockBytes)
       extent = 0;
+    // A GEMM (plain or implicit) packs its whole operands again in every
+    // block: unless they are small (L1-resident, 32 KB), its work must
+    // dwarf that (32 flops per byte packed, with the worst case of one row
+    // per block).
+    for (ComputeOp m : u.members)
+      if (extent && wholeBytes > 32 * 1024 && (isContractionShaped(m) || isBilinear(m)) &&
+          countOpCost(m).flops() < 32.0 * wholeBytes * extent)
+        extent = 0;
     u.extent = extent;
     unsigned id = units.size();
     for (Value v : op.getResults())
@@ -306,20 +329,15 @@ unsigned RowGrouper::run() {
   for (unsigned p = 0; p < units.size(); ++p)
     for (unsigned c : users[p])
       tryMerge(p, c);
-  // Kernels that read a common value by row: one block of it in cache
-  // serves both. (Kernels that share only a whole operand, such as a
-  // convolution's forward and data-gradient sharing the weights, gain
-  // nothing and stay apart.)
+  // Kernels that read a common value: by row, one block of it in cache
+  // serves both; read whole (the weights that a convolution's forward and
+  // data-gradient share), it is read once per block for both, and one
+  // kernel is launched instead of two.
   llvm::MapVector<Value, SmallVector<unsigned>> readers;
   for (auto [id, u] : llvm::enumerate(units))
-    for (UnitRead r : u.reads) {
-      Value v = valueOf(id, r);
-      AffineMap map = r.member.getIndexingMap(r.read);
-      bool byRow =
-          llvm::any_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); });
-      if (byRow && (readers[v].empty() || readers[v].back() != id))
+    for (const UnitRead &r : u.reads)
+      if (Value v = valueOf(id, r); readers[v].empty() || readers[v].back() != id)
         readers[v].push_back(id);
-    }
   for (auto &[v, rs] : readers)
     for (size_t i = 0; i + 1 < rs.size(); ++i)
       tryMerge(rs[i], rs[i + 1]);

@@ -62,7 +62,8 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     leading parallel dim and read each other's values only at the same row
     become one row-blocked `neo.fused` kernel (`row_block B`): per block of
     rows each op computes its rows in turn, in cache, and only the values
-    used outside are written. Plain GEMMs stay alone.
+    used outside are written. A kernel joins only if the operands it reads
+    whole (a GEMM's weights) fit in `row-block-bytes`.
 
     The cost of a kernel is its bytes read and written over the memory
     bandwidth, its FLOPs over the peak (contraction-shaped kernels at the
