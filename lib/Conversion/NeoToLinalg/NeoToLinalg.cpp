@@ -327,7 +327,7 @@ bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
 /// blocks of its rows: each block slices the operands its ops read by row,
 /// runs every op on its B rows (single-threaded: the loop is the parallel
 /// one) and inserts the rows of the results into the whole tensors.
-void convertRowFused(RewriterBase &rewriter, FusedOp op) {
+void convertRowFused(RewriterBase &rewriter, FusedOp op, bool useNamedOps) {
   Location loc = op.getLoc();
   Block &block = op.getBody().front();
   int64_t rows = *op.getRowBlock();
@@ -399,18 +399,40 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op) {
         RankedTensorType::get(shape, member.getResultType().getElementType()));
     // The block loop is the parallel one.
     clone->setAttr("neo.serial", rewriter.getUnitAttr());
-    local.map(member.getResult(), clone.getResult());
+    // To linalg now, so that results can be computed in place below.
+    rewriter.setInsertionPoint(clone);
+    Value converted = useNamedOps ? tryNamedContraction(rewriter, clone) : Value();
+    if (!converted)
+      converted = buildGeneric(rewriter, {clone}, [](Value v) { return v; }).front();
+    forwardSchedule(clone, converted);
+    rewriter.replaceOp(clone, converted);
+    local.map(member.getResult(), converted);
+    rewriter.setInsertionPoint(forall.getTerminator());
   }
   auto ret = cast<ReturnOp>(block.getTerminator());
-  rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
   for (auto [v, out] : llvm::zip(ret.getValues(), forall.getRegionIterArgs())) {
     auto type = cast<RankedTensorType>(out.getType());
     std::vector<bool> rowDims(type.getRank(), false);
     rowDims[0] = true;
     SmallVector<OpFoldResult> offsets, sizes, strides;
     sliceParams(type, rowDims, offsets, sizes, strides);
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, local.lookup(v), out, offsets, sizes,
-                                          strides);
+    Value result = local.lookup(v);
+    // The op writes its rows of the result in place: its init (an empty
+    // tensor, or one filled with the reduction's identity) becomes the slice
+    // of the whole result that the block inserts, which bufferization then
+    // shares. Only when nothing else uses that init (each result once).
+    if (auto dps = result.getDefiningOp<DestinationStyleOpInterface>()) {
+      Value init = dps.getDpsInitOperand(cast<OpResult>(result).getResultNumber())->get();
+      if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && init.hasOneUse())
+        init = fill.getOutputs()[0];
+      auto empty = init.getDefiningOp<tensor::EmptyOp>();
+      if (empty && empty->hasOneUse() && empty.getType() == result.getType()) {
+        rewriter.setInsertionPoint(empty);
+        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(empty, out, offsets, sizes, strides);
+      }
+    }
+    rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, result, out, offsets, sizes, strides);
   }
   rewriter.replaceOp(op, forall.getResults());
 }
@@ -442,7 +464,7 @@ struct ConvertNeoToLinalgPass
     // Post-order: nested fused ops are inlined before their parents.
     for (FusedOp op : fused) {
       if (op.getRowBlock() && rowBlocks)
-        convertRowFused(rewriter, op);
+        convertRowFused(rewriter, op, useNamedOps);
       else if (!convertHorizontalFused(rewriter, op))
         inlineFused(rewriter, op);
     }
