@@ -76,6 +76,7 @@ private:
   RowBlockOptions options;
   std::vector<Unit> units;
   llvm::DenseMap<Value, unsigned> producer; // result -> unit
+  llvm::DenseMap<Operation *, unsigned> unitOf;
   std::vector<SmallVector<unsigned>> users; // unit -> consumer units
   std::vector<unsigned> parent;             // union-find over units
 };
@@ -120,7 +121,7 @@ void RowGrouper::collect() {
     }
     if (u.members.empty())
       continue;
-    // Eligibility: no plain GEMM, one row extent, row-legal reads.
+    // Eligibility: one row extent, row-legal reads.
     int64_t extent = u.members.front().getNumParallelDims() ? u.members.front().getBounds()[0] : 0;
     for (ComputeOp m : u.members)
       if (whyNotRowOp(m, extent))
@@ -152,6 +153,7 @@ void RowGrouper::collect() {
         extent = 0;
     u.extent = extent;
     unsigned id = units.size();
+    unitOf[&op] = id;
     for (Value v : op.getResults())
       producer[v] = id;
     units.push_back(std::move(u));
@@ -187,7 +189,9 @@ bool RowGrouper::internalReadsOk(ArrayRef<unsigned> group) {
 
 /// Whether some path of uses leads from an op of `from` to an op of `to`
 /// through an op outside both (merging them would then need a value that is
-/// computed after the merged kernel and read by it).
+/// computed after the merged kernel and read by it). Groups formed so far
+/// count as the one kernel they will be: reaching one of their ops reaches
+/// all of them (two groups must not feed each other both ways).
 bool RowGrouper::reaches(ArrayRef<unsigned> from, ArrayRef<unsigned> to) {
   Block &entry = func.getBody().front();
   llvm::DenseSet<Operation *> fromOps, toOps, seen;
@@ -196,6 +200,15 @@ bool RowGrouper::reaches(ArrayRef<unsigned> from, ArrayRef<unsigned> to) {
   for (unsigned u : to)
     toOps.insert(units[u].op);
   SmallVector<Operation *> stack;
+  auto push = [&](Operation *op) {
+    if (!seen.insert(op).second)
+      return;
+    stack.push_back(op);
+    if (auto it = unitOf.find(op); it != unitOf.end())
+      for (unsigned other : groupOf(it->second))
+        if (!fromOps.contains(units[other].op) && seen.insert(units[other].op).second)
+          stack.push_back(units[other].op);
+  };
   auto forUsers = [&](Operation *op, auto &&visit) {
     for (Value v : op->getResults())
       for (Operation *user : v.getUsers())
@@ -204,17 +217,14 @@ bool RowGrouper::reaches(ArrayRef<unsigned> from, ArrayRef<unsigned> to) {
   };
   for (Operation *op : fromOps)
     forUsers(op, [&](Operation *top) {
-      if (!toOps.contains(top) && seen.insert(top).second)
-        stack.push_back(top);
+      if (!toOps.contains(top))
+        push(top);
     });
   while (!stack.empty()) {
     Operation *op = stack.pop_back_val();
     if (toOps.contains(op))
       return true;
-    forUsers(op, [&](Operation *top) {
-      if (seen.insert(top).second)
-        stack.push_back(top);
-    });
+    forUsers(op, push);
   }
   return false;
 }
