@@ -144,8 +144,10 @@ struct GemmKernel {
                               int64_t count, bool vectorAlongCol, Type to) {
     KB kb = k();
     // Extents are 0 where tiles never overhang (no check needed).
-    Value valid = kb.andI(rowExtent ? kb.lt(row, rowExtent) : Value(),
-                          colExtent ? kb.lt(col, colExtent) : Value());
+    // Sequenced: argument evaluation order differs between compilers.
+    Value rowOk = rowExtent ? kb.lt(row, rowExtent) : Value();
+    Value colOk = colExtent ? kb.lt(col, colExtent) : Value();
+    Value valid = kb.andI(rowOk, colOk);
     // Clamp into bounds so that the load itself is always legal.
     int64_t lastRow = rowExtent - (count > 1 && !vectorAlongCol ? count : 1);
     int64_t lastCol = colExtent - (count > 1 && vectorAlongCol ? count : 1);
@@ -316,8 +318,9 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
     for (int64_t gj = 0; gj < TN / 4; ++gj) {
       Value col0 = kb.add(n0, kb.add(kb.mul(tCol, 4), gj * (BN / TN) * 4));
       if (vecC) {
-        Value valid =
-            kb.andI(mCheck ? kb.lt(row, p.m) : Value(), nCheck ? kb.lt(col0, p.n) : Value());
+        Value rowOk = mCheck ? kb.lt(row, p.m) : Value();
+        Value colOk = nCheck ? kb.lt(col0, p.n) : Value();
+        Value valid = kb.andI(rowOk, colOk);
         OpBuilder::InsertionGuard guard(b);
         if (valid) {
           auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
@@ -336,8 +339,9 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
       }
       for (int64_t x = 0; x < 4; ++x) {
         Value col = kb.add(col0, x);
-        Value valid =
-            kb.andI(mCheck ? kb.lt(row, p.m) : Value(), nCheck ? kb.lt(col, p.n) : Value());
+        Value rowOk = mCheck ? kb.lt(row, p.m) : Value();
+        Value colOk = nCheck ? kb.lt(col, p.n) : Value();
+        Value valid = kb.andI(rowOk, colOk);
         OpBuilder::InsertionGuard guard(b);
         if (valid) {
           auto ifOp = scf::IfOp::create(b, loc, valid, /*withElse=*/false);
