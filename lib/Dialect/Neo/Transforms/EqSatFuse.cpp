@@ -255,6 +255,46 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
     };
     rules.push_back(std::move(r));
   }
+  if (rule("factor")) {
+    eq::Rewrite<TypeAnalysis> r;
+    r.name = "factor";
+    r.lhs = any();
+    // sum_r a * b(r) -> a * (sum_r b(r)), a invariant in r.
+    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+      std::vector<eq::Id> out;
+      for (const eq::ENode &n : computeNodes(m.root)) {
+        auto op = cast<ComputeOp>(store.get(n.data));
+        auto factored = factorOutOfReduction(store, op);
+        if (!factored)
+          continue;
+        std::vector<eq::Id> sumChildren, outerChildren;
+        for (unsigned i : factored->sumReads)
+          sumChildren.push_back(n.children[i]);
+        for (unsigned i : factored->outerReads)
+          outerChildren.push_back(n.children[i]);
+        eq::Id s = g.add(eq::ENode{computeSym, store.internBuilt(factored->sum), sumChildren});
+        outerChildren.push_back(s);
+        out.push_back(
+            g.add(eq::ENode{computeSym, store.internBuilt(factored->outer), outerChildren}));
+      }
+      return out;
+    };
+    rules.push_back(std::move(r));
+  }
+  if (rule("distribute")) {
+    eq::Rewrite<TypeAnalysis> r;
+    r.name = "distribute";
+    r.lhs = any();
+    // x*y + x*z -> x*(y + z) in a body.
+    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+      std::vector<eq::Id> out;
+      for (const eq::ENode &n : computeNodes(m.root))
+        if (ComputeOp d = distributeCommonFactor(store, cast<ComputeOp>(store.get(n.data))))
+          out.push_back(g.add(eq::ENode{computeSym, store.internBuilt(d), n.children}));
+      return out;
+    };
+    rules.push_back(std::move(r));
+  }
   if (rule("assoc")) {
     eq::Rewrite<TypeAnalysis> r;
     r.name = "assoc";
@@ -502,7 +542,8 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       return signalPassFailure();
     }
     for (const std::string &r : rules)
-      if (r != "inline" && r != "horizontal" && r != "broadcast" && r != "assoc") {
+      if (r != "inline" && r != "horizontal" && r != "broadcast" && r != "factor" &&
+          r != "distribute" && r != "assoc") {
         module.emitError("neo-eqsat-fuse: unknown rule '") << r << "'";
         return signalPassFailure();
       }

@@ -10,6 +10,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallBitVector.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::fusion;
@@ -32,9 +34,20 @@ static bool equalTemplates(Operation *a, Operation *b) {
   for (auto [x, y] : llvm::zip(a->getOperandTypes(), b->getOperandTypes()))
     if (x != y)
       return false;
+  // Operands correspond by position (each is its own placeholder); inside
+  // the bodies, block arguments and results correspond as the comparison
+  // pairs them up. (Accepting any pair of values here made two bodies that
+  // read their arguments in different roles equal: a wrong rewrite.)
+  llvm::DenseMap<Value, Value> same;
+  for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands()))
+    same[x] = y;
   return OperationEquivalence::isEquivalentTo(
-      a, b, [](Value, Value) { return success(); }, nullptr,
-      OperationEquivalence::IgnoreLocations);
+      a, b,
+      [&](Value x, Value y) {
+        auto it = same.find(x);
+        return success(it != same.end() ? it->second == y : x == y);
+      },
+      [&](Value x, Value y) { same[x] = y; }, OperationEquivalence::IgnoreLocations);
 }
 
 unsigned TemplateStore::internBuilt(Operation *op) {
@@ -304,4 +317,231 @@ bool fusion::isBilinear(ComputeOp op) {
   };
   llvm::SmallBitVector a = reads(mul.getLhs()), b = reads(mul.getRhs());
   return a.any() && b.any() && !a.anyCommon(b);
+}
+
+//===----------------------------------------------------------------------===//
+// Factoring a row-invariant factor out of a sum; distributivity in bodies
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The block arguments and iteration dims (through neo.index) that `v`
+/// depends on, within `block`.
+struct Dependence {
+  llvm::SmallBitVector args, dims;
+};
+
+Dependence dependenceOf(Block &block, unsigned numDims, Value v) {
+  Dependence d{llvm::SmallBitVector(block.getNumArguments()), llvm::SmallBitVector(numDims)};
+  SmallVector<Value> stack{v};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value x = stack.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() == &block)
+        d.args.set(arg.getArgNumber());
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def)
+      continue;
+    if (auto index = dyn_cast<IndexOp>(def))
+      d.dims.set(index.getDim());
+    for (Value operand : def->getOperands())
+      stack.push_back(operand);
+  }
+  return d;
+}
+
+/// Clones into `b` the ops of `from` that `v` depends on, in order, with
+/// `mapping` giving the block arguments (and index ops) they use. Returns
+/// the clone of `v`.
+Value cloneSlice(OpBuilder &b, Block &from, Value v, IRMapping &mapping) {
+  llvm::DenseSet<Operation *> needed;
+  SmallVector<Value> stack{v};
+  while (!stack.empty()) {
+    Value x = stack.pop_back_val();
+    Operation *def = x.getDefiningOp();
+    if (!def || def->getBlock() != &from || !needed.insert(def).second)
+      continue;
+    for (Value operand : def->getOperands())
+      stack.push_back(operand);
+  }
+  for (Operation &op : from.without_terminator())
+    if (needed.contains(&op) && !mapping.contains(op.getResult(0)))
+      b.clone(op, mapping);
+  return mapping.lookupOrDefault(v);
+}
+} // namespace
+
+std::optional<Factored> fusion::factorOutOfReduction(TemplateStore &store, ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0)
+    return std::nullopt;
+  Block &block = op.getBodyBlock();
+  Value yielded = op.getYieldedValue();
+  Operation *top = yielded.getDefiningOp();
+  if (!top || top->getBlock() != &block || !isa<arith::MulFOp, arith::DivFOp>(top))
+    return std::nullopt;
+  unsigned numPar = op.getNumParallelDims(), numDims = op.getNumDims();
+  // Row-invariant: no reduction dim in its reads' maps nor in its indices.
+  auto invariant = [&](const Dependence &d) {
+    for (unsigned r = numPar; r < numDims; ++r)
+      if (d.dims.test(r))
+        return false;
+    for (unsigned i : d.args.set_bits())
+      for (unsigned r = numPar; r < numDims; ++r)
+        if (op.getIndexingMap(i).isFunctionOfDim(r))
+          return false;
+    return true;
+  };
+  // The factors: the leaves of the product tree at the top (a / d: the
+  // numerator's factors, and d as an invariant divisor).
+  SmallVector<Value> invariantFactors, variantFactors;
+  bool divide = isa<arith::DivFOp>(top);
+  SmallVector<Value> leaves;
+  std::function<void(Value)> flatten = [&](Value v) {
+    auto mul = v.getDefiningOp<arith::MulFOp>();
+    if (mul && mul->getBlock() == &block && (v == yielded || v.hasOneUse())) {
+      flatten(mul.getLhs());
+      flatten(mul.getRhs());
+      return;
+    }
+    leaves.push_back(v);
+  };
+  if (divide) {
+    flatten(top->getOperand(0));
+    if (!invariant(dependenceOf(block, numDims, top->getOperand(1))))
+      return std::nullopt;
+  } else {
+    flatten(yielded);
+  }
+  Dependence da{llvm::SmallBitVector(block.getNumArguments()), llvm::SmallBitVector(numDims)};
+  Dependence db = da;
+  for (Value leaf : leaves) {
+    Dependence d = dependenceOf(block, numDims, leaf);
+    bool inv = invariant(d);
+    (inv ? invariantFactors : variantFactors).push_back(leaf);
+    (inv ? da : db).args |= d.args;
+  }
+  if (divide) {
+    Value divisor = top->getOperand(1);
+    da.args |= dependenceOf(block, numDims, divisor).args;
+  }
+  // Something must move out, and something must stay in.
+  if (variantFactors.empty() || (!divide && invariantFactors.empty()))
+    return std::nullopt;
+  auto product = [&](OpBuilder &body, ArrayRef<Value> factors, IRMapping &m) {
+    Value p;
+    for (Value f : factors) {
+      Value c = cloneSlice(body, block, f, m);
+      p = p ? arith::MulFOp::create(body, op.getLoc(), p, c).getResult() : c;
+    }
+    return p;
+  };
+
+  MLIRContext *ctx = op.getContext();
+  Location loc = op.getLoc();
+  OpBuilder builder = store.builder();
+  // s = sum b, reading what b reads.
+  SmallVector<Value> sInputs;
+  SmallVector<AffineMap> sMaps;
+  SmallVector<double> sPads;
+  for (unsigned i : db.args.set_bits()) {
+    sInputs.push_back(store.placeholder(op.getInputs()[i].getType()));
+    sMaps.push_back(op.getIndexingMap(i));
+    sPads.push_back(op.getPadValue(i));
+  }
+  IntegerSet domain;
+  if (auto dom = op.getDomainAttr())
+    domain = dom.getValue();
+  auto s = ComputeOp::create(builder, loc, op.getResultType(), sInputs, sMaps,
+                             op.getReductionBounds(), ReductionKind::Sum, sPads, domain);
+  {
+    OpBuilder body = OpBuilder::atBlockEnd(&s.getBodyBlock());
+    IRMapping m;
+    unsigned next = 0;
+    for (unsigned i : db.args.set_bits())
+      m.map(block.getArgument(i), s.getBodyBlock().getArgument(next++));
+    YieldOp::create(body, loc, product(body, variantFactors, m));
+  }
+  // out = a (x or /) s, over the parallel dims.
+  SmallVector<Value> oInputs;
+  SmallVector<AffineMap> oMaps;
+  SmallVector<double> oPads;
+  for (unsigned i : da.args.set_bits()) {
+    oInputs.push_back(store.placeholder(op.getInputs()[i].getType()));
+    oMaps.push_back(AffineMap::get(numPar, 0, op.getIndexingMap(i).getResults(), ctx));
+    oPads.push_back(op.getPadValue(i));
+  }
+  oInputs.push_back(store.placeholder(op.getResultType()));
+  oMaps.push_back(AffineMap::getMultiDimIdentityMap(numPar, ctx));
+  oPads.push_back(0);
+  auto out = ComputeOp::create(builder, loc, op.getResultType(), oInputs, oMaps, {},
+                               ReductionKind::None, oPads);
+  {
+    Block &ob = out.getBodyBlock();
+    OpBuilder body = OpBuilder::atBlockEnd(&ob);
+    IRMapping m;
+    unsigned next = 0;
+    for (unsigned i : da.args.set_bits())
+      m.map(block.getArgument(i), ob.getArgument(next++));
+    Value result = ob.getArgument(next);
+    if (Value av = product(body, invariantFactors, m))
+      result = arith::MulFOp::create(body, loc, av, result);
+    if (divide)
+      result =
+          arith::DivFOp::create(body, loc, result, cloneSlice(body, block, top->getOperand(1), m));
+    YieldOp::create(body, loc, result);
+  }
+  Factored f;
+  f.sum = s;
+  f.outer = out;
+  for (unsigned i : db.args.set_bits())
+    f.sumReads.push_back(i);
+  for (unsigned i : da.args.set_bits())
+    f.outerReads.push_back(i);
+  return f;
+}
+
+ComputeOp fusion::distributeCommonFactor(TemplateStore &store, ComputeOp op) {
+  // x*y + x*z -> x*(y + z) (and -), on the first such add in the body.
+  Block &block = op.getBodyBlock();
+  for (Operation &inner : block.without_terminator()) {
+    if (!isa<arith::AddFOp, arith::SubFOp>(inner))
+      continue;
+    auto l = inner.getOperand(0).getDefiningOp<arith::MulFOp>();
+    auto r = inner.getOperand(1).getDefiningOp<arith::MulFOp>();
+    if (!l || !r || l == r || !l->hasOneUse() || !r->hasOneUse())
+      continue;
+    Value common, y, z;
+    for (unsigned i = 0; i < 2 && !common; ++i)
+      for (unsigned j = 0; j < 2 && !common; ++j)
+        if (l->getOperand(i) == r->getOperand(j)) {
+          common = l->getOperand(i);
+          y = l->getOperand(1 - i);
+          z = r->getOperand(1 - j);
+        }
+    if (!common)
+      continue;
+    // Rebuild the op with the add replaced (its operands' positions kept).
+    OpBuilder builder = store.builder();
+    IRMapping m;
+    auto copy = cast<ComputeOp>(builder.clone(*op, m));
+    Operation *add = m.lookup(inner.getResult(0)).getDefiningOp();
+    OpBuilder body(add);
+    Value sum =
+        isa<arith::AddFOp>(add)
+            ? arith::AddFOp::create(body, add->getLoc(), m.lookup(y), m.lookup(z)).getResult()
+            : arith::SubFOp::create(body, add->getLoc(), m.lookup(y), m.lookup(z)).getResult();
+    Value product = arith::MulFOp::create(body, add->getLoc(), m.lookup(common), sum);
+    add->getResult(0).replaceAllUsesWith(product);
+    Operation *ml = m.lookup(l.getResult()).getDefiningOp();
+    Operation *mr = m.lookup(r.getResult()).getDefiningOp();
+    add->erase();
+    ml->erase();
+    mr->erase();
+    return copy;
+  }
+  return {};
 }

@@ -63,6 +63,21 @@ ComputeOp inlineProducer(TemplateStore &store, ComputeOp consumer, unsigned read
 /// loop nest: a neo.fused op whose operands are a's then b's.
 FusedOp fuseHorizontally(TemplateStore &store, ComputeOp a, ComputeOp b);
 
+/// sum_r a * b(r) = a * sum_r b(r) (and sum_r b(r) / a) when `a` depends on
+/// no reduction dim: the reduction of `b` (its operands are the reads of `b`
+/// in order) and the elementwise product (the reads of `a`, then the sum).
+struct Factored {
+  ComputeOp sum, outer;
+  /// The reads of the original op that each keeps, in operand order (the
+  /// outer op's last operand is the sum).
+  SmallVector<unsigned> sumReads, outerReads;
+};
+std::optional<Factored> factorOutOfReduction(TemplateStore &store, ComputeOp op);
+
+/// x*y + x*z = x*(y + z) (and -) in the body: the op with one multiply
+/// fewer per iteration and the same operands, or null.
+ComputeOp distributeCommonFactor(TemplateStore &store, ComputeOp op);
+
 /// sum over r of a body that depends on no reduction dim is extent * body.
 ComputeOp foldBroadcastReduction(TemplateStore &store, ComputeOp op);
 

@@ -56,6 +56,9 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     * `horizontal`: two ops with one iteration space, kind and domain that
       read a common input become one multi-output `neo.fused` kernel;
     * `broadcast`: a sum over dims its body does not use is a product;
+    * `factor`: a factor (or divisor) of a sum's body that depends on no
+      reduction dim moves out: sum_r a * b(r) = a * sum_r b(r);
+    * `distribute`: x*y + x*z = x*(y + z) in a body;
     * `assoc`: matmul associativity, (AB)C = A(BC), chosen by cost.
 
     After extraction (`row-blocks`, on by default), kernels that share their
@@ -97,7 +100,7 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     Option<"compareExtractors", "compare-extractors", "bool", /*default=*/"false",
            "Also run the other extractors and report their costs">,
     ListOption<"rules", "rules", "std::string",
-               "Rules to use (default: inline, horizontal, broadcast, assoc)">,
+               "Rules to use (default: inline, horizontal, broadcast, factor, distribute, assoc)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write a JSON report to this file">,
     Option<"rowBlocks", "row-blocks", "bool", /*default=*/"true",
