@@ -417,23 +417,10 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op, bool useNamedOps) {
     SmallVector<OpFoldResult> offsets, sizes, strides;
     sliceParams(type, rowDims, offsets, sizes, strides);
     Value result = local.lookup(v);
-    // The op writes its rows of the result in place: its init (an empty
-    // tensor, or one filled with the reduction's identity) becomes the slice
-    // of the whole result that the block inserts, which bufferization then
-    // shares. Only when nothing else uses that init (each result once).
-    if (auto dps = result.getDefiningOp<DestinationStyleOpInterface>()) {
-      Value init = dps.getDpsInitOperand(cast<OpResult>(result).getResultNumber())->get();
-      if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && init.hasOneUse())
-        init = fill.getOutputs()[0];
-      auto empty = init.getDefiningOp<tensor::EmptyOp>();
-      if (empty && empty->hasOneUse() && empty.getType() == result.getType()) {
-        rewriter.setInsertionPoint(empty);
-        rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(empty, out, offsets, sizes, strides);
-      }
-    }
     rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, result, out, offsets, sizes, strides);
   }
+  placeRowBlockResultsInPlace(forall);
   rewriter.replaceOp(op, forall.getResults());
 }
 
@@ -489,3 +476,28 @@ struct ConvertNeoToLinalgPass
 };
 
 } // namespace
+
+void mlir::neo::placeRowBlockResultsInPlace(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  root->walk([&](tensor::ParallelInsertSliceOp insert) {
+    Value src = insert.getSource();
+    auto dps = src.getDefiningOp<DestinationStyleOpInterface>();
+    if (!dps)
+      return;
+    Value init = dps.getDpsInitOperand(cast<OpResult>(src).getResultNumber())->get();
+    if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && init.hasOneUse())
+      init = fill.getOutputs()[0];
+    auto empty = init.getDefiningOp<tensor::EmptyOp>();
+    if (!empty || !empty->hasOneUse() || empty.getType() != src.getType() ||
+        empty->getBlock() != insert->getParentOp()->getBlock())
+      return;
+    for (Value v : insert.getOffsets())
+      if (Operation *def = v.getDefiningOp();
+          def && (def->getBlock() != empty->getBlock() || !def->isBeforeInBlock(empty)))
+        return;
+    rewriter.setInsertionPoint(empty);
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        empty, insert.getDest(), insert.getMixedOffsets(), insert.getMixedSizes(),
+        insert.getMixedStrides());
+  });
+}

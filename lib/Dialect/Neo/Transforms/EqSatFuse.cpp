@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <functional>
 
 namespace mlir {
 namespace neo {
@@ -242,19 +243,24 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
     };
     rules.push_back(std::move(r));
   }
-  if (rule("broadcast")) {
+  // Rules that rewrite one kernel into another reading the same values.
+  auto sameReads = [&](StringRef name, std::function<ComputeOp(ComputeOp)> rewrite) {
+    if (!rule(name))
+      return;
     eq::Rewrite<TypeAnalysis> r;
-    r.name = "broadcast";
+    r.name = name.str();
     r.lhs = any();
-    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+    r.applier = [this, computeNodes, rewrite](Graph &g, const eq::Match &m) {
       std::vector<eq::Id> out;
       for (const eq::ENode &n : computeNodes(m.root))
-        if (ComputeOp folded = foldBroadcastReduction(store, cast<ComputeOp>(store.get(n.data))))
-          out.push_back(g.add(eq::ENode{computeSym, store.internBuilt(folded), n.children}));
+        if (ComputeOp rewritten = rewrite(cast<ComputeOp>(store.get(n.data))))
+          out.push_back(g.add(eq::ENode{computeSym, store.internBuilt(rewritten), n.children}));
       return out;
     };
     rules.push_back(std::move(r));
-  }
+  };
+  // sum over dims the body does not read -> extent * body.
+  sameReads("broadcast", [this](ComputeOp op) { return foldBroadcastReduction(store, op); });
   if (rule("factor")) {
     eq::Rewrite<TypeAnalysis> r;
     r.name = "factor";
@@ -281,20 +287,8 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
     };
     rules.push_back(std::move(r));
   }
-  if (rule("distribute")) {
-    eq::Rewrite<TypeAnalysis> r;
-    r.name = "distribute";
-    r.lhs = any();
-    // x*y + x*z -> x*(y + z) in a body.
-    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
-      std::vector<eq::Id> out;
-      for (const eq::ENode &n : computeNodes(m.root))
-        if (ComputeOp d = distributeCommonFactor(store, cast<ComputeOp>(store.get(n.data))))
-          out.push_back(g.add(eq::ENode{computeSym, store.internBuilt(d), n.children}));
-      return out;
-    };
-    rules.push_back(std::move(r));
-  }
+  // x*y + x*z -> x*(y + z) in a body.
+  sameReads("distribute", [this](ComputeOp op) { return distributeCommonFactor(store, op); });
   if (rule("assoc")) {
     eq::Rewrite<TypeAnalysis> r;
     r.name = "assoc";

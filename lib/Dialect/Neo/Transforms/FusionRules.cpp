@@ -288,41 +288,6 @@ bool fusion::isContractionShaped(ComputeOp op) {
   return true;
 }
 
-bool fusion::isBilinear(ComputeOp op) {
-  if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0)
-    return false;
-  auto mul = op.getYieldedValue().getDefiningOp<arith::MulFOp>();
-  if (!mul || mul->getBlock() != &op.getBodyBlock())
-    return false;
-  // The block arguments each factor depends on.
-  Block &block = op.getBodyBlock();
-  auto reads = [&](Value v) {
-    llvm::SmallBitVector used(block.getNumArguments());
-    SmallVector<Value> stack{v};
-    llvm::DenseSet<Value> seen;
-    while (!stack.empty()) {
-      Value x = stack.pop_back_val();
-      if (!seen.insert(x).second)
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(x)) {
-        if (arg.getOwner() == &block)
-          used.set(arg.getArgNumber());
-        continue;
-      }
-      if (Operation *def = x.getDefiningOp())
-        for (Value operand : def->getOperands())
-          stack.push_back(operand);
-    }
-    return used;
-  };
-  llvm::SmallBitVector a = reads(mul.getLhs()), b = reads(mul.getRhs());
-  return a.any() && b.any() && !a.anyCommon(b);
-}
-
-//===----------------------------------------------------------------------===//
-// Factoring a row-invariant factor out of a sum; distributivity in bodies
-//===----------------------------------------------------------------------===//
-
 namespace {
 /// The block arguments and iteration dims (through neo.index) that `v`
 /// depends on, within `block`.
@@ -374,6 +339,24 @@ Value cloneSlice(OpBuilder &b, Block &from, Value v, IRMapping &mapping) {
   return mapping.lookupOrDefault(v);
 }
 } // namespace
+
+bool fusion::isBilinear(ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0)
+    return false;
+  auto mul = op.getYieldedValue().getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getBlock() != &op.getBodyBlock())
+    return false;
+  // The block arguments each factor depends on.
+  Block &block = op.getBodyBlock();
+  unsigned numDims = op.getNumDims();
+  llvm::SmallBitVector a = dependenceOf(block, numDims, mul.getLhs()).args;
+  llvm::SmallBitVector b = dependenceOf(block, numDims, mul.getRhs()).args;
+  return a.any() && b.any() && !a.anyCommon(b);
+}
+
+//===----------------------------------------------------------------------===//
+// Factoring a row-invariant factor out of a sum; distributivity in bodies
+//===----------------------------------------------------------------------===//
 
 std::optional<Factored> fusion::factorOutOfReduction(TemplateStore &store, ComputeOp op) {
   if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0)

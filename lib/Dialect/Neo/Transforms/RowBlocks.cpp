@@ -265,28 +265,20 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
     }
   // Results: the values used outside the group.
   SmallVector<Value> results;
-  for (unsigned u : group) {
-    rowBytes += [&] {
-      int64_t b = 0;
-      for (Value v : units[u].op->getResults())
-        b += bytesOfType(v.getType()) / extent;
-      return b;
-    }();
-    for (Value v : units[u].op->getResults())
+  size_t numValues = 0;
+  for (unsigned u : group)
+    for (Value v : units[u].op->getResults()) {
+      ++numValues;
+      rowBytes += bytesOfType(v.getType()) / extent;
       if (llvm::any_of(v.getUsers(), [&](Operation *user) {
             return !inGroup.contains(func.getBody().front().findAncestorOpInBlock(*user));
           }))
         results.push_back(v);
-  }
+    }
   // The largest block with at least minBlocks blocks within the byte budget.
   // The budget keeps the values passed between the ops in cache; a group
   // that passes none (kernels sharing an operand) takes the largest block.
-  bool passesValues = results.size() < [&] {
-    size_t n = 0;
-    for (unsigned u : group)
-      n += units[u].op->getNumResults();
-    return n;
-  }();
+  bool passesValues = results.size() < numValues;
   int64_t rows = 1;
   for (int64_t b = extent / options.minBlocks; b > 1; --b)
     if (extent % b == 0 && (!passesValues || b * rowBytes <= options.blockBytes)) {

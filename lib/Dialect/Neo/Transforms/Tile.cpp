@@ -1,4 +1,5 @@
 //===- Tile.cpp - neo-tile and neo-vectorize: CPU schedules of linalg ops -===//
+#include "neo/Conversion/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Schedule.h"
 #include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
@@ -288,36 +289,7 @@ struct NeoFuseElementwisePass
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    placeRowResultsInPlace(getOperation());
-  }
-
-  /// The fusion patterns give ops whose payload does not read their init a
-  /// fresh empty one. In a row-blocked kernel's block loop, an op whose
-  /// result is inserted into the whole result should write that slice in
-  /// place instead: its (single-use) empty init becomes the slice.
-  static void placeRowResultsInPlace(func::FuncOp func) {
-    IRRewriter rewriter(func.getContext());
-    func.walk([&](tensor::ParallelInsertSliceOp insert) {
-      Value src = insert.getSource();
-      auto dps = src.getDefiningOp<DestinationStyleOpInterface>();
-      if (!dps)
-        return;
-      Value init = dps.getDpsInitOperand(cast<OpResult>(src).getResultNumber())->get();
-      if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && init.hasOneUse())
-        init = fill.getOutputs()[0];
-      auto empty = init.getDefiningOp<tensor::EmptyOp>();
-      if (!empty || !empty->hasOneUse() || empty.getType() != src.getType() ||
-          empty->getBlock() != insert->getParentOp()->getBlock())
-        return;
-      for (Value v : insert.getOffsets())
-        if (Operation *def = v.getDefiningOp();
-            def && (def->getBlock() != empty->getBlock() || !def->isBeforeInBlock(empty)))
-          return;
-      rewriter.setInsertionPoint(empty);
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-          empty, insert.getDest(), insert.getMixedOffsets(), insert.getMixedSizes(),
-          insert.getMixedStrides());
-    });
+    placeRowBlockResultsInPlace(getOperation());
   }
 };
 
