@@ -327,7 +327,7 @@ bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
 /// blocks of its rows: each block slices the operands its ops read by row,
 /// runs every op on its B rows (single-threaded: the loop is the parallel
 /// one) and inserts the rows of the results into the whole tensors.
-void convertRowFused(RewriterBase &rewriter, FusedOp op, bool useNamedOps) {
+void convertRowFused(RewriterBase &rewriter, FusedOp op) {
   Location loc = op.getLoc();
   Block &block = op.getBody().front();
   int64_t rows = *op.getRowBlock();
@@ -399,15 +399,7 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op, bool useNamedOps) {
         RankedTensorType::get(shape, member.getResultType().getElementType()));
     // The block loop is the parallel one.
     clone->setAttr("neo.serial", rewriter.getUnitAttr());
-    // To linalg now, so that results can be computed in place below.
-    rewriter.setInsertionPoint(clone);
-    Value converted = useNamedOps ? tryNamedContraction(rewriter, clone) : Value();
-    if (!converted)
-      converted = buildGeneric(rewriter, {clone}, [](Value v) { return v; }).front();
-    forwardSchedule(clone, converted);
-    rewriter.replaceOp(clone, converted);
-    local.map(member.getResult(), converted);
-    rewriter.setInsertionPoint(forall.getTerminator());
+    local.map(member.getResult(), clone.getResult());
   }
   auto ret = cast<ReturnOp>(block.getTerminator());
   for (auto [v, out] : llvm::zip(ret.getValues(), forall.getRegionIterArgs())) {
@@ -420,7 +412,6 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op, bool useNamedOps) {
     rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, result, out, offsets, sizes, strides);
   }
-  placeRowBlockResultsInPlace(forall);
   rewriter.replaceOp(op, forall.getResults());
 }
 
@@ -451,7 +442,7 @@ struct ConvertNeoToLinalgPass
     // Post-order: nested fused ops are inlined before their parents.
     for (FusedOp op : fused) {
       if (op.getRowBlock() && rowBlocks)
-        convertRowFused(rewriter, op, useNamedOps);
+        convertRowFused(rewriter, op);
       else if (!convertHorizontalFused(rewriter, op))
         inlineFused(rewriter, op);
     }
@@ -472,6 +463,7 @@ struct ConvertNeoToLinalgPass
       if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps)))
         return signalPassFailure();
     }
+    placeRowBlockResultsInPlace(module);
   }
 };
 
