@@ -2,7 +2,7 @@
 #include "neo-c/Neo.h"
 
 #include "neo/Frontend/Import.h"
-#include "neo/Interpreter/GradCheck.h"
+#include "neo/Check/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"

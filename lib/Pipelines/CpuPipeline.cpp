@@ -1,5 +1,6 @@
 //===- CpuPipeline.cpp - neo-lower-to-cpu ---------------------------------===//
 #include "neo/Conversion/Passes.h"
+#include "neo/Codegen/CPU/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Pipelines/Pipelines.h"
 

@@ -1,4 +1,5 @@
 //===- GpuPipeline.cpp - neo-lower-to-ptx ---------------------------------===//
+#include "neo/Codegen/GPU/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Pipelines/Pipelines.h"
 

@@ -1,5 +1,7 @@
 //===- Registration.cpp - Register Neo with an MLIR tool ------------------===//
 #include "neo/Registration.h"
+#include "neo/Codegen/CPU/Passes.h"
+#include "neo/Codegen/GPU/Passes.h"
 #include "neo/Conversion/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Autodiff.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
@@ -22,6 +24,8 @@ void mlir::neo::registerNeoPasses() {
   static bool registered = [] {
     registerNeoConversionPasses();
     registerNeoTransformsPasses();
+    registerNeoCodegenCPUPasses();
+    registerNeoCodegenGPUPasses();
     registerNeoPipelines();
     return true;
   }();

@@ -14,9 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuDevice.h"
-#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Frontend/Import.h"
-#include "neo/Interpreter/GradCheck.h"
+#include "neo/Check/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"

@@ -3,7 +3,7 @@
 #define NEO_TOOLS_NEO_TUNE_TUNABLEOPS_H
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
-#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -1,5 +1,5 @@
 //===- ScheduleRecordsTest.cpp - Record keys of linalg ops ----------------===//
-#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Registration.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -1,6 +1,6 @@
 //===- TuningRecordsTest.cpp - Records files: round trip, damage, merging --===//
 #include "neo/Tuning/TuningRecords.h"
-#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"

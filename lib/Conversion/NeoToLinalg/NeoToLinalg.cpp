@@ -1,7 +1,9 @@
 //===- NeoToLinalg.cpp - Lower neo ops to linalg on tensors ---------------===//
 #include "neo/Conversion/Passes.h"
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+#include "neo/Codegen/Utils/Utils.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -415,21 +417,6 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op) {
   rewriter.replaceOp(op, forall.getResults());
 }
 
-/// Replaces a neo.fused op by the ops of its region.
-void inlineFused(RewriterBase &rewriter, FusedOp op) {
-  rewriter.setInsertionPoint(op);
-  IRMapping mapping;
-  Block &block = op.getBody().front();
-  mapping.map(block.getArguments(), op.getInputs());
-  for (Operation &inner : block.without_terminator())
-    rewriter.clone(inner, mapping);
-  auto ret = cast<ReturnOp>(block.getTerminator());
-  SmallVector<Value> results;
-  for (Value v : ret.getValues())
-    results.push_back(mapping.lookupOrDefault(v));
-  rewriter.replaceOp(op, results);
-}
-
 struct ConvertNeoToLinalgPass
     : public neo::impl::ConvertNeoToLinalgBase<ConvertNeoToLinalgPass> {
   using Base::Base;
@@ -444,7 +431,7 @@ struct ConvertNeoToLinalgPass
       if (op.getRowBlock() && rowBlocks)
         convertRowFused(rewriter, op);
       else if (!convertHorizontalFused(rewriter, op))
-        inlineFused(rewriter, op);
+        inlineFusedOp(rewriter, op);
     }
 
     SmallVector<Operation *> ops;
@@ -468,28 +455,3 @@ struct ConvertNeoToLinalgPass
 };
 
 } // namespace
-
-void mlir::neo::placeRowBlockResultsInPlace(Operation *root) {
-  IRRewriter rewriter(root->getContext());
-  root->walk([&](tensor::ParallelInsertSliceOp insert) {
-    Value src = insert.getSource();
-    auto dps = src.getDefiningOp<DestinationStyleOpInterface>();
-    if (!dps)
-      return;
-    Value init = dps.getDpsInitOperand(cast<OpResult>(src).getResultNumber())->get();
-    if (auto fill = init.getDefiningOp<linalg::FillOp>(); fill && init.hasOneUse())
-      init = fill.getOutputs()[0];
-    auto empty = init.getDefiningOp<tensor::EmptyOp>();
-    if (!empty || !empty->hasOneUse() || empty.getType() != src.getType() ||
-        empty->getBlock() != insert->getParentOp()->getBlock())
-      return;
-    for (Value v : insert.getOffsets())
-      if (Operation *def = v.getDefiningOp();
-          def && (def->getBlock() != empty->getBlock() || !def->isBeforeInBlock(empty)))
-        return;
-    rewriter.setInsertionPoint(empty);
-    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        empty, insert.getDest(), insert.getMixedOffsets(), insert.getMixedSizes(),
-        insert.getMixedStrides());
-  });
-}

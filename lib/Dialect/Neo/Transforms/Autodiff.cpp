@@ -2,6 +2,7 @@
 #include "Adjoint.h"
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Autodiff.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
@@ -23,24 +24,6 @@ namespace neo {
 using namespace mlir;
 using namespace mlir::neo;
 
-void mlir::neo::inlineFusedOps(Operation *root) {
-  SmallVector<FusedOp> fused;
-  root->walk([&](FusedOp op) { fused.push_back(op); });
-  IRRewriter rewriter(root->getContext());
-  for (FusedOp op : fused) { // Post-order: inner ones first.
-    rewriter.setInsertionPoint(op);
-    IRMapping mapping;
-    Block &block = op.getBody().front();
-    mapping.map(block.getArguments(), op.getInputs());
-    for (Operation &inner : block.without_terminator())
-      rewriter.clone(inner, mapping);
-    SmallVector<Value> results;
-    for (Value v : cast<ReturnOp>(block.getTerminator()).getValues())
-      results.push_back(mapping.lookupOrDefault(v));
-    rewriter.replaceOp(op, results);
-  }
-}
-
 static std::string expandName(llvm::StringRef pattern, llvm::StringRef name) {
   std::string s = pattern.str();
   size_t pos;
@@ -58,15 +41,7 @@ static std::string nameOf(func::FuncOp func, unsigned index, bool result) {
 }
 
 /// Erases dead side-effect-free ops and canonicalizes `func`.
-static void cleanUp(func::FuncOp func) {
-  MLIRContext *ctx = func.getContext();
-  RewritePatternSet patterns(ctx);
-  for (Dialect *dialect : ctx->getLoadedDialects())
-    dialect->getCanonicalizationPatterns(patterns);
-  for (RegisteredOperationName op : ctx->getRegisteredOperations())
-    op.getCanonicalizationPatterns(patterns, ctx);
-  (void)applyPatternsGreedily(func, std::move(patterns));
-}
+static void cleanUp(func::FuncOp func) { canonicalizeWithAllPatterns(func); }
 
 FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
                                                            const AutodiffOptions &options) {

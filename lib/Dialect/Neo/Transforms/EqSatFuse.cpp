@@ -2,6 +2,7 @@
 #include "FusionTemplates.h"
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/EqSat/EGraph.h"
 
@@ -475,15 +476,7 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
         op->erase();
     }
   // Tidy the new bodies (dead index ops, constants) and fold copies.
-  {
-    MLIRContext *ctx = func.getContext();
-    RewritePatternSet patterns(ctx);
-    for (Dialect *dialect : ctx->getLoadedDialects())
-      dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName op : ctx->getRegisteredOperations())
-      op.getCanonicalizationPatterns(patterns, ctx);
-    (void)applyPatternsGreedily(func, std::move(patterns));
-  }
+  canonicalizeWithAllPatterns(func);
   unsigned rowKernels = 0;
   if (rowBlocks.minBlocks > 0)
     rowKernels = formRowBlocks(func, rowBlocks);

@@ -2,6 +2,8 @@
 #ifndef NEO_DIALECT_NEO_TRANSFORMS_PASSES_H
 #define NEO_DIALECT_NEO_TRANSFORMS_PASSES_H
 
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
+
 #include "mlir/Pass/Pass.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,8 +41,6 @@ struct OpCost {
 };
 OpCost countOpCost(ComputeOp op);
 
-/// Replaces every neo.fused op under `root` by the ops of its region.
-void inlineFusedOps(Operation *root);
 
 } // namespace neo
 } // namespace mlir

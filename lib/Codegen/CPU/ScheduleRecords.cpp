@@ -1,5 +1,5 @@
 //===- ScheduleRecords.cpp - neo-tile's schedules as tuning records -------===//
-#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"

@@ -5,8 +5,10 @@
 // dictionary attribute on the op, or from defaults. See docs/schedules.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_DIALECT_NEO_TRANSFORMS_SCHEDULE_H
-#define NEO_DIALECT_NEO_TRANSFORMS_SCHEDULE_H
+#ifndef NEO_CODEGEN_CPU_SCHEDULE_H
+#define NEO_CODEGEN_CPU_SCHEDULE_H
+
+#include "neo/Codegen/Utils/GemmAnalysis.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -45,31 +47,13 @@ struct GenericSchedule {
   int64_t threads = 2;
 };
 
-/// The shape of a contraction as the GEMM generator sees it.
-struct GemmProblem {
-  std::string elementType;   // f32, f64
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  int64_t vectorWidth = 16;
-  std::string layout;        // operands' roles in index order, e.g. "mk,kn,mn"
-  /// Which of the op's inputs plays A (the other plays B; C is the init).
-  unsigned aInput = 0;
-  /// Element strides of each role (batch, m, n, k) in A, B and C as the op's
-  /// memrefs lay them out (0 where an operand lacks the role).
-  int64_t strides[3][4] = {{0}};
-  /// Element types of A (and B) and C: "f16" inputs may accumulate into "f32".
-  std::string inputType;
-  /// The key of tuning records: "gemm f32 batch=1 m=1024 n=1024 k=1024 layout=mk,kn,mn".
-  std::string key() const;
-};
 
-/// If `op` is a contraction that the GEMM generator handles (any linalg op on
-/// static memrefs of f32 or f64 whose body is a multiply-accumulate and whose
-/// operands are indexed by permutations of collapsible batch/m/n/k dims),
-/// replaces it by packed, register-blocked loops. Returns failure (and leaves
-/// the op) otherwise. With `analyzeOnly`, only fills it in.
+/// If `op` is a contraction that the GEMM generator handles (analyzeGemm
+/// accepts it, with f32 or f64 operands of one element type), replaces it by
+/// packed, register-blocked loops. Returns failure (and leaves the op)
+/// otherwise.
 LogicalResult generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                           const GemmSchedule &schedule, GemmProblem *analyzeOnly = nullptr);
-FailureOr<GemmProblem> analyzeGemm(linalg::LinalgOp op);
+                           const GemmSchedule &schedule);
 
 /// If `op` is a bilinear generic (`out + a * b` with `a` and `b` computed from
 /// reads, possibly padded or under a domain constraint: convolutions forward
@@ -91,4 +75,4 @@ LogicalResult generateCpuRowReduction(RewriterBase &rewriter, linalg::LinalgOp o
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_DIALECT_NEO_TRANSFORMS_SCHEDULE_H
+#endif // NEO_CODEGEN_CPU_SCHEDULE_H

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelBuilder.h"
-#include "neo/Dialect/Neo/Transforms/GpuCodegen.h"
+#include "neo/Codegen/GPU/GpuCodegen.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

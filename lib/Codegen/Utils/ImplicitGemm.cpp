@@ -1,5 +1,5 @@
 //===- ImplicitGemm.cpp - Bilinear generics seen as GEMMs -----------------===//
-#include "ImplicitGemm.h"
+#include "neo/Codegen/Utils/ImplicitGemm.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmBuilder.h"
-#include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Codegen/CPU/Schedule.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

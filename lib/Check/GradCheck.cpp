@@ -1,5 +1,5 @@
 //===- GradCheck.cpp - Check derived gradients numerically ----------------===//
-#include "neo/Interpreter/GradCheck.h"
+#include "neo/Check/GradCheck.h"
 #include "neo/Dialect/Neo/Transforms/Autodiff.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

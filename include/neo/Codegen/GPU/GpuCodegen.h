@@ -16,10 +16,10 @@
 // See docs/gpu.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_DIALECT_NEO_TRANSFORMS_GPUCODEGEN_H
-#define NEO_DIALECT_NEO_TRANSFORMS_GPUCODEGEN_H
+#ifndef NEO_CODEGEN_GPU_GPUCODEGEN_H
+#define NEO_CODEGEN_GPU_GPUCODEGEN_H
 
-#include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Codegen/Utils/GemmAnalysis.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -90,4 +90,4 @@ LogicalResult generateGpuGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_DIALECT_NEO_TRANSFORMS_GPUCODEGEN_H
+#endif // NEO_CODEGEN_GPU_GPUCODEGEN_H

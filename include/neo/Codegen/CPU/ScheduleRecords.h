@@ -5,10 +5,10 @@
 // and the validation of records. See docs/schedules.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_DIALECT_NEO_TRANSFORMS_SCHEDULERECORDS_H
-#define NEO_DIALECT_NEO_TRANSFORMS_SCHEDULERECORDS_H
+#ifndef NEO_CODEGEN_CPU_SCHEDULERECORDS_H
+#define NEO_CODEGEN_CPU_SCHEDULERECORDS_H
 
-#include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Codegen/CPU/Schedule.h"
 #include "neo/Tuning/CostModels.h"
 #include "neo/Tuning/TuningRecords.h"
 
@@ -57,4 +57,4 @@ std::string validateScheduleRecord(const tuning::Record &record);
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_DIALECT_NEO_TRANSFORMS_SCHEDULERECORDS_H
+#endif // NEO_CODEGEN_CPU_SCHEDULERECORDS_H

@@ -1,8 +1,7 @@
-//===- Tile.cpp - neo-tile and neo-vectorize: CPU schedules of linalg ops -===//
-#include "neo/Conversion/Passes.h"
-#include "neo/Dialect/Neo/Transforms/Passes.h"
-#include "neo/Dialect/Neo/Transforms/Schedule.h"
-#include "neo/Dialect/Neo/Transforms/ScheduleRecords.h"
+//===- Tile.cpp - neo-tile: CPU schedules of linalg ops --------------------===//
+#include "neo/Codegen/CPU/Passes.h"
+#include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Tuning/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,10 +20,8 @@
 
 namespace mlir {
 namespace neo {
-#define GEN_PASS_DEF_NEOFUSEELEMENTWISE
 #define GEN_PASS_DEF_NEOTILE
-#define GEN_PASS_DEF_NEOVECTORIZE
-#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+#include "neo/Codegen/CPU/Passes.h.inc"
 } // namespace neo
 } // namespace mlir
 
@@ -277,72 +274,4 @@ private:
   std::string recordTarget;
 };
 
-struct NeoFuseElementwisePass
-    : public neo::impl::NeoFuseElementwiseBase<NeoFuseElementwisePass> {
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {
-      auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
-      Operation *producer = operand->get().getDefiningOp();
-      return consumer && producer && consumer.getNumReductionLoops() == 0 &&
-             producer->hasOneUse();
-    });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    placeRowBlockResultsInPlace(getOperation());
-  }
-};
-
-struct NeoVectorizePass : public neo::impl::NeoVectorizeBase<NeoVectorizePass> {
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    IRRewriter rewriter(&getContext());
-    SmallVector<linalg::LinalgOp> ops;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kVectorSizes))
-        ops.push_back(op);
-    });
-    for (linalg::LinalgOp op : ops) {
-      auto sizes = op->getAttrOfType<DenseI64ArrayAttr>(kVectorSizes);
-      rewriter.setInsertionPoint(op);
-      // Explicitly fixed-width (an empty list is read past its end upstream).
-      SmallVector<bool> scalable(sizes.size(), false);
-      auto result = linalg::vectorize(rewriter, op, sizes.asArrayRef(), scalable);
-      if (failed(result)) {
-        op->removeAttr(kVectorSizes); // Stays scalar.
-        continue;
-      }
-      if (op->getNumResults() == 0)
-        rewriter.eraseOp(op);
-      else
-        rewriter.replaceOp(op, result->replacements);
-    }
-    // Vector tiles are [1, ..., 1, V]: drop the unit dims first.
-    {
-      RewritePatternSet unitDims(&getContext());
-      vector::populateVectorTransferDropUnitDimsPatterns(unitDims);
-      vector::populateCastAwayVectorLeadingOneDimPatterns(unitDims);
-      vector::populateDropUnitDimWithShapeCastPatterns(unitDims);
-      vector::ShapeCastOp::getCanonicalizationPatterns(unitDims, &getContext());
-      vector::BroadcastOp::getCanonicalizationPatterns(unitDims, &getContext());
-      if (failed(applyPatternsGreedily(func, std::move(unitDims))))
-        return signalPassFailure();
-    }
-    RewritePatternSet patterns(&getContext());
-    // exp, log, tanh, erf... as polynomials (vectorizable) instead of libm calls.
-    populateMathPolynomialApproximationPatterns(patterns);
-    vector::populateVectorMultiReductionLoweringPatterns(
-        patterns, vector::VectorMultiReductionLowering::InnerReduction);
-    vector::populateVectorMaskOpLoweringPatterns(patterns);
-    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
-    vector::populateVectorShapeCastLoweringPatterns(patterns);
-    vector::populateVectorBroadcastLoweringPatterns(patterns);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorTransferLoweringPatterns(patterns, /*maxTransferRank=*/1);
-    vector::TransferReadOp::getCanonicalizationPatterns(patterns, &getContext());
-    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, &getContext());
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
-      return signalPassFailure();
-  }
-};
 } // namespace

@@ -6,8 +6,8 @@
 // and a few random coordinates.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_INTERPRETER_GRADCHECK_H
-#define NEO_INTERPRETER_GRADCHECK_H
+#ifndef NEO_CHECK_GRADCHECK_H
+#define NEO_CHECK_GRADCHECK_H
 
 #include "neo/Interpreter/Interpreter.h"
 
@@ -63,4 +63,4 @@ FailureOr<GradCheckReport> gradCheck(ModuleOp module, llvm::StringRef function,
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_INTERPRETER_GRADCHECK_H
+#endif // NEO_CHECK_GRADCHECK_H

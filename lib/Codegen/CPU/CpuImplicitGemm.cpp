@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmBuilder.h"
-#include "ImplicitGemm.h"
-#include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Codegen/Utils/ImplicitGemm.h"
+#include "neo/Codegen/CPU/Schedule.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 

@@ -11,10 +11,10 @@
 // indexing memrefs directly.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_LIB_DIALECT_NEO_TRANSFORMS_IMPLICITGEMM_H
-#define NEO_LIB_DIALECT_NEO_TRANSFORMS_IMPLICITGEMM_H
+#ifndef NEO_CODEGEN_UTILS_IMPLICITGEMM_H
+#define NEO_CODEGEN_UTILS_IMPLICITGEMM_H
 
-#include "neo/Dialect/Neo/Transforms/Schedule.h"
+#include "neo/Codegen/Utils/GemmAnalysis.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Builders.h"
@@ -76,4 +76,4 @@ std::optional<ImplicitGemm> analyzeImplicitGemm(linalg::LinalgOp op);
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_LIB_DIALECT_NEO_TRANSFORMS_IMPLICITGEMM_H
+#endif // NEO_CODEGEN_UTILS_IMPLICITGEMM_H

@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuKernelBuilder.h"
-#include "ImplicitGemm.h"
-#include "neo/Dialect/Neo/Transforms/GpuCodegen.h"
+#include "neo/Codegen/Utils/ImplicitGemm.h"
+#include "neo/Codegen/GPU/GpuCodegen.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

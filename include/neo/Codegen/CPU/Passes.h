@@ -1,0 +1,33 @@
+//===- Passes.h - CPU code generation passes --------------------*- C++ -*-===//
+//
+// neo-tile, neo-vectorize and neo-fuse-elementwise: the passes that turn
+// linalg ops (on tensors or buffers) into packed GEMM kernels, threaded and
+// vectorized loops for the CPU. They never see a neo op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_CODEGEN_CPU_PASSES_H
+#define NEO_CODEGEN_CPU_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace arith { class ArithDialect; }
+namespace linalg { class LinalgDialect; }
+namespace math { class MathDialect; }
+namespace memref { class MemRefDialect; }
+namespace scf { class SCFDialect; }
+namespace vector { class VectorDialect; }
+
+namespace neo {
+
+#define GEN_PASS_DECL
+#include "neo/Codegen/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "neo/Codegen/CPU/Passes.h.inc"
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_CODEGEN_CPU_PASSES_H

@@ -1,0 +1,27 @@
+//===- NeoUtils.h - Helpers on neo IR shared by passes ----------*- C++ -*-===//
+#ifndef NEO_DIALECT_NEO_IR_NEOUTILS_H
+#define NEO_DIALECT_NEO_IR_NEOUTILS_H
+
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace neo {
+
+/// Replaces `op` by the ops of its region (its results by the values its
+/// region returns).
+void inlineFusedOp(RewriterBase &rewriter, FusedOp op);
+
+/// Replaces every neo.fused op under `root` by the ops of its region, inner
+/// ones first.
+void inlineFusedOps(Operation *root);
+
+/// Applies the canonicalization patterns of every loaded dialect and every
+/// registered op to `root` (erasing dead side-effect-free ops on the way).
+void canonicalizeWithAllPatterns(Operation *root);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_DIALECT_NEO_IR_NEOUTILS_H
