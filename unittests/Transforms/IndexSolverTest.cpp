@@ -5,6 +5,7 @@
 // exactly the iteration points d with map(d) == q, each once.
 //
 //===----------------------------------------------------------------------===//
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/Transforms/IndexSolver.h"
 
 #include "mlir/IR/AffineExpr.h"
@@ -20,30 +21,6 @@ using namespace mlir;
 using namespace mlir::neo;
 
 namespace {
-
-int64_t eval(AffineExpr e, ArrayRef<int64_t> dims) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant:
-    return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::DimId:
-    return dims[cast<AffineDimExpr>(e).getPosition()];
-  case AffineExprKind::SymbolId:
-    ADD_FAILURE() << "symbol";
-    return 0;
-  default:
-    break;
-  }
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  int64_t l = eval(bin.getLHS(), dims), r = eval(bin.getRHS(), dims);
-  switch (e.getKind()) {
-  case AffineExprKind::Add: return l + r;
-  case AffineExprKind::Mul: return l * r;
-  case AffineExprKind::FloorDiv: return llvm::divideFloorSigned(l, r);
-  case AffineExprKind::CeilDiv: return llvm::divideCeilSigned(l, r);
-  case AffineExprKind::Mod: return llvm::mod(l, r);
-  default: return 0;
-  }
-}
 
 /// Calls f on every point of the box.
 template <typename F> void forEach(ArrayRef<int64_t> box, F f) {
@@ -69,7 +46,7 @@ double checkSolution(AffineMap map, std::vector<int64_t> bounds, std::vector<int
   forEach(bounds, [&](ArrayRef<int64_t> d) {
     Point q;
     for (AffineExpr e : map.getResults())
-      q.push_back(eval(e, d));
+      q.push_back(evaluateIndexExpr(e, d));
     for (size_t k = 0; k < q.size(); ++k)
       if (q[k] < 0 || q[k] >= target[k])
         return;
@@ -81,13 +58,13 @@ double checkSolution(AffineMap map, std::vector<int64_t> bounds, std::vector<int
   forEach(box, [&](ArrayRef<int64_t> qt) {
     ++visited;
     for (size_t c = 0; c < sol.constraints.size(); ++c) {
-      int64_t v = eval(sol.constraints[c], qt);
+      int64_t v = evaluateIndexExpr(sol.constraints[c], qt);
       if (sol.eqFlags[c] ? v != 0 : v < 0)
         return;
     }
     Point d;
     for (AffineExpr e : sol.dimExprs)
-      d.push_back(eval(e, qt));
+      d.push_back(evaluateIndexExpr(e, qt));
     ++valid;
     got[Point(qt.begin(), qt.begin() + target.size())].insert(d);
   });
@@ -213,22 +190,22 @@ TEST_F(IndexSolverTest, DomainEqualitiesPinRemainders) {
   using Point = std::vector<int64_t>;
   std::map<Point, std::multiset<Point>> expected;
   forEach(bounds, [&](ArrayRef<int64_t> p) {
-    if (eval(u % 2, p) != 0)
+    if (evaluateIndexExpr(u % 2, p) != 0)
       return;
-    int64_t q = eval(u.floorDiv(2), p);
+    int64_t q = evaluateIndexExpr(u.floorDiv(2), p);
     if (q >= 0 && q < 4)
       expected[{q}].insert(Point(p.begin(), p.end()));
   });
   std::map<Point, std::multiset<Point>> got;
   forEach({4, 3}, [&](ArrayRef<int64_t> qt) {
     for (size_t c = 0; c < filtered.constraints.size(); ++c) {
-      int64_t v = eval(filtered.constraints[c], qt);
+      int64_t v = evaluateIndexExpr(filtered.constraints[c], qt);
       if (filtered.eqFlags[c] ? v != 0 : v < 0)
         return;
     }
     Point p;
     for (AffineExpr e : filtered.dimExprs)
-      p.push_back(eval(e, qt));
+      p.push_back(evaluateIndexExpr(e, qt));
     got[{qt[0]}].insert(p);
   });
   EXPECT_EQ(got, expected);

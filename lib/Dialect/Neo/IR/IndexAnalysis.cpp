@@ -72,18 +72,14 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
     return Interval{*lo, *hi};
   }
   case AffineExprKind::Mul: {
-    auto bin = cast<AffineBinaryOpExpr>(expr);
-    AffineExpr lhs = bin.getLHS(), rhs = bin.getRHS();
-    if (isa<AffineConstantExpr>(lhs))
-      std::swap(lhs, rhs);
-    auto c = dyn_cast<AffineConstantExpr>(rhs);
-    if (!c)
+    auto factors = splitConstantProduct(expr);
+    if (!factors)
       return std::nullopt;
-    auto l = getExprRange(lhs, bounds);
+    auto l = getExprRange(factors->first, bounds);
     if (!l)
       return std::nullopt;
-    auto a = llvm::checkedMul(l->lo, c.getValue());
-    auto b = llvm::checkedMul(l->hi, c.getValue());
+    auto a = llvm::checkedMul(l->lo, factors->second);
+    auto b = llvm::checkedMul(l->hi, factors->second);
     if (!a || !b)
       return std::nullopt;
     return Interval{std::min(*a, *b), std::max(*a, *b)};
@@ -123,4 +119,36 @@ bool mlir::neo::mayBeOutOfBounds(AffineMap map, llvm::ArrayRef<int64_t> bounds,
       return true;
   }
   return false;
+}
+
+std::optional<std::pair<AffineExpr, int64_t>> mlir::neo::splitConstantProduct(AffineExpr expr) {
+  if (expr.getKind() != AffineExprKind::Mul)
+    return std::nullopt;
+  auto bin = cast<AffineBinaryOpExpr>(expr);
+  AffineExpr lhs = bin.getLHS(), rhs = bin.getRHS();
+  if (isa<AffineConstantExpr>(lhs))
+    std::swap(lhs, rhs);
+  auto c = dyn_cast<AffineConstantExpr>(rhs);
+  if (!c)
+    return std::nullopt;
+  return std::make_pair(lhs, c.getValue());
+}
+
+int64_t mlir::neo::evaluateIndexExpr(AffineExpr e, ArrayRef<int64_t> dims) {
+  switch (e.getKind()) {
+  case AffineExprKind::Constant: return cast<AffineConstantExpr>(e).getValue();
+  case AffineExprKind::DimId: return dims[cast<AffineDimExpr>(e).getPosition()];
+  case AffineExprKind::SymbolId: return 0;
+  default: break;
+  }
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  int64_t l = evaluateIndexExpr(bin.getLHS(), dims), r = evaluateIndexExpr(bin.getRHS(), dims);
+  switch (e.getKind()) {
+  case AffineExprKind::Add: return l + r;
+  case AffineExprKind::Mul: return l * r;
+  case AffineExprKind::FloorDiv: return llvm::divideFloorSigned(l, r);
+  case AffineExprKind::CeilDiv: return llvm::divideCeilSigned(l, r);
+  case AffineExprKind::Mod: return llvm::mod(l, r);
+  default: return 0;
+  }
 }

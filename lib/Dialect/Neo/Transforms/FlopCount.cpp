@@ -1,4 +1,5 @@
 //===- FlopCount.cpp - neo-count-flops ------------------------------------===//
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
@@ -19,25 +20,6 @@ namespace neo {
 
 using namespace mlir;
 using namespace mlir::neo;
-
-static int64_t evalExpr(AffineExpr e, ArrayRef<int64_t> dims) {
-  switch (e.getKind()) {
-  case AffineExprKind::Constant: return cast<AffineConstantExpr>(e).getValue();
-  case AffineExprKind::DimId: return dims[cast<AffineDimExpr>(e).getPosition()];
-  case AffineExprKind::SymbolId: return 0;
-  default: break;
-  }
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  int64_t l = evalExpr(bin.getLHS(), dims), r = evalExpr(bin.getRHS(), dims);
-  switch (e.getKind()) {
-  case AffineExprKind::Add: return l + r;
-  case AffineExprKind::Mul: return l * r;
-  case AffineExprKind::FloorDiv: return llvm::divideFloorSigned(l, r);
-  case AffineExprKind::CeilDiv: return llvm::divideCeilSigned(l, r);
-  case AffineExprKind::Mod: return llvm::mod(l, r);
-  default: return 0;
-  }
-}
 
 OpCost mlir::neo::countOpCost(ComputeOp op) {
   OpCost cost;
@@ -88,7 +70,7 @@ OpCost mlir::neo::countOpCost(ComputeOp op) {
                            groups.getLeaderValue(constraintDims[c2][0]) == leader;
             if (!inGroup)
               continue;
-            int64_t v = evalExpr(domain->getConstraint(c2), point);
+            int64_t v = evaluateIndexExpr(domain->getConstraint(c2), point);
             if (domain->isEq(c2) ? v != 0 : v < 0)
               return;
           }
@@ -107,7 +89,7 @@ OpCost mlir::neo::countOpCost(ComputeOp op) {
     // Constraints with no dims are constants.
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
       if (constraintDims[c].empty()) {
-        int64_t v = evalExpr(domain->getConstraint(c), {});
+        int64_t v = evaluateIndexExpr(domain->getConstraint(c), {});
         if (domain->isEq(c) ? v != 0 : v < 0)
           valid = 0;
       }

@@ -163,18 +163,14 @@ std::optional<LinExpr> Solver::linearize(AffineExpr e) {
     return l;
   }
   case AffineExprKind::Mul: {
-    auto bin = cast<AffineBinaryOpExpr>(e);
-    AffineExpr lhs = bin.getLHS(), rhs = bin.getRHS();
-    if (isa<AffineConstantExpr>(lhs))
-      std::swap(lhs, rhs);
-    auto c = dyn_cast<AffineConstantExpr>(rhs);
-    if (!c)
+    auto factors = splitConstantProduct(e);
+    if (!factors)
       return std::nullopt;
-    auto l = linearize(lhs);
+    auto l = linearize(factors->first);
     if (!l)
       return std::nullopt;
     LinExpr out;
-    if (!add(out, *l, c.getValue()))
+    if (!add(out, *l, factors->second))
       return std::nullopt;
     return out;
   }

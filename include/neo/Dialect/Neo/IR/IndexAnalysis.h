@@ -14,6 +14,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 namespace mlir {
 namespace neo {
@@ -35,6 +36,14 @@ std::optional<Interval> getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bo
 /// constants combined with +, * by a constant, and floordiv/ceildiv/mod by a
 /// positive constant.
 bool isSupportedIndexExpr(AffineExpr expr);
+
+/// The value of `expr` at the point `dims` (symbols count as 0), with the
+/// floordiv/ceildiv/mod semantics of affine maps.
+int64_t evaluateIndexExpr(AffineExpr expr, llvm::ArrayRef<int64_t> dims);
+
+/// For `e * c` or `c * e` (c a constant): e and c; nothing for other
+/// expressions.
+std::optional<std::pair<AffineExpr, int64_t>> splitConstantProduct(AffineExpr expr);
 
 /// True if `map` may produce an index outside `shape` for some point of the
 /// box `bounds` (conservative: true when unsure).
