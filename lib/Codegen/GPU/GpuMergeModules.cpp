@@ -41,6 +41,8 @@ struct NeoGpuMergeModulesPass : public neo::impl::NeoGpuMergeModulesBase<NeoGpuM
       SmallVector<Operation *> inner;
       for (Operation &op : m.getBody()->without_terminator())
         inner.push_back(&op);
+      // Rename every symbol while the module still holds all its uses (a
+      // kernel's calls of a helper included), then move them.
       for (Operation *op : inner) {
         auto sym = dyn_cast<SymbolOpInterface>(op);
         if (!sym) {
@@ -59,10 +61,11 @@ struct NeoGpuMergeModulesPass : public neo::impl::NeoGpuMergeModulesBase<NeoGpuM
           return signalPassFailure();
         }
         sym.setName(b.getStringAttr(name));
-        op->moveBefore(&body, body.end());
         renamed[oldRef] = SymbolRefAttr::get(merged.getSymNameAttr(),
                                              {FlatSymbolRefAttr::get(b.getStringAttr(name))});
       }
+      for (Operation *op : inner)
+        op->moveBefore(&body, body.end());
     }
     module.walk([&](gpu::LaunchFuncOp launch) {
       auto it = renamed.find(launch.getKernel());

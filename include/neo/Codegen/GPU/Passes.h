@@ -17,6 +17,7 @@ namespace gpu {
 class GPUDialect;
 class GPUModuleOp;
 } // namespace gpu
+namespace linalg { class LinalgDialect; }
 namespace math { class MathDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }

@@ -19,7 +19,9 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect", "::mlir::math::MathDialect",
-                           "::mlir::affine::AffineDialect"];
+                           "::mlir::affine::AffineDialect",
+                           // memref.copy becomes linalg.copy before mapping.
+                           "::mlir::linalg::LinalgDialect"];
   let options = [
     Option<"bm", "bm", "int64_t", /*default=*/"128", "GEMM block tile rows">,
     Option<"bn", "bn", "int64_t", /*default=*/"128", "GEMM block tile columns">,

@@ -1,5 +1,8 @@
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-map))' -verify-diagnostics
 
+// Invalid explicit schedules of neo-gpu-map (a separate file: the way
+// schedules are given is expected to change).
+
 func.func @unknown_field(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
   // expected-error @below {{invalid neo.schedule: unknown gpu gemm field 'bz'}}
   linalg.matmul {neo.schedule = {gpu_gemm = {bz = 4}}}

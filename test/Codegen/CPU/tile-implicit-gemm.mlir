@@ -1,0 +1,55 @@
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile{implicit-gemm=false}))' | FileCheck %s --check-prefix=OFF
+
+// neo-tile on a bilinear generic (a convolution), default schedule: an
+// implicit GEMM (CpuImplicitGemm.cpp). M = k (8 output channels), N = n*p*q
+// (128 output points, 64 per thread), K = c*r*s (27). Index tables hold the
+// (n, p, q) of each column and the (c, r, s) of each depth step; the packing
+// of B gathers x[n, c, p + r, q + s] through them, the micro-kernel is the
+// GEMM's (vector.fma into a tile buffer), and the tile is added into y.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: (%[[X:.+]]: memref<2x3x10x10xf32>, %[[W:.+]]: memref<8x3x3x3xf32>, %[[Y:.+]]: memref<2x8x8x8xf32>)
+// CHECK: scf.parallel
+// CHECK-DAG: %[[BP:.+]] = memref.alloc() {{.*}} : memref<2x27x32xf32>
+// CHECK-DAG: %[[AP:.+]] = memref.alloc() {{.*}} : memref<1x27x8xf32>
+// CHECK-DAG: %[[TILE:.+]] = memref.alloc() {{.*}} : memref<1x2x8x32xf32>
+// CHECK-DAG: %[[COLS:.+]] = memref.alloc() : memref<3x64xindex>
+// CHECK-DAG: %[[DEPTH:.+]] = memref.alloc() : memref<3x27xindex>
+// CHECK: memref.store %{{.+}}, %[[COLS]][%{{.+}}, %{{.+}}] : memref<3x64xindex>
+// CHECK: memref.store %{{.+}}, %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
+// CHECK: %[[C:.+]] = memref.load %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
+// CHECK: %[[N:.+]] = memref.load %[[COLS]][%{{.+}}, %{{.+}}] : memref<3x64xindex>
+// CHECK: %[[XV:.+]] = memref.load %[[X]][%[[N]], %[[C]], %{{.+}}, %{{.+}}] : memref<2x3x10x10xf32>
+// CHECK: memref.store %[[XV]], %[[BP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x27x32xf32>
+// CHECK: %[[WV:.+]] = memref.load %[[W]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x3x3x3xf32>
+// CHECK: memref.store %[[WV]], %[[AP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x27x8xf32>
+// CHECK: %{{.+}}:16 = scf.for {{.*}} -> (vector<16xf32>,
+// CHECK: vector.load %[[BP]]{{.*}} : memref<2x27x32xf32>, vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.+}}, %[[TILE]]
+// CHECK: %[[T:.+]] = memref.load %[[TILE]]
+// CHECK: %[[OLD:.+]] = memref.load %[[Y]]
+// CHECK: %[[NEW:.+]] = arith.addf %[[OLD]], %[[T]] : f32
+// CHECK: memref.store %[[NEW]], %[[Y]]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+
+// Without implicit GEMMs the convolution stays a generic op.
+// OFF-LABEL: func.func @conv
+// OFF-NOT: vector.fma
+// OFF: linalg.generic
+// OFF-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+func.func @conv(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, k, p, q, c, r, s) -> (n, c, p + r, q + s)>,
+                                   affine_map<(n, k, p, q, c, r, s) -> (k, c, r, s)>,
+                                   affine_map<(n, k, p, q, c, r, s) -> (n, k, p, q)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                    "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
