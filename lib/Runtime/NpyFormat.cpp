@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Runtime/NpyFormat.h"
 
-#include "neo/Runtime/FileIO.h"
+#include "neo/Support/FileIO.h"
 
 #include <algorithm>
 #include <optional>
@@ -479,9 +479,9 @@ Status mlir::neo::decodeNpy(const char *data, size_t size, const std::string &na
   return Status::success();
 }
 
-Status mlir::neo::loadNpyFile(const std::string &path, NpyArray &array) {
+Status mlir::neo::loadNpyFile(const std::string &path, NpyArray &array, uint64_t maxBytes) {
   std::string contents;
-  if (Status s = readWholeFile(path, contents); !s.ok())
+  if (Status s = readWholeFile(path, contents, maxBytes); !s.ok())
     return s;
   return decodeNpy(contents.data(), contents.size(), path, array);
 }
