@@ -4,6 +4,7 @@
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"
 #include "neo/Support/AtomicFile.h"
+#include "neo/Support/TemporaryFiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -234,7 +235,12 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << ptx;
   }
+  // Scratch files in the system's temporary directory: removed when done and,
+  // in tools that installed NeoSupport's handlers, on SIGINT/SIGTERM/SIGHUP.
+  int handles[3] = {registerTemporary(in.str().str()), -1, -1};
   auto cleanup = llvm::make_scope_exit([&] {
+    for (int h : handles)
+      unregisterTemporary(h);
     llvm::sys::fs::remove(in);
     if (!out.empty())
       llvm::sys::fs::remove(out);
@@ -243,8 +249,10 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
   });
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("neo-kernels", "cubin", out))
     return makeError("cannot create a temporary file: " + ec.message());
+  handles[1] = registerTemporary(out.str().str());
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("neo-ptxas", "log", err))
     return makeError("cannot create a temporary file: " + ec.message());
+  handles[2] = registerTemporary(err.str().str());
   std::string arch = ("-arch=" + chip).str();
   llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-O3", in, "-o", out};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, err, err};
