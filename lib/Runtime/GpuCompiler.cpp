@@ -404,11 +404,11 @@ llvm::Error mlir::neo::runtime::writeGpuBundle(const GpuBundleData &bundle,
           std::string(arrays == &inputs ? "an input" : "an output") + " of the bundle";
       if (Status s = checkFileName(name, what); !s.ok())
         return makeError(s.message());
-      std::string file = std::string(dir) + "/" + name + ".npy", data;
-      if (Status s = encodeNpy(array, file, data); !s.ok())
+      std::string file = std::string(dir) + "/" + name + ".npy", header;
+      if (Status s = encodeNpyHeader(array, file, header); !s.ok())
         return makeError(s.message());
-      if (llvm::Error e = write(file, data))
-        return e;
+      if (Status s = files.write(file, {header, {array.bytes.data(), array.bytes.size()}}); !s.ok())
+        return makeError(s.message());
     }
   }
   if (Status s = files.commit(); !s.ok())

@@ -550,6 +550,14 @@ Status mlir::neo::encodeNpy(const NpyArray &array, const std::string &name, std:
   return Status::success();
 }
 
+Status mlir::neo::encodeNpyHeader(const NpyArray &array, const std::string &name,
+                                  std::string &header) {
+  if (Status s = checkWritable(array, name); !s.ok())
+    return s;
+  header = makePreamble(array);
+  return Status::success();
+}
+
 Status mlir::neo::saveNpyFile(const std::string &path, const NpyArray &array) {
   if (Status s = checkWritable(array, path); !s.ok())
     return s;

@@ -106,7 +106,8 @@ Status AtomicFile::open(const std::string &destination, const Options &options) 
   direct = false;
   writeError = 0;
   lastError = 0;
-  if (Status s = resolveSymlinks(path, target); !s.ok()) {
+  bool throughProc = false;
+  if (Status s = resolveSymlinks(path, target, &throughProc); !s.ok()) {
     lastError = ELOOP;
     return s;
   }
@@ -116,14 +117,16 @@ Status AtomicFile::open(const std::string &destination, const Options &options) 
     return fail("cannot write: ", errno);
   if (exists && S_ISDIR(info.st_mode))
     return fail("cannot write: ", EISDIR);
-  if (exists && isSpecial(info.st_mode)) {
-    // Devices, FIFOs and sockets are written in place: renaming over them
-    // would replace /dev/null with a regular file.
+  struct stat followed;
+  if ((exists && isSpecial(info.st_mode)) || throughProc ||
+      (::stat(path.c_str(), &followed) == 0 && isSpecial(followed.st_mode))) {
+    // Devices, FIFOs, sockets and links to open descriptors are written in
+    // place: renaming over them would replace /dev/null with a regular file.
     direct = true;
     isOpen = true;
     if (!options.openSpecialFiles)
       return Status::success();
-    fd_ = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd_ < 0) {
       isOpen = false;
       return fail("cannot open for writing: ", errno);

@@ -121,9 +121,14 @@ Status mlir::neo::removeTree(const std::string &path) {
   return Status::success();
 }
 
-Status mlir::neo::resolveSymlinks(const std::string &path, std::string &resolved) {
+Status mlir::neo::resolveSymlinks(const std::string &path, std::string &resolved,
+                                  bool *throughProc) {
   resolved = path;
+  if (throughProc)
+    *throughProc = false;
   for (int hops = 0;; ++hops) {
+    if (throughProc && resolved.compare(0, 6, "/proc/") == 0)
+      *throughProc = true;
     struct stat info;
     if (::lstat(resolved.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
       return Status::success();

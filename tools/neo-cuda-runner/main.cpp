@@ -632,10 +632,10 @@ int runMain(int argc, char **argv) {
         array.bytes = outputData[i].bytes;
       }
       // Buffer names are valid, distinct file names (the manifest checks).
-      std::string name = b.name + ".npy", file;
-      if (Status s = encodeNpy(array, o.outputDir + "/" + name, file); !s.ok())
+      std::string name = b.name + ".npy", header;
+      if (Status s = encodeNpyHeader(array, o.outputDir + "/" + name, header); !s.ok())
         return fail(s.message());
-      if (Status s = files.write(name, {file}); !s.ok())
+      if (Status s = files.write(name, {header, {array.bytes.data(), array.bytes.size()}}); !s.ok())
         return fail(s.message());
     }
     if (Status s = files.commit(); !s.ok())

@@ -524,10 +524,10 @@ int main(int argc, char **argv) {
       array.shape = outputs[i].getSpec().shape;
       const char *bytes = static_cast<const char *>(outputs[i].data());
       array.bytes.assign(bytes, bytes + outputs[i].getSpec().numBytes());
-      std::string name = sig->outputNames[i] + ".npy", file;
-      if (Status s = encodeNpy(array, name, file); !s.ok())
+      std::string name = sig->outputNames[i] + ".npy", header;
+      if (Status s = encodeNpyHeader(array, name, header); !s.ok())
         return fail(s.message());
-      if (Status s = files.write(name, {file}); !s.ok())
+      if (Status s = files.write(name, {header, {array.bytes.data(), array.bytes.size()}}); !s.ok())
         return fail(s.message());
     }
     if (Status s = files.commit(); !s.ok())

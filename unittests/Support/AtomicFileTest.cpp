@@ -128,6 +128,29 @@ TEST_F(AtomicFileTest, FifosAreWrittenDirectly) {
   EXPECT_EQ(listDir(dir), std::vector<std::string>{"fifo"});
 }
 
+// A link to an open descriptor (what /dev/stdout is) is written through, not
+// replaced: /proc/self/fd/N names no directory entry a rename could replace.
+TEST_F(AtomicFileTest, DescriptorLinksAreWrittenDirectly) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  std::string path = "/proc/self/fd/" + std::to_string(fds[1]);
+  Status s = writeFileAtomically(path, {"to the pipe"});
+  ::close(fds[1]);
+  ASSERT_TRUE(s.ok()) << s.message();
+  char buffer[64] = {0};
+  ssize_t n = ::read(fds[0], buffer, sizeof(buffer) - 1);
+  ::close(fds[0]);
+  EXPECT_EQ(std::string(buffer, n > 0 ? static_cast<size_t>(n) : 0), "to the pipe");
+  // A regular file reached through /proc is appended to in place.
+  put("f", "old ");
+  int fd = ::open((dir + "/f").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(writeFileAtomically("/proc/self/fd/" + std::to_string(fd), {"new"}).ok());
+  ::close(fd);
+  EXPECT_EQ(readText(dir + "/f"), "old new");
+  EXPECT_EQ(listDir(dir), std::vector<std::string>{"f"});
+}
+
 // Run as root, renaming over /dev/null replaced it with a regular file.
 TEST_F(AtomicFileTest, DevNullStaysACharacterDevice) {
   struct stat info;

@@ -48,6 +48,11 @@ Status decodeNpy(const char *data, size_t size, const std::string &name, NpyArra
 /// `array.bytes` does not match its shape and dtype.
 Status encodeNpy(const NpyArray &array, const std::string &name, std::string &file);
 
+/// The bytes before the data in the .npy file of `array` (magic string,
+/// version, header), so that writers can pass `header` and `array.bytes` as
+/// two parts without copying the data. Fails as encodeNpy does.
+Status encodeNpyHeader(const NpyArray &array, const std::string &name, std::string &header);
+
 /// Reads and parses the .npy file at `path`, reading at most `maxBytes`
 /// (the whole file, header included). A file that cannot be read is an IO
 /// error "`path`: cannot read the file: <reason>"; a larger one (or a device

@@ -12,8 +12,10 @@
 //   - a symbolic link: the link is followed (to its final target, which need
 //     not exist yet) and the target is written by the rule above; the link
 //     stays a link;
-//   - a character or block device, a FIFO or a socket: written directly, never
-//     renamed over or removed (`-o /dev/null` stays /dev/null);
+//   - a character or block device, a FIFO or a socket (after following links),
+//     or a path that is or leads through /proc/ (/dev/stdout, /dev/fd/N):
+//     written directly (appending), never renamed over or removed
+//     (`-o /dev/null` stays /dev/null, `-o /dev/stdout` writes to stdout);
 //   - a directory: an error (EISDIR).
 //
 // Reads are bounded: readWholeFile stops with an error once a file grows past
@@ -72,8 +74,11 @@ Status removeTree(const std::string &path);
 /// Follows `path` while it names a symbolic link (at most 40 links), so that
 /// the result names the file a write through `path` lands in. A relative link
 /// target is taken relative to the link's directory. Paths that are not links
-/// (or do not exist) are returned as they are.
-Status resolveSymlinks(const std::string &path, std::string &resolved);
+/// (or do not exist) are returned as they are. `throughProc`, if given, is set
+/// when `path` or a link on the way lies under /proc/ (/dev/stdout ->
+/// /proc/self/fd/1: links to open descriptors, which name no directory
+/// entry that could be replaced).
+Status resolveSymlinks(const std::string &path, std::string &resolved, bool *throughProc = nullptr);
 
 /// Checks that `name`, taken from IR or another input, is usable as one file
 /// name inside an output directory: not empty, not "." or "..", and without

@@ -62,6 +62,12 @@ assert kind(os.path.join(tmp, "dangling.mlir")) == stat.S_IFLNK
 assert "func.func @f" in open(os.path.join(tmp, "created.mlir")).read()
 print("symlink: ok")
 
+# A link to an open descriptor (like /dev/stdout): written through.
+r = subprocess.run([os.path.join(BIN, "neo-opt"), INPUT, "-o", "/proc/self/fd/1"],
+                   capture_output=True, text=True, timeout=120)
+assert r.returncode == 0 and "func.func @f" in r.stdout, (r.stdout, r.stderr)
+print("descriptor link: ok")
+
 # /dev/null is written and stays a character device (run as root, it was
 # replaced by a regular file).
 assert kind("/dev/null") == stat.S_IFCHR, (
