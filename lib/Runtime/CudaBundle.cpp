@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Runtime/CudaBundle.h"
 
-#include "neo/Runtime/FileIO.h"
 #include "neo/Runtime/HalfFloat.h"
+#include "neo/Support/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
@@ -961,20 +961,21 @@ Status Bundle::fromMemory(const std::string &manifestJson, std::string ptx, std:
   return finish("manifest.json", "", std::move(manifest), std::move(ptx), std::move(cubin), bundle);
 }
 
-Status Bundle::loadDirectory(const std::string &directory, Bundle &bundle) {
+Status Bundle::loadDirectory(const std::string &directory, Bundle &bundle,
+                             const BundleLimits &limits) {
   std::string dir = directory.empty() ? "." : directory;
   std::string prefix = dir.back() == '/' ? dir : dir + "/";
   std::string manifestPath = prefix + "manifest.json";
   std::string text, ptx, cubin;
-  if (Status s = readWholeFile(manifestPath, text); !s.ok())
+  if (Status s = readWholeFile(manifestPath, text, limits.maxManifestBytes); !s.ok())
     return s;
   BundleManifest manifest;
   if (Status s = parseManifest(manifestPath, text, manifest); !s.ok())
     return s;
-  if (Status s = readWholeFile(prefix + manifest.ptxFile, ptx); !s.ok())
+  if (Status s = readWholeFile(prefix + manifest.ptxFile, ptx, limits.maxImageBytes); !s.ok())
     return s;
   if (!manifest.cubinFile.empty())
-    if (Status s = readWholeFile(prefix + manifest.cubinFile, cubin); !s.ok())
+    if (Status s = readWholeFile(prefix + manifest.cubinFile, cubin, limits.maxImageBytes); !s.ok())
       return s;
   if (Status s = finish(manifestPath, prefix, std::move(manifest), std::move(ptx), std::move(cubin),
                         bundle);

@@ -4,6 +4,8 @@
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Registration.h"
+#include "neo/Support/FileIO.h"
+#include "neo/Tuning/TuningRecords.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -251,35 +253,22 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
   // The schedules neo-tile takes from tuning records: the file's content.
   if (!options.tuningRecords.empty()) {
     add("tuning-records:" + options.tuningRecords);
-    auto records = llvm::MemoryBuffer::getFile(options.tuningRecords, /*IsText=*/false,
-                                               /*RequiresNullTerminator=*/false);
-    add(records ? (*records)->getBuffer() : llvm::StringRef("<unreadable>"));
+    // Bounded like neo-tile's read of it (a device that never ends is
+    // unreadable, and then neo-tile ignores it too).
+    std::string records;
+    bool readable =
+        readWholeFile(options.tuningRecords, records, tuning::kDefaultMaxRecordsFileBytes).ok();
+    add(readable ? llvm::StringRef(records) : llvm::StringRef("<unreadable>"));
   }
   std::array<uint8_t, 32> digest = hash.final();
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
-/// Writes `data` to `path` through a temporary file in the same directory.
+/// Writes `data` to `path` with NeoSupport's atomic writer.
 static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef data) {
-  llvm::SmallString<256> temp;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp))
-    return makeError("cannot create a file next to '" + path + "': " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << data;
-    os.close();
-    if (os.has_error()) {
-      os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return makeError("cannot write '" + temp + "'");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return makeError("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
-  }
+  if (Status s = writeFileAtomically(path.str(), {std::string_view(data.data(), data.size())});
+      !s.ok())
+    return makeError(s.message());
   return llvm::Error::success();
 }
 

@@ -3,6 +3,8 @@
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"
+#include "neo/Support/AtomicFile.h"
+#include "neo/Support/TemporaryFiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -233,7 +235,12 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << ptx;
   }
+  // Scratch files in the system's temporary directory: removed when done and,
+  // in tools that installed NeoSupport's handlers, on SIGINT/SIGTERM/SIGHUP.
+  int handles[3] = {registerTemporary(in.str().str()), -1, -1};
   auto cleanup = llvm::make_scope_exit([&] {
+    for (int h : handles)
+      unregisterTemporary(h);
     llvm::sys::fs::remove(in);
     if (!out.empty())
       llvm::sys::fs::remove(out);
@@ -242,8 +249,10 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
   });
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("neo-kernels", "cubin", out))
     return makeError("cannot create a temporary file: " + ec.message());
+  handles[1] = registerTemporary(out.str().str());
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("neo-ptxas", "log", err))
     return makeError("cannot create a temporary file: " + ec.message());
+  handles[2] = registerTemporary(err.str().str());
   std::string arch = ("-arch=" + chip).str();
   llvm::SmallVector<llvm::StringRef> args = {ptxas, arch, "-O3", in, "-o", out};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, err, err};
@@ -365,69 +374,44 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
   return bundle;
 }
 
-static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef data) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return makeError("cannot write " + path + ": " + ec.message());
-  os << data;
-  os.close();
-  if (os.has_error())
-    return makeError("cannot write " + path + ": " + os.error().message());
-  return llvm::Error::success();
-}
-
 llvm::Error mlir::neo::runtime::writeGpuBundle(const GpuBundleData &bundle,
                                                llvm::StringRef directory,
                                                const std::map<std::string, NpyArray> &inputs,
-                                               const std::map<std::string, NpyArray> &expected) {
-  // Build next to the destination, then swap it in.
-  llvm::SmallString<256> staging(directory);
-  staging += ".partial";
-  llvm::sys::fs::remove_directories(staging);
-  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
-    return makeError("cannot create " + staging + ": " + ec.message());
-  auto fail = [&](llvm::Error e) {
-    llvm::sys::fs::remove_directories(staging);
+                                               const std::map<std::string, NpyArray> &expected,
+                                               bool replaceExisting) {
+  // Staged next to the destination, which it becomes only when complete.
+  OutputFileSet files;
+  if (Status s =
+          files.begin(directory.str(), OutputFileSet::Mode::ReplaceDirectory, replaceExisting);
+      !s.ok())
+    return makeError(s.message());
+  auto write = [&](const std::string &name, llvm::StringRef data) -> llvm::Error {
+    if (Status s = files.write(name, {std::string_view(data.data(), data.size())}); !s.ok())
+      return makeError(s.message());
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = write("manifest.json", bundle.manifest))
     return e;
-  };
-  auto inDir = [&](llvm::StringRef a, llvm::StringRef b = "") {
-    llvm::SmallString<256> p(staging);
-    llvm::sys::path::append(p, a);
-    if (!b.empty())
-      llvm::sys::path::append(p, b);
-    return p;
-  };
-  if (llvm::Error e = writeFile(inDir("manifest.json"), bundle.manifest))
-    return fail(std::move(e));
-  if (llvm::Error e = writeFile(inDir("kernels.ptx"), bundle.ptx))
-    return fail(std::move(e));
+  if (llvm::Error e = write("kernels.ptx", bundle.ptx))
+    return e;
   if (!bundle.cubin.empty())
-    if (llvm::Error e = writeFile(inDir("kernels.cubin"), bundle.cubin))
-      return fail(std::move(e));
+    if (llvm::Error e = write("kernels.cubin", bundle.cubin))
+      return e;
   for (auto [dir, arrays] : {std::pair{"inputs", &inputs}, std::pair{"expected", &expected}}) {
-    if (arrays->empty())
-      continue;
-    if (std::error_code ec = llvm::sys::fs::create_directories(inDir(dir)))
-      return fail(makeError("cannot create a directory: " + ec.message()));
-    for (const auto &[name, array] : *arrays)
-      if (llvm::Error e = writeNpy(inDir(dir, name + ".npy"), array))
-        return fail(std::move(e));
+    for (const auto &[name, array] : *arrays) {
+      // Names come from the IR: each must stay one file inside DIR/inputs.
+      std::string what =
+          std::string(arrays == &inputs ? "an input" : "an output") + " of the bundle";
+      if (Status s = checkFileName(name, what); !s.ok())
+        return makeError(s.message());
+      std::string file = std::string(dir) + "/" + name + ".npy", header;
+      if (Status s = encodeNpyHeader(array, file, header); !s.ok())
+        return makeError(s.message());
+      if (Status s = files.write(file, {header, {array.bytes.data(), array.bytes.size()}}); !s.ok())
+        return makeError(s.message());
+    }
   }
-  // Replace the destination: move an old one aside first.
-  llvm::SmallString<256> old(directory);
-  old += ".old";
-  llvm::sys::fs::remove_directories(old);
-  bool existed = llvm::sys::fs::exists(directory);
-  if (existed)
-    if (std::error_code ec = llvm::sys::fs::rename(directory, old))
-      return fail(makeError("cannot replace " + directory + ": " + ec.message()));
-  if (std::error_code ec = llvm::sys::fs::rename(staging, directory)) {
-    if (existed)
-      llvm::sys::fs::rename(old, directory);
-    return fail(makeError("cannot create " + directory + ": " + ec.message()));
-  }
-  if (existed)
-    llvm::sys::fs::remove_directories(old);
+  if (Status s = files.commit(); !s.ok())
+    return makeError(s.message());
   return llvm::Error::success();
 }

@@ -27,9 +27,9 @@ llvm::Expected<NpyArray> mlir::neo::parseNpy(StringRef buffer, StringRef name) {
   return array;
 }
 
-llvm::Expected<NpyArray> mlir::neo::readNpy(StringRef path) {
+llvm::Expected<NpyArray> mlir::neo::readNpy(StringRef path, uint64_t maxBytes) {
   NpyArray array;
-  if (Status s = loadNpyFile(path.str(), array); !s.ok())
+  if (Status s = loadNpyFile(path.str(), array, maxBytes); !s.ok())
     return toLLVMError(s);
   return array;
 }

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Runtime/NpyFormat.h"
 
-#include "neo/Runtime/FileIO.h"
+#include "neo/Support/FileIO.h"
 
 #include <algorithm>
 #include <optional>
@@ -479,9 +479,9 @@ Status mlir::neo::decodeNpy(const char *data, size_t size, const std::string &na
   return Status::success();
 }
 
-Status mlir::neo::loadNpyFile(const std::string &path, NpyArray &array) {
+Status mlir::neo::loadNpyFile(const std::string &path, NpyArray &array, uint64_t maxBytes) {
   std::string contents;
-  if (Status s = readWholeFile(path, contents); !s.ok())
+  if (Status s = readWholeFile(path, contents, maxBytes); !s.ok())
     return s;
   return decodeNpy(contents.data(), contents.size(), path, array);
 }
@@ -547,6 +547,14 @@ Status mlir::neo::encodeNpy(const NpyArray &array, const std::string &name, std:
     return s;
   file = makePreamble(array);
   file.append(array.bytes.data(), array.bytes.size());
+  return Status::success();
+}
+
+Status mlir::neo::encodeNpyHeader(const NpyArray &array, const std::string &name,
+                                  std::string &header) {
+  if (Status s = checkWritable(array, name); !s.ok())
+    return s;
+  header = makePreamble(array);
   return Status::success();
 }
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "neo/Tuning/TuningRecords.h"
+#include "neo/Support/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,10 @@
 
 using namespace mlir::neo::tuning;
 using json = nlohmann::json;
+using mlir::neo::AtomicWriteOptions;
+using mlir::neo::readWholeFile;
+using mlir::neo::Status;
+using mlir::neo::writeFileAtomically;
 using ordered_json = nlohmann::ordered_json;
 
 const char *const mlir::neo::tuning::kNeoVersion = "0.1";
@@ -261,55 +266,28 @@ RecordSet parse(const std::string &text, const std::string &name, const LoadOpti
   return set;
 }
 
-bool readFile(const std::string &path, std::string &text, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
+/// Reads `path` (at most `maxBytes`); on failure `error` is the reason.
+bool readFile(const std::string &path, std::string &text, std::string &error,
+              uint64_t maxBytes = kDefaultMaxRecordsFileBytes) {
+  if (Status s = readWholeFile(path, text, maxBytes); !s.ok()) {
+    // "PATH: cannot read the file: REASON" or "PATH: the file is larger ...".
+    error = s.message();
+    const std::string prefix = path + ": cannot read the file: ";
+    if (error.compare(0, prefix.size(), prefix) == 0)
+      error = error.substr(prefix.size());
+    else if (error.compare(0, path.size() + 2, path + ": ") == 0)
+      error = error.substr(path.size() + 2);
     return false;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    error = "read error";
-    return false;
-  }
-  text = buffer.str();
   return true;
 }
 
-/// Writes `data` to a temporary file next to `path` and renames it over `path`.
+/// Writes `data` atomically and durably (NeoSupport's writer, with fsync).
 bool writeAtomically(const std::string &path, const std::string &data, std::string &error) {
-  std::string temp = path + ".tmp-XXXXXX";
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    error = "cannot create a temporary file next to '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      error = "cannot write '" + temp + "': " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return false;
-    }
-    written += size_t(n);
-  }
-  // Readable like a file created with the default umask, not 0600.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    error = "cannot write '" + temp + "': " + std::strerror(errno);
-    ::unlink(temp.c_str());
-    return false;
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename '" + temp + "' to '" + path + "': " + std::strerror(errno);
-    ::unlink(temp.c_str());
+  AtomicWriteOptions options;
+  options.sync = true;
+  if (Status s = writeFileAtomically(path, {data}, options); !s.ok()) {
+    error = s.message();
     return false;
   }
   return true;
@@ -327,7 +305,7 @@ RecordSet mlir::neo::tuning::parseRecords(const std::string &text, const std::st
 RecordSet mlir::neo::tuning::loadRecords(const std::string &path, const LoadOptions &options,
                                          std::vector<Diagnostic> &diagnostics) {
   std::string text, error;
-  if (!readFile(path, text, error)) {
+  if (!readFile(path, text, error, options.maxFileBytes)) {
     diagnostics.push_back(
         {Diagnostic::Severity::Warning, path + ": cannot read the tuning records: " + error});
     return RecordSet();

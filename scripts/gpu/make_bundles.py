@@ -49,7 +49,9 @@ def emit(mlir, function, out, reference, gpu_options="", seed=1):
     with open(path, "w") as f:
         f.write(mlir)
     args = [os.path.join(BIN, "neo-run"), path, "--function", function, "--emit-bundle", out,
-            "--bundle-reference", reference, "--seed", str(seed)]
+            "--bundle-reference", reference, "--seed", str(seed),
+            # Regenerating a bundle directory replaces it (only once complete).
+            "--force"]
     if gpu_options:
         args += ["--gpu-pipeline-options", gpu_options]
     try:

@@ -9,16 +9,23 @@
 //   AtomicOutput output(argc, argv);
 //   return output.finish(succeeded(mlir::MlirOptMain(output.argc(), output.argv(), ...)));
 //
+// This is a thin argv wrapper: which file is written how (a symbolic link
+// followed, a device or FIFO written directly and left to the driver, the
+// temporary removed on errors, on exit() and on SIGINT/SIGTERM/SIGHUP) is
+// NeoSupport's AtomicFile (neo/Support/AtomicFile.h).
+//
 //===----------------------------------------------------------------------===//
 #ifndef NEO_TOOLS_COMMON_ATOMICOUTPUT_H
 #define NEO_TOOLS_COMMON_ATOMICOUTPUT_H
 
-#include "llvm/ADT/SmallString.h"
+#include "neo/Support/AtomicFile.h"
+#include "neo/Support/TemporaryFiles.h"
+
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +36,7 @@ public:
   /// Copies the arguments, redirecting each `-o FILE`, `-o=FILE`, `--o FILE`
   /// and `--o=FILE` (FILE other than "-") to one temporary file.
   AtomicOutput(int argc, char **argv) {
+    mlir::neo::installTemporaryFileCleanup();
     for (int i = 0; i < argc; ++i)
       args.emplace_back(argv[i]);
     for (size_t i = 1; i < args.size(); ++i) {
@@ -61,15 +69,16 @@ public:
       llvm::errs() << setupError << "\n";
       return 1;
     }
-    if (tempPath.empty())
+    if (!file || file->isDirect())
       return ok ? 0 : 1;
     if (!ok) {
-      llvm::sys::fs::remove(tempPath);
+      file->discard();
       return 1;
     }
-    if (std::error_code ec = llvm::sys::fs::rename(tempPath, finalPath)) {
-      llvm::sys::fs::remove(tempPath);
-      llvm::errs() << "cannot write output file '" << finalPath << "': " << ec.message() << "\n";
+    // The driver wrote and closed the temporary file by its name.
+    if (mlir::neo::Status s = file->commit(); !s.ok()) {
+      llvm::errs() << "cannot write output file '" << finalPath
+                   << "': " << std::strerror(file->getErrorNumber()) << "\n";
       return 1;
     }
     return 0;
@@ -84,27 +93,33 @@ private:
   bool redirect(std::string &path) {
     if (path == "-" || path.empty())
       return false;
-    if (tempPath.empty()) {
+    if (!file) {
       finalPath = path;
-      llvm::SmallString<256> temp;
-      int fd;
-      if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp)) {
-        setupError = "cannot open output file '" + path + "': " + ec.message();
+      file = std::make_unique<mlir::neo::AtomicFile>();
+      mlir::neo::AtomicFile::Options options;
+      options.openSpecialFiles = false; // The driver opens them itself.
+      if (mlir::neo::Status s = file->open(path, options); !s.ok()) {
+        setupError =
+            "cannot open output file '" + path + "': " + std::strerror(file->getErrorNumber());
         return false;
       }
-      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-      tempPath = temp.str().str();
+      // The driver writes the temporary file by its name; close ours.
+      file->closeDescriptor();
     } else if (path != finalPath) {
       setupError = "the output file is given twice ('" + finalPath + "' and '" + path + "')";
       return false;
     }
-    path = tempPath;
+    // A device or FIFO is left to the driver, which writes it in place.
+    if (file->isDirect())
+      return false;
+    path = file->getTemporaryPath();
     return true;
   }
 
   std::vector<std::string> args;
   std::vector<char *> pointers;
-  std::string finalPath, tempPath, setupError;
+  std::unique_ptr<mlir::neo::AtomicFile> file;
+  std::string finalPath, setupError;
 };
 
 } // namespace neo_tools

@@ -19,8 +19,10 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Runtime/CudaBundle.h"
 #include "neo/Runtime/CudaDriver.h"
-#include "neo/Runtime/FileIO.h"
 #include "neo/Runtime/NpyFormat.h"
+#include "neo/Support/AtomicFile.h"
+#include "neo/Support/FileIO.h"
+#include "neo/Support/TemporaryFiles.h"
 
 #include <nlohmann/json.hpp>
 
@@ -58,7 +60,10 @@ Runs a Neo GPU bundle (docs/bundle-format.md) with the CUDA driver.
                          (defaults by dtype: f32 1e-4/1e-5, f64 1e-9/1e-11,
                          f16 1e-2/1e-2, bf16 3e-2/3e-2)
   --repeat N             time N runs of the kernels with CUDA events; print the median
-  --output-dir DIR       write each output to DIR/NAME.npy
+  --output-dir DIR       write each output to DIR/NAME.npy (all of them or, on an
+                         error, none)
+  --max-input-bytes N    largest .npy file read (--input, inputs/, expected/),
+                         header included (default 17179869184 = 16 GiB)
   --json FILE            write a machine-readable report to FILE (atomically)
   --image auto|ptx|cubin which image to load (default auto: the cubin when the
                          driver accepts it, else the PTX)
@@ -80,6 +85,7 @@ struct Options {
   std::optional<double> rtol, atol;
   unsigned repeat = 0;
   std::string outputDir, jsonFile, libcuda;
+  unsigned long long maxInputBytes = 16ull << 30;
   BundleExecutorOptions::Image image = BundleExecutorOptions::Image::Auto;
   int device = 0;
   bool syncEachLaunch = false, validate = false, probe = false, help = false;
@@ -197,7 +203,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       err = flag(o.syncEachLaunch);
     } else if (name == "--input" || name == "--seed" || name == "--rtol" || name == "--atol" ||
                name == "--repeat" || name == "--output-dir" || name == "--json" ||
-               name == "--image" || name == "--device" || name == "--libcuda") {
+               name == "--image" || name == "--device" || name == "--libcuda" ||
+               name == "--max-input-bytes") {
       std::optional<std::string> v = takeValue();
       if (!v)
         return name + " needs a value";
@@ -215,6 +222,10 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         if (!parseUnsigned(*v, 1000000, n))
           return "--repeat expects an integer from 0 to 1000000, got '" + *v + "'";
         o.repeat = static_cast<unsigned>(n);
+      } else if (name == "--max-input-bytes") {
+        if (!parseUnsigned(*v, ~0ull, n) || n == 0)
+          return "--max-input-bytes expects a positive integer, got '" + *v + "'";
+        o.maxInputBytes = n;
       } else if (name == "--device") {
         if (!parseUnsigned(*v, 1024, n))
           return "--device expects a device ordinal, got '" + *v + "'";
@@ -292,6 +303,9 @@ std::string typeString(const char *dtype, const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// --max-input-bytes, for every .npy file read.
+unsigned long long maxNpyBytes = 16ull << 30;
+
 /// A host copy of a buffer, in the buffer's own dtype.
 struct HostData {
   std::vector<char> bytes;
@@ -303,7 +317,7 @@ struct HostData {
 Status loadBufferNpy(const BundleBuffer &b, const std::string &path, const std::string &what,
                      HostData &data) {
   NpyArray array;
-  if (Status s = loadNpyFile(path, array); !s.ok())
+  if (Status s = loadNpyFile(path, array, maxNpyBytes); !s.ok())
     return s;
   std::string where = what + " (" + path + ")";
   if (array.dtype != npyDTypeFor(b.dtype))
@@ -331,7 +345,7 @@ Status loadBufferNpy(const BundleBuffer &b, const std::string &path, const std::
 /// Loads an expected output: any float dtype (compared in double), same shape.
 Status loadExpected(const BundleBuffer &b, const std::string &path, std::vector<double> &values) {
   NpyArray array;
-  if (Status s = loadNpyFile(path, array); !s.ok())
+  if (Status s = loadNpyFile(path, array, maxNpyBytes); !s.ok())
     return s;
   if (array.shape != b.shape)
     return Status::error(
@@ -456,11 +470,14 @@ int probe(const Options &o) {
 }
 
 int runMain(int argc, char **argv) {
+  // Output temporaries (--output-dir, --json) go away on SIGINT/SIGTERM/SIGHUP.
+  installTemporaryFileCleanup();
   Options o;
   std::string argError = parseArgs(argc, argv, o);
   report.file = o.jsonFile;
   if (!argError.empty())
     return usageError(argError);
+  maxNpyBytes = o.maxInputBytes;
   if (o.help) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -596,8 +613,10 @@ int runMain(int argc, char **argv) {
     printOutput(m.buffers[outputs[i]], outputData[i]);
 
   // Write the outputs (bf16 as float32).
+  // All outputs or none: staged next to the directory, moved in together.
   if (!o.outputDir.empty()) {
-    if (Status s = createDirectories(o.outputDir); !s.ok())
+    OutputFileSet files;
+    if (Status s = files.begin(o.outputDir, OutputFileSet::Mode::AddFiles); !s.ok())
       return fail(s.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
       const BundleBuffer &b = m.buffers[outputs[i]];
@@ -612,10 +631,15 @@ int runMain(int argc, char **argv) {
       } else {
         array.bytes = outputData[i].bytes;
       }
-      std::string path = o.outputDir + "/" + b.name + ".npy";
-      if (Status s = saveNpyFile(path, array); !s.ok())
+      // Buffer names are valid, distinct file names (the manifest checks).
+      std::string name = b.name + ".npy", header;
+      if (Status s = encodeNpyHeader(array, o.outputDir + "/" + name, header); !s.ok())
+        return fail(s.message());
+      if (Status s = files.write(name, {header, {array.bytes.data(), array.bytes.size()}}); !s.ok())
         return fail(s.message());
     }
+    if (Status s = files.commit(); !s.ok())
+      return fail(s.message());
   }
 
   bool ok = true;

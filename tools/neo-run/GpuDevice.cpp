@@ -4,6 +4,7 @@
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Runtime/CudaBundle.h"
 #include "neo/Runtime/CudaDriver.h"
+#include "neo/Support/FileIO.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -89,7 +90,14 @@ llvm::Error mlir::neo::emitBundle(ModuleOp module, const FunctionSignature &sig,
                                   const std::vector<std::optional<HostTensor>> &inputs,
                                   llvm::StringRef directory, llvm::StringRef reference,
                                   const GpuCompileOptions &options,
-                                  const EngineOptions &engineOptions) {
+                                  const EngineOptions &engineOptions, bool force) {
+  // The names become buffer and file names: valid, and distinct across the
+  // inputs and outputs (a manifest's buffers have distinct names).
+  std::vector<std::string> names = sig.inputNames;
+  names.insert(names.end(), sig.outputNames.begin(), sig.outputNames.end());
+  if (Status s = checkFileNames(names, "buffer", "of '" + sig.name + "' (inputs, then outputs)");
+      !s.ok())
+    return makeError(s.message());
   for (const TensorSpec &spec : sig.inputs)
     if (spec.type == ElementType::BF16)
       return makeError("bf16 inputs cannot be written as .npy sample inputs");
@@ -145,7 +153,7 @@ llvm::Error mlir::neo::emitBundle(ModuleOp module, const FunctionSignature &sig,
   } else if (reference != "none") {
     return makeError("--bundle-reference must be interpreter, cpu or none");
   }
-  if (llvm::Error e = writeGpuBundle(*data, directory, in, expected))
+  if (llvm::Error e = writeGpuBundle(*data, directory, in, expected, force))
     return e;
   llvm::outs() << "wrote bundle " << directory << ": " << data->numKernels << " kernels, "
                << data->numLaunches << " launches, "

@@ -46,12 +46,14 @@ compileForCuda(ModuleOp module, const runtime::FunctionSignature &sig,
 /// Writes the bundle of `function` to `directory` with `inputs` as
 /// inputs/*.npy and, unless `reference` is "none", reference outputs as
 /// expected/*.npy computed by the interpreter ("interpreter") or by the CPU
-/// pipeline ("cpu", for sizes the interpreter is too slow for).
+/// pipeline ("cpu", for sizes the interpreter is too slow for). A non-empty
+/// `directory` is replaced only when `force` (see writeGpuBundle). The names
+/// of the inputs and outputs must be valid, distinct file names.
 llvm::Error emitBundle(ModuleOp module, const runtime::FunctionSignature &sig,
                        const std::vector<std::optional<runtime::HostTensor>> &inputs,
                        llvm::StringRef directory, llvm::StringRef reference,
                        const runtime::GpuCompileOptions &options,
-                       const runtime::EngineOptions &engineOptions);
+                       const runtime::EngineOptions &engineOptions, bool force);
 
 } // namespace neo
 } // namespace mlir

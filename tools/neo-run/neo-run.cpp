@@ -21,6 +21,8 @@
 #include "neo/Registration.h"
 #include "neo/Runtime/Engine.h"
 #include "neo/Runtime/Npy.h"
+#include "neo/Support/AtomicFile.h"
+#include "neo/Support/TemporaryFiles.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -110,6 +112,16 @@ static cl::opt<std::string> bundleReference(
     cl::desc("Reference outputs of --emit-bundle: interpreter (default), cpu (the CPU "
              "pipeline, for large sizes) or none (no sample inputs either)"),
     cl::init("interpreter"), cl::cat(category));
+static cl::opt<bool>
+    force("force",
+          cl::desc("With --emit-bundle: replace DIR even if it exists and is not empty (only "
+                   "after the new bundle is complete); without it such a DIR is an error"),
+          cl::cat(category));
+static cl::opt<unsigned long long> maxInputBytes(
+    "max-input-bytes",
+    cl::desc("Largest .npy file --input reads, header included (default 16 GiB); a larger "
+             "file, or one without an end such as /dev/zero, is an error"),
+    cl::init(16ull << 30), cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("GPU chip for ptxas (default sm_90)"),
                                  cl::init("sm_90"), cl::cat(category));
 
@@ -146,7 +158,7 @@ std::optional<NpyDType> elementToNpy(ElementType t) {
 /// Loads input `index` of `sig` from an .npy file, checking dtype and shape.
 llvm::Expected<HostTensor> loadInput(const FunctionSignature &sig, size_t index,
                                      llvm::StringRef path) {
-  auto array = readNpy(path);
+  auto array = readNpy(path, maxInputBytes);
   if (!array)
     return array.takeError();
   const TensorSpec &spec = sig.inputs[index];
@@ -322,6 +334,8 @@ void reportTuningRecordProblems(const EngineOptions &options) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Output temporaries (.npy files, bundles) go away on SIGINT/SIGTERM/SIGHUP.
+  installTemporaryFileCleanup();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Neo: run a function on the CPU or a CUDA GPU\n");
 
@@ -350,6 +364,12 @@ int main(int argc, char **argv) {
     if (!sig)
       return fail("no function named '" + functionName + "' in '" + inputFile + "'");
   }
+
+  // Names from the IR become file names: they must stay inside the output
+  // directory and not overwrite each other.
+  if (!outputDir.empty())
+    if (Status s = checkFileNames(sig->outputNames, "output", "of '" + sig->name + "'"); !s.ok())
+      return fail(s.message());
 
   // Inputs: from .npy files, or random.
   double lo = -1, hi = 1;
@@ -405,8 +425,16 @@ int main(int argc, char **argv) {
   gpuOptions.pipelineOptions = gpuPipelineOptions;
   gpuOptions.chip = chip;
   if (!emitBundleDir.empty()) {
+    // Never delete a directory the user did not ask to replace (checked here
+    // before compiling, and again by writeGpuBundle).
+    if (!force && llvm::sys::fs::is_directory(emitBundleDir)) {
+      std::error_code ec;
+      if (llvm::sys::fs::directory_iterator(emitBundleDir, ec) !=
+          llvm::sys::fs::directory_iterator())
+        return fail("'" + emitBundleDir + "' exists and is not empty (pass --force to replace it)");
+    }
     if (llvm::Error err = emitBundle(*module, *sig, inputs, emitBundleDir, bundleReference,
-                                     gpuOptions, engineOptions))
+                                     gpuOptions, engineOptions, force))
       return fail(llvm::toString(std::move(err)));
     return 0;
   }
@@ -482,9 +510,11 @@ int main(int argc, char **argv) {
                  << llvm::format("%.4f", times.front()) << " ms)\n";
   }
 
+  // All outputs or none: staged next to DIR, moved into place together.
   if (!outputDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-      return fail("cannot create '" + outputDir + "': " + ec.message());
+    OutputFileSet files;
+    if (Status s = files.begin(outputDir, OutputFileSet::Mode::AddFiles); !s.ok())
+      return fail(s.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
       auto dtype = elementToNpy(outputs[i].getSpec().type);
       if (!dtype)
@@ -494,11 +524,14 @@ int main(int argc, char **argv) {
       array.shape = outputs[i].getSpec().shape;
       const char *bytes = static_cast<const char *>(outputs[i].data());
       array.bytes.assign(bytes, bytes + outputs[i].getSpec().numBytes());
-      llvm::SmallString<256> path(outputDir);
-      llvm::sys::path::append(path, sig->outputNames[i] + ".npy");
-      if (llvm::Error err = writeNpy(path, array))
-        return fail(llvm::toString(std::move(err)));
+      std::string name = sig->outputNames[i] + ".npy", header;
+      if (Status s = encodeNpyHeader(array, name, header); !s.ok())
+        return fail(s.message());
+      if (Status s = files.write(name, {header, {array.bytes.data(), array.bytes.size()}}); !s.ok())
+        return fail(s.message());
     }
+    if (Status s = files.commit(); !s.ok())
+      return fail(s.message());
   }
 
   if (check) {

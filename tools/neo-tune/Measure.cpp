@@ -2,6 +2,7 @@
 #include "Measure.h"
 
 #include "neo/Interpreter/Interpreter.h"
+#include "neo/Support/FileIO.h"
 #include "neo/Tuning/TuningRecords.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -86,16 +87,9 @@ llvm::Error CandidateRecords::set(const std::string &key, const tuning::Schedule
 llvm::Error CandidateRecords::clear() { return write(tuning::RecordSet()); }
 
 llvm::Error CandidateRecords::write(const tuning::RecordSet &set) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (!ec) {
-    os << tuning::printRecords(set);
-    os.close();
-    if (os.has_error())
-      ec = os.error();
-  }
-  if (ec)
-    return llvm::createStringError(ec, "cannot write '" + path + "'");
+  // Atomically, so that a compilation reading it never sees half a file.
+  if (Status s = writeFileAtomically(path, {tuning::printRecords(set)}); !s.ok())
+    return llvm::createStringError(std::make_error_code(std::errc::io_error), s.message());
   return llvm::Error::success();
 }
 

@@ -21,6 +21,7 @@
 
 #include "neo/Frontend/Import.h"
 #include "neo/Registration.h"
+#include "neo/Support/TemporaryFiles.h"
 #include "neo/Tuning/CostModels.h"
 #include "neo/Tuning/Target.h"
 #include "neo/Tuning/TuningRecords.h"
@@ -239,6 +240,8 @@ int main(int argc, char **argv) {
   // user chose a policy.
   setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
   llvm::InitLLVM init(argc, argv);
+  // Temporaries of the records file go away on SIGINT/SIGTERM/SIGHUP.
+  mlir::neo::installTemporaryFileCleanup();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "Neo: explore CPU schedules and record the fastest\n");
   double start = now();

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "neo/Runtime/CudaBundle.h"
-#include "neo/Runtime/FileIO.h"
+#include "neo/Support/FileIO.h"
 
 #include "gtest/gtest.h"
 
@@ -560,6 +560,24 @@ TEST_F(BundleDirectoryTest, Loads) {
   EXPECT_EQ(s.code(), Status::Code::IO);
   EXPECT_EQ(s.message(), dir + "/none/manifest.json: cannot read the file: No such file "
                                "or directory");
+}
+
+// Issue 18: the files of a bundle are read within limits (a manifest that is
+// /dev/zero, or huge, was read until memory ran out).
+TEST_F(BundleDirectoryTest, ReadsWithinLimits) {
+  write("manifest.json", kManifest);
+  write("kernels.ptx", kPtx);
+  Bundle bundle;
+  ASSERT_TRUE(Bundle::loadDirectory(dir, bundle).ok());
+  BundleLimits limits;
+  limits.maxManifestBytes = 10;
+  Status s = Bundle::loadDirectory(dir, bundle, limits);
+  EXPECT_EQ(s.code(), Status::Code::IO);
+  EXPECT_EQ(s.message(), dir + "/manifest.json: the file is larger than the limit of 10 bytes");
+  limits = BundleLimits();
+  limits.maxImageBytes = 10;
+  s = Bundle::loadDirectory(dir, bundle, limits);
+  EXPECT_EQ(s.message(), dir + "/kernels.ptx: the file is larger than the limit of 10 bytes");
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "neo/Runtime/NpyFormat.h"
-#include "neo/Runtime/FileIO.h"
+#include "neo/Support/FileIO.h"
 
 #include "gtest/gtest.h"
 

@@ -315,6 +315,29 @@ TEST(TuningRecords, SavingOverACorruptFileKeepsABackup) {
   llvm::sys::fs::remove_directories(dir);
 }
 
+// Issue 18: a records file is read within a limit (NEO_TUNING_RECORDS=/dev/zero
+// was read until memory ran out); a larger file is a warning, and ignored.
+TEST(TuningRecords, FileSizeLimit) {
+  std::string dir = tempDir();
+  std::string path = dir + "/records.json";
+  RecordSet set;
+  set.add(gemmRecord(2.0));
+  std::vector<Diagnostic> diagnostics;
+  std::string error;
+  ASSERT_TRUE(saveRecords(path, set, diagnostics, error)) << error;
+  LoadOptions options = forTarget();
+  EXPECT_EQ(loadRecords(path, options, diagnostics).size(), 1u);
+  options.maxFileBytes = 16;
+  diagnostics.clear();
+  EXPECT_TRUE(loadRecords(path, options, diagnostics).empty());
+  ASSERT_EQ(countWarnings(diagnostics), 1u);
+  EXPECT_EQ(diagnostics[0].message,
+            path + ": cannot read the tuning records: the file is larger than the limit of 16 "
+                   "bytes");
+  EXPECT_EQ(kDefaultMaxRecordsFileBytes, uint64_t(64) << 20);
+  llvm::sys::fs::remove_directories(dir);
+}
+
 TEST(TuningRecords, UnwritableOrMissingFilesAreErrorsNotCrashes) {
   RecordSet set;
   set.add(gemmRecord(2.0));

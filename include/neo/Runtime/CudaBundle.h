@@ -25,7 +25,7 @@
 #define NEO_RUNTIME_CUDABUNDLE_H
 
 #include "neo/Runtime/CudaDriver.h"
-#include "neo/Runtime/Status.h"
+#include "neo/Support/Status.h"
 
 #include <array>
 #include <cstddef>
@@ -142,10 +142,23 @@ std::vector<PtxKernel> listPtxKernels(const std::string &ptx);
 /// PTX declares a kernel's parameters, the arguments match them in number and
 /// size. Errors name the file and the field, e.g. "manifest.json:
 /// launches[2].args[1].buffer: index 7 out of range (5 buffers)".
+/// Limits on the files Bundle::loadDirectory reads, enforced while reading
+/// (a file that is larger, or a device without an end, is an IO error
+/// "PATH: the file is larger than the limit of N bytes").
+struct BundleLimits {
+  /// manifest.json: 16 MiB (a manifest holds a few hundred bytes per buffer
+  /// and launch).
+  uint64_t maxManifestBytes = uint64_t(16) << 20;
+  /// The PTX and the cubin, each: 1 GiB.
+  uint64_t maxImageBytes = uint64_t(1) << 30;
+};
+
 class Bundle {
 public:
-  /// Reads DIR/manifest.json, the PTX it names and the cubin, if it names one.
-  static Status loadDirectory(const std::string &directory, Bundle &bundle);
+  /// Reads DIR/manifest.json, the PTX it names and the cubin, if it names
+  /// one, each within `limits`.
+  static Status loadDirectory(const std::string &directory, Bundle &bundle,
+                              const BundleLimits &limits = BundleLimits());
 
   /// A bundle from memory: the text of manifest.json, the PTX text and the
   /// cubin bytes ("" for none). The file names in the manifest are checked

@@ -26,7 +26,7 @@
 #ifndef NEO_RUNTIME_CUDADRIVER_H
 #define NEO_RUNTIME_CUDADRIVER_H
 
-#include "neo/Runtime/Status.h"
+#include "neo/Support/Status.h"
 
 #include <array>
 #include <cstddef>

@@ -58,12 +58,18 @@ std::string findPtxas(llvm::StringRef cudaHome);
 llvm::Expected<std::string> assemblePtx(llvm::StringRef ptxas, llvm::StringRef ptx,
                                         llvm::StringRef chip, std::string &log);
 
-/// Writes the bundle to `directory` (created; replaced atomically: written
-/// next to it, then renamed), with optional sample inputs and expected
-/// outputs as inputs/<name>.npy and expected/<name>.npy.
+/// Writes the bundle to `directory`, with optional sample inputs and
+/// expected outputs as inputs/<name>.npy and expected/<name>.npy (each name a
+/// valid file name: checkFileName). The bundle is written into a staging
+/// directory next to `directory` and renamed to it only when complete
+/// (OutputFileSet, ReplaceDirectory), so a failure leaves `directory` as it
+/// was. An existing `directory` that is not empty is an error ("'DIR' exists
+/// and is not empty") unless `replaceExisting`: then it is replaced, after
+/// the new bundle is complete.
 llvm::Error writeGpuBundle(const GpuBundleData &bundle, llvm::StringRef directory,
                            const std::map<std::string, NpyArray> &inputs = {},
-                           const std::map<std::string, NpyArray> &expected = {});
+                           const std::map<std::string, NpyArray> &expected = {},
+                           bool replaceExisting = false);
 
 } // namespace runtime
 } // namespace neo

@@ -25,8 +25,9 @@ llvm::StringRef stringifyNpyDType(NpyDType dtype);
 /// "`name`: ". Never reads outside `buffer`, whatever its contents.
 llvm::Expected<NpyArray> parseNpy(llvm::StringRef buffer, llvm::StringRef name);
 
-/// Reads and parses the .npy file at `path`.
-llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
+/// Reads and parses the .npy file at `path`, failing without reading more
+/// than `maxBytes` of a larger file (see loadNpyFile).
+llvm::Expected<NpyArray> readNpy(llvm::StringRef path, uint64_t maxBytes = UINT64_MAX);
 
 /// Writes `array` to `path` atomically: to a temporary file in the same
 /// directory, then renamed over `path`, so that a failure never leaves a

@@ -9,7 +9,7 @@
 #ifndef NEO_RUNTIME_NPYFORMAT_H
 #define NEO_RUNTIME_NPYFORMAT_H
 
-#include "neo/Runtime/Status.h"
+#include "neo/Support/Status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -48,9 +48,16 @@ Status decodeNpy(const char *data, size_t size, const std::string &name, NpyArra
 /// `array.bytes` does not match its shape and dtype.
 Status encodeNpy(const NpyArray &array, const std::string &name, std::string &file);
 
-/// Reads and parses the .npy file at `path`. A file that cannot be read is
-/// an IO error "`path`: cannot read the file: <reason>".
-Status loadNpyFile(const std::string &path, NpyArray &array);
+/// The bytes before the data in the .npy file of `array` (magic string,
+/// version, header), so that writers can pass `header` and `array.bytes` as
+/// two parts without copying the data. Fails as encodeNpy does.
+Status encodeNpyHeader(const NpyArray &array, const std::string &name, std::string &header);
+
+/// Reads and parses the .npy file at `path`, reading at most `maxBytes`
+/// (the whole file, header included). A file that cannot be read is an IO
+/// error "`path`: cannot read the file: <reason>"; a larger one (or a device
+/// that never ends) "`path`: the file is larger than the limit of N bytes".
+Status loadNpyFile(const std::string &path, NpyArray &array, uint64_t maxBytes = UINT64_MAX);
 
 /// Writes `array` to `path` atomically: to a temporary file in the same
 /// directory, then renamed over `path`, so that a failure never leaves a

@@ -81,12 +81,19 @@ private:
   std::map<std::pair<std::string, std::string>, Record> records; // (target, key)
 };
 
+/// The default limit on the size of a records file (64 MiB: a records file
+/// holds a few hundred bytes per op).
+constexpr uint64_t kDefaultMaxRecordsFileBytes = uint64_t(64) << 20;
+
 struct LoadOptions {
   /// Keep only records for this target ("" keeps every target). Records for
   /// other targets are reported as notes.
   std::string target;
   /// Checks each record's schedule (optional).
   Validator validate;
+  /// A larger file (or a device such as /dev/zero that never ends) is not
+  /// read: a warning "PATH: the file is larger than the limit of N bytes".
+  uint64_t maxFileBytes = kDefaultMaxRecordsFileBytes;
 };
 
 /// Parses the text of a records file named `name` (used in diagnostics).
@@ -107,7 +114,8 @@ std::string printRecords(const RecordSet &records);
 /// unless `records` has a faster one for the same key and target (schedules
 /// are not validated here: records of other targets or tools pass through).
 /// A file that exists but is not a records file of this version is kept as
-/// `path`.bak. Problems with the old file go to `diagnostics`; returns false
+/// `path`.bak. An existing file larger than kDefaultMaxRecordsFileBytes is
+/// an error (it is not replaced). Problems with the old file go to `diagnostics`; returns false
 /// with `error` when the file cannot be written.
 bool saveRecords(const std::string &path, const RecordSet &records,
                  std::vector<Diagnostic> &diagnostics, std::string &error);

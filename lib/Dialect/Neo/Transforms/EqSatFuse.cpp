@@ -5,6 +5,7 @@
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/EqSat/EGraph.h"
+#include "neo/Support/AtomicFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 
 namespace mlir {
@@ -564,14 +566,19 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
         return signalPassFailure();
     }
     if (!this->report.empty()) {
-      // Atomically: a temporary file renamed over the report, never a partial one.
+      // Atomically (NeoSupport's writer): a temporary file renamed over the
+      // report, never a partial one; a device or FIFO is written directly.
       llvm::json::Value json(std::move(report));
-      if (llvm::Error err = llvm::writeToOutput(this->report, [&](llvm::raw_ostream &os) {
-            os << llvm::formatv("{0:2}", json) << "\n";
-            return llvm::Error::success();
-          })) {
+      std::string text = llvm::formatv("{0:2}", json).str() + "\n";
+      AtomicFile file;
+      Status s = file.open(this->report);
+      if (s.ok())
+        s = file.write({text});
+      if (s.ok())
+        s = file.commit();
+      if (!s.ok()) {
         module.emitError("neo-eqsat-fuse: cannot write the report '")
-            << this->report << "': " << llvm::toString(std::move(err));
+            << this->report << "': " << std::strerror(file.getErrorNumber());
         return signalPassFailure();
       }
     }

@@ -1,8 +1,9 @@
-//===- Status.h - Errors of the LLVM-free runtime code ----------*- C++ -*-===//
+//===- Status.h - Errors of Neo's LLVM-free code ----------------*- C++ -*-===//
 //
-// The outcome of an operation of the parts of the runtime that must build
-// without LLVM (the CUDA driver loader, GPU bundles, the .npy format), so that
-// the lean `neo-cuda-runner` can be compiled on machines that have no LLVM.
+// The outcome of an operation of the code that must build without LLVM
+// (NeoSupport's files, the CUDA driver loader, GPU bundles, the .npy format),
+// so that the lean `neo-cuda-runner` can be compiled on machines that have no
+// LLVM.
 // It plays the role of llvm::Error there: a code saying what kind of failure
 // it was, and a message for people.
 //
@@ -10,8 +11,8 @@
 //     return fail(s.message());
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_STATUS_H
-#define NEO_RUNTIME_STATUS_H
+#ifndef NEO_SUPPORT_STATUS_H
+#define NEO_SUPPORT_STATUS_H
 
 #include <string>
 #include <utility>
@@ -63,4 +64,4 @@ private:
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_STATUS_H
+#endif // NEO_SUPPORT_STATUS_H
