@@ -1,5 +1,5 @@
 //===- Measure.cpp - Timing and checking candidate schedules --------------===//
-#include "Measure.h"
+#include "neo/Tuning/Measure/Measure.h"
 
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Tuning/TuningRecords.h"
