@@ -47,6 +47,9 @@ TEST(HalfFloatTest, DecodesEveryPatternLikeAPFloat) {
     ASSERT_TRUE(same(bfloat16ToDouble(bits), apfloatDecode(ElementType::BF16, bits))) << b;
     // Signed zeros keep their sign.
     ASSERT_EQ(std::signbit(halfToDouble(bits)), (b & 0x8000) != 0) << b;
+    // The element loads of ElementType.h go through the same conversions.
+    ASSERT_TRUE(same(loadElement(ElementType::F16, &bits, 0), halfToDouble(bits))) << b;
+    ASSERT_TRUE(same(loadElement(ElementType::BF16, &bits, 0), bfloat16ToDouble(bits))) << b;
   }
 }
 
