@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
 
-#include "neo/Runtime/Npy.h"
+#include "neo/Runtime/Execution/Npy.h"
 
 #include "llvm/ADT/StringRef.h"
 

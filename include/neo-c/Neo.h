@@ -2,8 +2,8 @@
 |*                                                                            *|
 |* A small, stable C interface to Neo for Python (ctypes) and other embedders: *|
 |* import .neo or MLIR modules, run pass pipelines, compile modules for the   *|
-|* host CPU, run their functions on caller buffers, and evaluate them with the *|
-|* reference interpreter.                                                     *|
+|* host CPU or a CUDA GPU, run their functions on caller buffers, and        *|
+|* evaluate them with the reference interpreter.                              *|
 |*                                                                            *|
 |* Errors: functions that can fail return NULL or a non-zero status and leave *|
 |* a message (with file:line:col locations where there are any) that         *|
@@ -36,12 +36,25 @@ typedef struct NeoContext NeoContext;
 typedef struct NeoModule NeoModule;
 typedef struct NeoExecutable NeoExecutable;
 
+/* Mirrors mlir::neo::ElementType (neo/Support/ElementType.h), value
+ * for value. NEO_I32 and NEO_I64 are reserved for integer tensors: no
+ * compiled function takes them yet. */
 typedef enum NeoElementType {
   NEO_F16 = 0,
   NEO_BF16 = 1,
   NEO_F32 = 2,
   NEO_F64 = 3,
+  NEO_I32 = 4,
+  NEO_I64 = 5,
 } NeoElementType;
+
+/* Where compiled code runs. NEO_DEVICE_AUTO: a CUDA GPU when a driver with a
+ * device can be opened here, else the host CPU. */
+typedef enum NeoDevice {
+  NEO_DEVICE_CPU = 0,
+  NEO_DEVICE_CUDA = 1,
+  NEO_DEVICE_AUTO = 2,
+} NeoDevice;
 
 /* A dense, row-major, caller-owned host tensor. */
 typedef struct NeoTensor {
@@ -81,6 +94,20 @@ const char *neoModuleFunctionName(NeoModule *module, int index);
  * options of neo-lower-to-cpu; `optLevel` is 0..3. Compilation is cached by
  * the IR and the options. */
 NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int optLevel);
+/* Compiles the module for `device`. On the CPU this is neoCompile. On a
+ * CUDA GPU every public function becomes a bundle of PTX kernels (and a
+ * cubin when ptxas is found) loaded on the first device; `gpuPipelineOptions`
+ * (may be NULL) are options of neo-lower-to-ptx (e.g. "chip=sm_90"), and
+ * `pipelineOptions`/`optLevel` are ignored. NEO_DEVICE_CUDA without a usable
+ * driver or device fails with the driver's reason; NEO_DEVICE_AUTO then
+ * compiles for the CPU. */
+NeoExecutable *neoCompileForDevice(NeoModule *module, NeoDevice device,
+                                   const char *pipelineOptions, int optLevel,
+                                   const char *gpuPipelineOptions);
+/* The device an executable runs on (NEO_DEVICE_CPU or NEO_DEVICE_CUDA). */
+NeoDevice neoExecutableGetDevice(NeoExecutable *exe);
+/* 1 when a CUDA driver with a device can be opened here, else 0. */
+int neoCudaAvailable(void);
 void neoExecutableDestroy(NeoExecutable *exe);
 
 /* Signatures of a compiled function: counts (-1 if `function` is unknown),
@@ -102,6 +129,15 @@ int neoExecutableGetOutput(NeoExecutable *exe, const char *function, int index,
 int neoExecutableRun(NeoExecutable *exe, const char *function, const NeoTensor *inputs,
                      int numInputs, const NeoTensor *outputs, int numOutputs,
                      char *error, size_t errorSize);
+
+/* Times `repeat` (>= 1) runs of `function` like neoExecutableRun, writing
+ * the median milliseconds to `medianMs`: on the CPU the wall time of each
+ * run, on the GPU the kernel time by CUDA events (inputs uploaded once, one
+ * untimed warm-up run, outputs copied back once at the end). Returns 0 on
+ * success; errors as neoExecutableRun. */
+int neoExecutableTime(NeoExecutable *exe, const char *function, const NeoTensor *inputs,
+                      int numInputs, const NeoTensor *outputs, int numOutputs,
+                      unsigned repeat, double *medianMs, char *error, size_t errorSize);
 
 /* Evaluates `function` with the reference interpreter (double precision,
  * straight from the semantics of neo ops) and converts the results to the

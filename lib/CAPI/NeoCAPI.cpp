@@ -5,7 +5,8 @@
 #include "neo/Check/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Device.h"
+#include "neo/Runtime/Execution/Engine.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -21,6 +22,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 
 using namespace mlir;
@@ -122,6 +124,22 @@ NeoModule *importBuffer(NeoContext *ctx, std::unique_ptr<llvm::MemoryBuffer> buf
   return m;
 }
 
+// NeoElementType mirrors ElementType value for value: the conversions below
+// are casts, checked here.
+static_assert(NEO_F16 == static_cast<int>(ElementType::F16) &&
+                  NEO_BF16 == static_cast<int>(ElementType::BF16) &&
+                  NEO_F32 == static_cast<int>(ElementType::F32) &&
+                  NEO_F64 == static_cast<int>(ElementType::F64) &&
+                  NEO_I32 == static_cast<int>(ElementType::I32) &&
+                  NEO_I64 == static_cast<int>(ElementType::I64),
+              "NeoElementType must mirror mlir::neo::ElementType");
+static_assert(std::size(kAllElementTypes) == NEO_I64 + 1,
+              "every ElementType has a NeoElementType");
+static_assert(NEO_DEVICE_CPU == static_cast<int>(Device::CPU) &&
+                  NEO_DEVICE_CUDA == static_cast<int>(Device::CUDA) &&
+                  NEO_DEVICE_AUTO == static_cast<int>(Device::Auto),
+              "NeoDevice must mirror runtime::Device");
+
 /// The element type in the `type` field of a caller's tensor. C callers may
 /// store any int there, and loading an out-of-range value as the C++ enum is
 /// undefined behaviour, so the field is read as its underlying integer.
@@ -129,24 +147,12 @@ std::optional<ElementType> toElementType(const NeoElementType &field) {
   std::underlying_type_t<NeoElementType> raw;
   static_assert(sizeof(raw) == sizeof(field), "enum layout");
   std::memcpy(&raw, &field, sizeof(raw));
-  switch (raw) {
-  case NEO_F16: return ElementType::F16;
-  case NEO_BF16: return ElementType::BF16;
-  case NEO_F32: return ElementType::F32;
-  case NEO_F64: return ElementType::F64;
-  default: return std::nullopt;
-  }
+  if (raw < NEO_F16 || raw > NEO_I64)
+    return std::nullopt;
+  return static_cast<ElementType>(raw);
 }
 
-NeoElementType fromElementType(ElementType t) {
-  switch (t) {
-  case ElementType::F16: return NEO_F16;
-  case ElementType::BF16: return NEO_BF16;
-  case ElementType::F32: return NEO_F32;
-  case ElementType::F64: return NEO_F64;
-  }
-  return NEO_F32;
-}
+NeoElementType fromElementType(ElementType t) { return static_cast<NeoElementType>(t); }
 
 /// Views C tensors as host buffers; fails on bad element types or ranks.
 llvm::Expected<std::vector<HostBuffer>> toBuffers(const NeoTensor *tensors, int count,
@@ -312,6 +318,45 @@ NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int op
   return new NeoExecutable{module->ctx, std::move(*exe)};
 }
 
+NeoExecutable *neoCompileForDevice(NeoModule *module, NeoDevice device,
+                                   const char *pipelineOptions, int optLevel,
+                                   const char *gpuPipelineOptions) {
+  if (!module)
+    return nullptr;
+  ErrorCollector errors(module->ctx);
+  int rawDevice = static_cast<int>(device);
+  if (rawDevice < NEO_DEVICE_CPU || rawDevice > NEO_DEVICE_AUTO) {
+    errors.set("unknown device " + llvm::Twine(rawDevice) +
+               " (expected NEO_DEVICE_CPU, NEO_DEVICE_CUDA or NEO_DEVICE_AUTO)");
+    return nullptr;
+  }
+  Device resolved = resolveDevice(static_cast<Device>(rawDevice));
+  if (resolved == Device::CPU)
+    return neoCompile(module, pipelineOptions, optLevel);
+  GpuCompileOptions gpu;
+  if (gpuPipelineOptions)
+    gpu.pipelineOptions = gpuPipelineOptions;
+  // The chip of ptxas follows the pipeline's.
+  llvm::StringRef opts(gpu.pipelineOptions);
+  if (size_t at = opts.find("chip="); at != llvm::StringRef::npos)
+    gpu.chip = opts.substr(at + 5).take_until([](char c) { return c == ' ' || c == '}'; }).str();
+  Engine &engine = module->ctx->getEngine("", 3);
+  auto exe = compileForDevice(engine, *module->module, resolved, gpu);
+  if (!exe) {
+    errors.set(llvm::toString(exe.takeError()));
+    return nullptr;
+  }
+  return new NeoExecutable{module->ctx, std::move(*exe)};
+}
+
+NeoDevice neoExecutableGetDevice(NeoExecutable *exe) {
+  if (!exe)
+    return NEO_DEVICE_CPU;
+  return static_cast<NeoDevice>(exe->executable->getDevice());
+}
+
+int neoCudaAvailable(void) { return cudaDeviceAvailable() ? 1 : 0; }
+
 void neoExecutableDestroy(NeoExecutable *exe) { delete exe; }
 
 int neoExecutableNumInputs(NeoExecutable *exe, const char *function) {
@@ -359,6 +404,34 @@ int neoExecutableRun(NeoExecutable *exe, const char *function, const NeoTensor *
     copyMessage(llvm::toString(std::move(err)), error, errorSize);
     return 1;
   }
+  copyMessage("", error, errorSize);
+  return 0;
+}
+
+int neoExecutableTime(NeoExecutable *exe, const char *function, const NeoTensor *inputs,
+                      int numInputs, const NeoTensor *outputs, int numOutputs,
+                      unsigned repeat, double *medianMs, char *error, size_t errorSize) {
+  if (!exe || !function) {
+    copyMessage("no executable or function given", error, errorSize);
+    return 1;
+  }
+  auto in = toBuffers(inputs, numInputs, "input");
+  if (!in) {
+    copyMessage(llvm::toString(in.takeError()), error, errorSize);
+    return 1;
+  }
+  auto out = toBuffers(outputs, numOutputs, "output");
+  if (!out) {
+    copyMessage(llvm::toString(out.takeError()), error, errorSize);
+    return 1;
+  }
+  TimingResult t;
+  if (llvm::Error err = exe->executable->time(function, repeat, *in, *out, t)) {
+    copyMessage(llvm::toString(std::move(err)), error, errorSize);
+    return 1;
+  }
+  if (medianMs)
+    *medianMs = t.medianMs;
   copyMessage("", error, errorSize);
   return 0;
 }

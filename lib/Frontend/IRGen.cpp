@@ -103,6 +103,9 @@ Type Importer::elementType(ElementKind kind) {
   case ElementKind::BF16: return builder.getBF16Type();
   case ElementKind::F32: return builder.getF32Type();
   case ElementKind::F64: return builder.getF64Type();
+  // Not spelled by the language (yet).
+  case ElementKind::I32: return builder.getI32Type();
+  case ElementKind::I64: return builder.getI64Type();
   }
   return builder.getF32Type();
 }

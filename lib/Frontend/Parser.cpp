@@ -10,13 +10,7 @@ using namespace mlir::neo::frontend;
 using llvm::SMLoc;
 
 llvm::StringRef mlir::neo::frontend::stringifyElementKind(ElementKind kind) {
-  switch (kind) {
-  case ElementKind::F16: return "f16";
-  case ElementKind::BF16: return "bf16";
-  case ElementKind::F32: return "f32";
-  case ElementKind::F64: return "f64";
-  }
-  return "f32";
+  return getElementTypeName(kind);
 }
 
 bool Parser::errorAtToken(const llvm::Twine &message) {

@@ -1,8 +1,8 @@
-# The sources of NeoSupport, relative to lib/Support: one list for the library
-# (lib/Support/CMakeLists.txt) and for the standalone neo-cuda-runner
-# (tools/neo-cuda-runner/CMakeLists.txt), which compiles them itself.
+# The sources of NeoSupport, relative to lib/Support (lib/Support/CMakeLists.txt,
+# in Neo's build and in the standalone neo-cuda-runner's).
 set(NEO_SUPPORT_SOURCES
   AtomicFile.cpp
+  ElementType.cpp
   FileIO.cpp
   TemporaryFiles.cpp
 )

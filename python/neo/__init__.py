@@ -1,6 +1,6 @@
 """Neo from Python: compile tensor-expression operators written in the .neo
 language (or with the small DSL in neo.dsl), differentiate them, and run them
-on numpy arrays on the CPU.
+on numpy arrays on the CPU or, with device="cuda" (or "auto"), a CUDA GPU.
 
     import neo, numpy as np
     m = neo.Module.from_source('''
@@ -9,6 +9,7 @@ on numpy arrays on the CPU.
     }''')
     y = m.compile()(np.ones((4, 3), np.float32), np.ones((3, 2), np.float32))
     grad = neo.grad(m, "linear")       # linear_fwdbwd: (x, w, dy) -> (y, dx, dw)
+    f = m.compile(device="auto")       # the GPU when there is one, else the CPU
 
 Errors raise neo.NeoError with the compiler's diagnostics (file:line:col).
 The package talks to libNeoCAPI.so through ctypes; set NEO_LIBRARY to use a
@@ -22,7 +23,8 @@ import numpy as np
 
 from . import _capi
 
-__all__ = ["NeoError", "Context", "Module", "Function", "grad", "default_context"]
+__all__ = ["NeoError", "Context", "Module", "Function", "grad", "default_context",
+           "cuda_available"]
 
 _DTYPES = {0: np.dtype(np.float16), 2: np.dtype(np.float32), 3: np.dtype(np.float64)}
 _CODES = {v: k for k, v in _DTYPES.items()}
@@ -112,11 +114,21 @@ class Module:
             finally:
                 _capi.free(ptr)
 
-    def compile(self, function=None, options="", opt_level=3):
-        """Compiles the module for the CPU; returns the Function `function`
-        (default: the first function). `options` are neo-lower-to-cpu's."""
+    def compile(self, function=None, options="", opt_level=3, device="cpu", gpu_options=""):
+        """Compiles the module; returns the Function `function` (default: the
+        first function). `device`: "cpu" (the default), "cuda" (a CUDA GPU:
+        an error when there is no usable driver or device) or "auto" (the GPU
+        when there is one, else the CPU); Function.device tells which.
+        `options` are neo-lower-to-cpu's (CPU only), `gpu_options`
+        neo-lower-to-ptx's (e.g. "chip=sm_90")."""
+        if device not in _capi.DEVICES:
+            raise NeoError("device must be 'cpu', 'cuda' or 'auto', got %r" % (device,))
         with self.context._lock:
-            exe = _capi.compile(self._handle, options.encode(), opt_level)
+            if device == "cpu":
+                exe = _capi.compile(self._handle, options.encode(), opt_level)
+            else:
+                exe = _capi.compileForDevice(self._handle, _capi.DEVICES[device],
+                                             options.encode(), opt_level, gpu_options.encode())
             if not exe:
                 raise self.context._error("compilation failed")
         executable = _Executable(exe, self.context)
@@ -201,6 +213,8 @@ class Function:
         if n_in < 0:
             raise NeoError("no function named '%s' in the module" % name)
         n_out = _capi.executableNumOutputs(executable.handle, bname)
+        self.device = {_capi.DEVICE_CPU: "cpu", _capi.DEVICE_CUDA: "cuda"}[
+            _capi.executableGetDevice(executable.handle)]
         self.inputs = [self._describe(_capi.executableGetInput, i) for i in range(n_in)]
         self.outputs = [self._describe(_capi.executableGetOutput, i) for i in range(n_out)]
 
@@ -237,12 +251,34 @@ class Function:
             raise NeoError(error.value.decode())
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def time(self, *inputs, repeat=10):
+        """The median milliseconds of `repeat` runs on `inputs` (on the GPU:
+        kernel time by CUDA events)."""
+        arrays = [self._as_input(x, i) for i, x in enumerate(inputs)]
+        if len(arrays) != len(self.inputs):
+            raise NeoError("'%s' takes %d inputs but %d were given"
+                           % (self.name, len(self.inputs), len(arrays)))
+        outs = [np.empty(s, d) for _, d, s in self.outputs]
+        ins_c, outs_c = _tensors(arrays), _tensors(outs)
+        error = ctypes.create_string_buffer(1024)
+        ms = ctypes.c_double()
+        if _capi.executableTime(self._exe.handle, self.name.encode(), ins_c, len(arrays), outs_c,
+                                len(outs), repeat, ctypes.byref(ms), error, len(error)):
+            raise NeoError(error.value.decode())
+        return ms.value
+
     def __repr__(self):
         fmt = lambda ts: ", ".join("%s: %s%s" % (n, d.name, list(s)) for n, d, s in ts)
-        return "<neo.Function %s(%s) -> (%s)>" % (self.name, fmt(self.inputs), fmt(self.outputs))
+        return "<neo.Function %s(%s) -> (%s) on %s>" % (self.name, fmt(self.inputs),
+                                                        fmt(self.outputs), self.device)
 
 
-def grad(module, function, wrt=None, combined=True, options="", opt_level=3):
+def cuda_available():
+    """Whether a CUDA driver with a device can be opened here."""
+    return bool(_capi.cudaAvailable())
+
+
+def grad(module, function, wrt=None, combined=True, options="", opt_level=3, device="cpu"):
     """Differentiates `function` of `module` with neo-autodiff (once) and
     compiles the result. Returns `function_fwdbwd(x..., dy...) -> (y...,
     dx...)` or, with combined=False, `function_grad(x..., dy...) -> (dx...)`.
@@ -253,4 +289,4 @@ def grad(module, function, wrt=None, combined=True, options="", opt_level=3):
         if wrt:
             opts += " wrt=%s" % ",".join(str(i) for i in wrt)
         module.run_pipeline("neo-autodiff{%s}" % opts)
-    return module.compile(name, options=options, opt_level=opt_level)
+    return module.compile(name, options=options, opt_level=opt_level, device=device)

@@ -37,6 +37,11 @@ c_char_p, c_int, c_int64, c_size_t, c_void_p, c_double, c_uint = (
     ctypes.c_double, ctypes.c_uint)
 
 
+# NeoDevice.
+DEVICE_CPU, DEVICE_CUDA, DEVICE_AUTO = 0, 1, 2
+DEVICES = {"cpu": DEVICE_CPU, "cuda": DEVICE_CUDA, "auto": DEVICE_AUTO}
+
+
 class NeoTensor(ctypes.Structure):
     _fields_ = [("data", c_void_p), ("type", c_int), ("rank", c_int64),
                 ("shape", ctypes.POINTER(c_int64))]
@@ -62,6 +67,9 @@ free = _fn("neoFree", None, c_void_p)
 moduleNumFunctions = _fn("neoModuleNumFunctions", c_int, c_void_p)
 moduleFunctionName = _fn("neoModuleFunctionName", c_char_p, c_void_p, c_int)
 compile = _fn("neoCompile", c_void_p, c_void_p, c_char_p, c_int)
+compileForDevice = _fn("neoCompileForDevice", c_void_p, c_void_p, c_int, c_char_p, c_int, c_char_p)
+executableGetDevice = _fn("neoExecutableGetDevice", c_int, c_void_p)
+cudaAvailable = _fn("neoCudaAvailable", c_int)
 executableDestroy = _fn("neoExecutableDestroy", None, c_void_p)
 executableNumInputs = _fn("neoExecutableNumInputs", c_int, c_void_p, c_char_p)
 executableNumOutputs = _fn("neoExecutableNumOutputs", c_int, c_void_p, c_char_p)
@@ -71,6 +79,9 @@ executableGetInput = _fn("neoExecutableGetInput", c_int, *_describe)
 executableGetOutput = _fn("neoExecutableGetOutput", c_int, *_describe)
 executableRun = _fn("neoExecutableRun", c_int, c_void_p, c_char_p, ctypes.POINTER(NeoTensor),
                     c_int, ctypes.POINTER(NeoTensor), c_int, c_char_p, c_size_t)
+executableTime = _fn("neoExecutableTime", c_int, c_void_p, c_char_p, ctypes.POINTER(NeoTensor),
+                     c_int, ctypes.POINTER(NeoTensor), c_int, c_uint, ctypes.POINTER(c_double),
+                     c_char_p, c_size_t)
 moduleInterpret = _fn("neoModuleInterpret", c_int, c_void_p, c_char_p,
                       ctypes.POINTER(NeoTensor), c_int, ctypes.POINTER(NeoTensor), c_int)
 moduleGradcheck = _fn("neoModuleGradcheck", c_int, c_void_p, c_char_p, c_uint, c_uint, c_double,

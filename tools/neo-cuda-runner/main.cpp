@@ -17,9 +17,10 @@
 // device), 2 for a bad command line.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/CudaBundle.h"
-#include "neo/Runtime/CudaDriver.h"
-#include "neo/Runtime/NpyFormat.h"
+#include "neo/Runtime/Support/BundleExecutor.h"
+#include "neo/Runtime/Support/CudaDriver.h"
+#include "neo/Runtime/Support/NpyFormat.h"
+#include "neo/Runtime/Support/Tolerance.h"
 #include "neo/Support/AtomicFile.h"
 #include "neo/Support/FileIO.h"
 #include "neo/Support/TemporaryFiles.h"
@@ -269,23 +270,8 @@ bool fileExists(const std::string &path) {
 }
 
 /// The .npy dtype that holds a buffer of `dtype` (float32 for bf16).
-NpyDType npyDTypeFor(BundleDType dtype) {
-  switch (dtype) {
-  case BundleDType::F16: return NpyDType::F16;
-  case BundleDType::BF16:
-  case BundleDType::F32: return NpyDType::F32;
-  case BundleDType::F64: return NpyDType::F64;
-  }
-  return NpyDType::F32;
-}
-
-BundleDType bundleDTypeOf(NpyDType dtype) {
-  switch (dtype) {
-  case NpyDType::F16: return BundleDType::F16;
-  case NpyDType::F32: return BundleDType::F32;
-  case NpyDType::F64: return BundleDType::F64;
-  }
-  return BundleDType::F32;
+ElementType npyDTypeFor(ElementType dtype) {
+  return dtype == ElementType::BF16 ? ElementType::F32 : dtype;
 }
 
 /// "1 launch", "2 launches".
@@ -324,17 +310,17 @@ Status loadBufferNpy(const BundleBuffer &b, const std::string &path, const std::
     return Status::error(Status::Code::Invalid,
                          where + " holds " + getNpyDTypeName(array.dtype) + " but " +
                              getNpyDTypeName(npyDTypeFor(b.dtype)) + " is expected for " +
-                             getBundleDTypeName(b.dtype));
+                             getElementTypeName(b.dtype));
   if (array.shape != b.shape)
     return Status::error(Status::Code::Invalid,
                          where + " has shape " +
-                             typeString(getBundleDTypeName(b.dtype), array.shape) + " but " +
+                             typeString(getElementTypeName(b.dtype), array.shape) + " but " +
                              b.getTypeString() + " is expected");
-  if (b.dtype == BundleDType::BF16) {
+  if (b.dtype == ElementType::BF16) {
     data.bytes.resize(b.getNumBytes());
     for (uint64_t i = 0, n = b.getNumElements(); i < n; ++i)
-      storeBundleElement(BundleDType::BF16, data.bytes.data(), i,
-                         loadBundleElement(BundleDType::F32, array.bytes.data(), i));
+      storeElement(ElementType::BF16, data.bytes.data(), i,
+                         loadElement(ElementType::F32, array.bytes.data(), i));
   } else {
     data.bytes = std::move(array.bytes);
   }
@@ -351,24 +337,14 @@ Status loadExpected(const BundleBuffer &b, const std::string &path, std::vector<
     return Status::error(
         Status::Code::Invalid,
         "expected output '" + b.name + "' (" + path + ") has shape " +
-            typeString(getBundleDTypeName(bundleDTypeOf(array.dtype)), array.shape) +
+            typeString(getElementTypeName(array.dtype), array.shape) +
             " but the output is " + b.getTypeString());
   values.resize(array.numElements());
   for (size_t i = 0; i < values.size(); ++i)
-    values[i] = loadBundleElement(bundleDTypeOf(array.dtype), array.bytes.data(), i);
+    values[i] = loadElement(array.dtype, array.bytes.data(), i);
   return Status::success();
 }
 
-/// Default tolerances of --check (rtol, atol), as neo-run's.
-std::pair<double, double> defaultTolerances(BundleDType dtype) {
-  switch (dtype) {
-  case BundleDType::F64: return {1e-9, 1e-11};
-  case BundleDType::F32: return {1e-4, 1e-5};
-  case BundleDType::F16: return {1e-2, 1e-2};
-  case BundleDType::BF16: return {3e-2, 3e-2};
-  }
-  return {1e-4, 1e-5};
-}
 
 std::string format(const char *fmt, double v) {
   char buf[64];
@@ -380,18 +356,18 @@ void printOutput(const BundleBuffer &b, const HostData &data) {
   uint64_t n = b.getNumElements();
   std::printf("%s: %s = ", b.name.c_str(), b.getTypeString().c_str());
   if (b.shape.empty()) {
-    std::printf("%s\n", format("%.6g", loadBundleElement(b.dtype, data.bytes.data(), 0)).c_str());
+    std::printf("%s\n", format("%.6g", loadElement(b.dtype, data.bytes.data(), 0)).c_str());
     return;
   }
   std::printf("[");
   for (uint64_t i = 0; i < n && i < 8; ++i)
     std::printf("%s%s", i ? ", " : "",
-                format("%.6g", loadBundleElement(b.dtype, data.bytes.data(), i)).c_str());
+                format("%.6g", loadElement(b.dtype, data.bytes.data(), i)).c_str());
   if (n > 8)
     std::printf(", ...");
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    double v = loadBundleElement(b.dtype, data.bytes.data(), i);
+    double v = loadElement(b.dtype, data.bytes.data(), i);
     lo = std::min(lo, v);
     hi = std::max(hi, v);
     sum += v;
@@ -403,7 +379,7 @@ void printOutput(const BundleBuffer &b, const HostData &data) {
 /// Compares one output with its expected values; prints a line and fills `entry`.
 bool checkOutput(const BundleBuffer &b, const HostData &got, const std::vector<double> &want,
                  const Options &o, const char *when, json &entry) {
-  auto [rtol, atol] = defaultTolerances(b.dtype);
+  auto [rtol, atol] = getDefaultTolerance(b.dtype);
   if (o.rtol)
     rtol = *o.rtol;
   if (o.atol)
@@ -415,7 +391,7 @@ bool checkOutput(const BundleBuffer &b, const HostData &got, const std::vector<d
   double maxAbs = 0, maxRel = 0;
   uint64_t bad = 0, firstBad = 0;
   for (size_t k = 0; k < want.size(); ++k) {
-    double g = loadBundleElement(b.dtype, got.bytes.data(), k), w = want[k];
+    double g = loadElement(b.dtype, got.bytes.data(), k), w = want[k];
     bool same = (std::isnan(g) && std::isnan(w)) || g == w;
     double err = same ? 0 : std::abs(g - w);
     if (!same && !(err <= atol * std::max(scale, 1.0) + rtol * std::abs(w))) {
@@ -437,7 +413,7 @@ bool checkOutput(const BundleBuffer &b, const HostData &got, const std::vector<d
                 "expected %s\n",
                 static_cast<unsigned long long>(bad), want.size(),
                 static_cast<unsigned long long>(firstBad),
-                format("%.9g", loadBundleElement(b.dtype, got.bytes.data(), firstBad)).c_str(),
+                format("%.9g", loadElement(b.dtype, got.bytes.data(), firstBad)).c_str(),
                 format("%.9g", want[firstBad]).c_str());
   entry = {{"name", b.name},
            {"ok", bad == 0},
@@ -546,7 +522,7 @@ int runMain(int argc, char **argv) {
     HostData &d = inputData[i];
     d.bytes.resize(b.getNumBytes());
     for (uint64_t k = 0, n = b.getNumElements(); k < n; ++k)
-      storeBundleElement(b.dtype, d.bytes.data(), k, uniform(rng));
+      storeElement(b.dtype, d.bytes.data(), k, uniform(rng));
     d.source = "random (seed " + std::to_string(o.seed) + ")";
     randomInputs.push_back(b.name);
   }
@@ -623,11 +599,11 @@ int runMain(int argc, char **argv) {
       NpyArray array;
       array.dtype = npyDTypeFor(b.dtype);
       array.shape = b.shape;
-      if (b.dtype == BundleDType::BF16) {
+      if (b.dtype == ElementType::BF16) {
         array.bytes.resize(b.getNumElements() * 4);
         for (uint64_t k = 0, n = b.getNumElements(); k < n; ++k)
-          storeBundleElement(BundleDType::F32, array.bytes.data(), k,
-                             loadBundleElement(b.dtype, outputData[i].bytes.data(), k));
+          storeElement(ElementType::F32, array.bytes.data(), k,
+                             loadElement(b.dtype, outputData[i].bytes.data(), k));
       } else {
         array.bytes = outputData[i].bytes;
       }

@@ -13,14 +13,15 @@
 // instead of running.
 //
 //===----------------------------------------------------------------------===//
-#include "GpuDevice.h"
 #include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Frontend/Import.h"
 #include "neo/Check/GradCheck.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
-#include "neo/Runtime/Engine.h"
-#include "neo/Runtime/Npy.h"
+#include "neo/Runtime/Execution/Device.h"
+#include "neo/Runtime/Execution/Engine.h"
+#include "neo/Runtime/Execution/Npy.h"
+#include "neo/Runtime/Support/Tolerance.h"
 #include "neo/Support/AtomicFile.h"
 #include "neo/Support/TemporaryFiles.h"
 
@@ -136,25 +137,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-std::optional<ElementType> npyToElement(NpyDType t) {
-  switch (t) {
-  case NpyDType::F16: return ElementType::F16;
-  case NpyDType::F32: return ElementType::F32;
-  case NpyDType::F64: return ElementType::F64;
-  }
-  return std::nullopt;
-}
-
-std::optional<NpyDType> elementToNpy(ElementType t) {
-  switch (t) {
-  case ElementType::F16: return NpyDType::F16;
-  case ElementType::F32: return NpyDType::F32;
-  case ElementType::F64: return NpyDType::F64;
-  case ElementType::BF16: return std::nullopt;
-  }
-  return std::nullopt;
-}
-
 /// Loads input `index` of `sig` from an .npy file, checking dtype and shape.
 llvm::Expected<HostTensor> loadInput(const FunctionSignature &sig, size_t index,
                                      llvm::StringRef path) {
@@ -163,12 +145,12 @@ llvm::Expected<HostTensor> loadInput(const FunctionSignature &sig, size_t index,
     return array.takeError();
   const TensorSpec &spec = sig.inputs[index];
   std::string what = "input '" + sig.inputNames[index] + "' (" + path.str() + ")";
-  auto elem = npyToElement(array->dtype);
-  if (!elem || *elem != spec.type)
+  std::optional<ElementType> elem = array->dtype;
+  if (*elem != spec.type)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    what + " holds " +
                                        stringifyNpyDType(array->dtype).str() + " but " +
-                                       stringifyElementType(spec.type).str() +
+                                       std::string(getElementTypeName(spec.type)) +
                                        " is expected");
   if (array->shape != spec.shape) {
     TensorSpec got{*elem, array->shape};
@@ -208,16 +190,6 @@ void printTensor(llvm::StringRef name, const HostTensor &t) {
                << ")\n";
 }
 
-/// Default tolerances of --check for an element type.
-std::pair<double, double> defaultTolerances(ElementType t) {
-  switch (t) {
-  case ElementType::F64: return {1e-9, 1e-11};
-  case ElementType::F32: return {1e-4, 1e-5};
-  case ElementType::F16: return {1e-2, 1e-2};
-  case ElementType::BF16: return {3e-2, 3e-2};
-  }
-  return {1e-4, 1e-5};
-}
 
 RefTensor toRef(const HostTensor &t) {
   RefTensor r;
@@ -295,7 +267,7 @@ int runGradCheck(ModuleOp module, const FunctionSignature &sig,
     return fail(llvm::toString(std::move(err)));
   for (size_t g = 0; g < gradOutputs.size(); ++g) {
     const RefTensor &want = report->gradients[g];
-    auto [rtol, atol] = defaultTolerances(gradOutputs[g].getSpec().type);
+    auto [rtol, atol] = getDefaultTolerance(gradOutputs[g].getSpec().type);
     double scale = 1, maxAbs = 0;
     for (double v : want.data)
       if (std::isfinite(v))
@@ -433,41 +405,33 @@ int main(int argc, char **argv) {
           llvm::sys::fs::directory_iterator())
         return fail("'" + emitBundleDir + "' exists and is not empty (pass --force to replace it)");
     }
+    std::string log, note;
     if (llvm::Error err = emitBundle(*module, *sig, inputs, emitBundleDir, bundleReference,
-                                     gpuOptions, engineOptions, force))
+                                     gpuOptions, engineOptions, log, note, force))
       return fail(llvm::toString(std::move(err)));
+    llvm::outs() << log << "\n";
+    if (!note.empty())
+      llvm::errs() << "note: " << note << "\n";
     return 0;
   }
-  if (device != "cpu" && device != "cuda" && device != "auto")
+  std::optional<Device> requested = parseDevice(device);
+  if (!requested)
     return fail("--device must be cpu, cuda or auto, got '" + device + "'");
-  bool onGpu = device == "cuda" || (device == "auto" && cudaDeviceAvailable());
 
   // Compile and run.
   Engine engine(engineOptions);
   auto start = std::chrono::steady_clock::now();
-  std::shared_ptr<Executable> cpuExe;
-  std::unique_ptr<DeviceFunction> gpuFn;
-  if (onGpu) {
-    auto fn = compileForCuda(*module, *sig, gpuOptions);
-    if (!fn)
-      return fail(llvm::toString(fn.takeError()));
-    gpuFn = std::move(*fn);
-  } else {
-    auto exe = engine.compile(*module);
-    if (!exe)
-      return fail(llvm::toString(exe.takeError()));
-    cpuExe = *exe;
-  }
+  auto compiled = compileForDevice(engine, *module, *requested, gpuOptions, sig->name);
+  if (!compiled)
+    return fail(llvm::toString(compiled.takeError()));
+  std::shared_ptr<Executable> exe = *compiled;
+  bool onGpu = exe->getDevice() == Device::CUDA;
   double compileMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
-  llvm::outs() << "compiled '" << sig->name << "' "
-               << (onGpu ? "for the GPU (" + gpuFn->describe() + ")" : std::string("for the CPU"))
-               << " in " << llvm::format("%.1f", compileMs) << " ms"
+  llvm::outs() << "compiled '" << sig->name << "' " << exe->describe() << " in "
+               << llvm::format("%.1f", compileMs) << " ms"
                << (engine.getStats().diskHits ? " (from the cache)" : "") << "\n";
-  auto runOnce = [&](llvm::ArrayRef<HostBuffer> in, llvm::ArrayRef<HostBuffer> out) {
-    return onGpu ? gpuFn->run(in, out) : cpuExe->run(sig->name, in, out);
-  };
 
   std::vector<HostBuffer> inBuffers;
   for (auto &t : inputs)
@@ -482,32 +446,22 @@ int main(int argc, char **argv) {
   }
   for (HostTensor &t : outputs)
     outBuffers.push_back(t.view());
-  if (llvm::Error err = runOnce(inBuffers, outBuffers))
+  if (llvm::Error err = exe->run(sig->name, inBuffers, outBuffers))
     return fail(llvm::toString(std::move(err)));
 
   for (size_t i = 0; i < outputs.size(); ++i)
     printTensor(sig->outputNames[i], outputs[i]);
 
-  if (repeat > 0 && onGpu) {
-    auto ms = gpuFn->time(repeat, inBuffers, outBuffers);
-    if (!ms)
-      return fail(llvm::toString(ms.takeError()));
-    llvm::outs() << "median time: " << llvm::format("%.4f", *ms) << " ms over " << repeat
-                 << " runs (GPU kernels, CUDA events)\n";
-  } else if (repeat > 0) {
-    std::vector<double> times;
-    for (unsigned r = 0; r < repeat; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      if (llvm::Error err = runOnce(inBuffers, outBuffers))
-        return fail(llvm::toString(std::move(err)));
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-              .count());
-    }
-    std::sort(times.begin(), times.end());
-    llvm::outs() << "median time: " << llvm::format("%.4f", times[times.size() / 2])
-                 << " ms over " << repeat << " runs (min "
-                 << llvm::format("%.4f", times.front()) << " ms)\n";
+  if (repeat > 0) {
+    TimingResult t;
+    if (llvm::Error err = exe->time(sig->name, repeat, inBuffers, outBuffers, t))
+      return fail(llvm::toString(std::move(err)));
+    if (onGpu)
+      llvm::outs() << "median time: " << llvm::format("%.4f", t.medianMs) << " ms over " << repeat
+                   << " runs (GPU kernels, CUDA events)\n";
+    else
+      llvm::outs() << "median time: " << llvm::format("%.4f", t.medianMs) << " ms over " << repeat
+                   << " runs (min " << llvm::format("%.4f", t.minMs) << " ms)\n";
   }
 
   // All outputs or none: staged next to DIR, moved into place together.
@@ -516,11 +470,12 @@ int main(int argc, char **argv) {
     if (Status s = files.begin(outputDir, OutputFileSet::Mode::AddFiles); !s.ok())
       return fail(s.message());
     for (size_t i = 0; i < outputs.size(); ++i) {
-      auto dtype = elementToNpy(outputs[i].getSpec().type);
-      if (!dtype)
-        return fail("output '" + sig->outputNames[i] + "' is bf16, which .npy cannot hold");
+      ElementType dtype = outputs[i].getSpec().type;
+      if (!isNpyElementType(dtype))
+        return fail("output '" + sig->outputNames[i] + "' is " + getElementTypeName(dtype) +
+                    ", which .npy cannot hold");
       NpyArray array;
-      array.dtype = *dtype;
+      array.dtype = dtype;
       array.shape = outputs[i].getSpec().shape;
       const char *bytes = static_cast<const char *>(outputs[i].data());
       array.bytes.assign(bytes, bytes + outputs[i].getSpec().numBytes());
@@ -549,7 +504,7 @@ int main(int argc, char **argv) {
     bool ok = true;
     for (size_t i = 0; i < outputs.size(); ++i) {
       const RefTensor &ref = (*reference)[i];
-      auto [rtol, atol] = defaultTolerances(outputs[i].getSpec().type);
+      auto [rtol, atol] = getDefaultTolerance(outputs[i].getSpec().type);
       if (rtolArg >= 0)
         rtol = rtolArg;
       if (atolArg >= 0)

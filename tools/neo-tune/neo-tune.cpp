@@ -15,8 +15,8 @@
 // See docs/schedules.md.
 //
 //===----------------------------------------------------------------------===//
-#include "Measure.h"
-#include "TunableOps.h"
+#include "neo/Tuning/Measure/Measure.h"
+#include "neo/Tuning/Measure/TunableOps.h"
 #include <cstdlib>
 
 #include "neo/Frontend/Import.h"

@@ -151,3 +151,52 @@ TEST(CAPI, Gradcheck) {
             std::string::npos);
   neoModuleDestroy(m);
 }
+
+TEST(CAPI, Devices) {
+  Handles h;
+  NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
+  ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4], s;
+  int64_t sa[2] = {2, 3}, sb[2] = {3, 2}, sc[2] = {2, 2};
+  NeoTensor in[2] = {{a, NEO_F32, 2, sa}, {b, NEO_F32, 2, sb}};
+  NeoTensor out[2] = {{c, NEO_F32, 2, sc}, {&s, NEO_F32, 0, nullptr}};
+  char error[256];
+
+  // CPU: what neoCompile makes.
+  NeoExecutable *cpu = neoCompileForDevice(m, NEO_DEVICE_CPU, nullptr, 2, nullptr);
+  ASSERT_NE(cpu, nullptr) << neoGetLastError(h.ctx);
+  EXPECT_EQ(neoExecutableGetDevice(cpu), NEO_DEVICE_CPU);
+  double ms = -1;
+  ASSERT_EQ(neoExecutableTime(cpu, "mm", in, 2, out, 2, 3, &ms, error, sizeof(error)), 0)
+      << error;
+  EXPECT_GE(ms, 0);
+  EXPECT_FLOAT_EQ(c[0], 4);
+  EXPECT_NE(neoExecutableTime(cpu, "mm", in, 2, out, 2, 0, &ms, error, sizeof(error)), 0);
+  EXPECT_NE(std::string(error).find("at least 1"), std::string::npos) << error;
+  neoExecutableDestroy(cpu);
+
+  // Auto: the GPU when there is one, else the CPU.
+  NeoExecutable *any = neoCompileForDevice(m, NEO_DEVICE_AUTO, nullptr, 3, nullptr);
+  ASSERT_NE(any, nullptr) << neoGetLastError(h.ctx);
+  EXPECT_EQ(neoExecutableGetDevice(any), neoCudaAvailable() ? NEO_DEVICE_CUDA : NEO_DEVICE_CPU);
+  c[0] = 0;
+  ASSERT_EQ(neoExecutableRun(any, "mm", in, 2, out, 2, error, sizeof(error)), 0) << error;
+  EXPECT_FLOAT_EQ(c[0], 4);
+  neoExecutableDestroy(any);
+
+  // CUDA: without a driver or device, a clear error.
+  NeoExecutable *gpu = neoCompileForDevice(m, NEO_DEVICE_CUDA, nullptr, 3, nullptr);
+  if (neoCudaAvailable()) {
+    ASSERT_NE(gpu, nullptr) << neoGetLastError(h.ctx);
+    EXPECT_EQ(neoExecutableGetDevice(gpu), NEO_DEVICE_CUDA);
+    neoExecutableDestroy(gpu);
+  } else {
+    EXPECT_EQ(gpu, nullptr);
+    EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("cannot run on the GPU"),
+              std::string::npos)
+        << neoGetLastError(h.ctx);
+  }
+  EXPECT_EQ(neoCompileForDevice(m, static_cast<NeoDevice>(7), nullptr, 3, nullptr), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("unknown device 7"), std::string::npos);
+  neoModuleDestroy(m);
+}

@@ -6,7 +6,8 @@
 // a bundle when a CUDA device is present and is skipped otherwise.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/CudaBundle.h"
+#include "neo/Runtime/Support/BundleExecutor.h"
+#include "neo/Runtime/Support/PtxScan.h"
 #include "neo/Support/FileIO.h"
 
 #include "gtest/gtest.h"
@@ -149,7 +150,7 @@ TEST(CudaBundleTest, ParsesEveryField) {
   const BundleBuffer &a = m.buffers[0];
   EXPECT_EQ(a.name, "a");
   EXPECT_EQ(a.role, BundleBuffer::Role::Input);
-  EXPECT_EQ(a.dtype, BundleDType::F32);
+  EXPECT_EQ(a.dtype, ElementType::F32);
   EXPECT_EQ(a.shape, (std::vector<int64_t>{4, 250}));
   EXPECT_EQ(a.getNumElements(), 1000u);
   EXPECT_EQ(a.getNumBytes(), 4000u);
@@ -181,6 +182,29 @@ TEST(CudaBundleTest, ParsesEveryField) {
   EXPECT_EQ(l1.args[2].kind, BundleArg::Kind::I64);
   EXPECT_EQ(l1.args[2].integer, -7);
   EXPECT_EQ(bundle.getPtx(), kPtx);
+}
+
+TEST(CudaBundleTest, WriterRoundTrips) {
+  // What writeManifestJson writes, parseManifestJson reads back the same.
+  BundleManifest m;
+  ASSERT_TRUE(parseManifestJson("manifest.json", kManifest, m).ok());
+  std::string text = writeManifestJson(m);
+  BundleManifest back;
+  Status s = parseManifestJson("written", text, back);
+  ASSERT_TRUE(s.ok()) << s.message() << "\n" << text;
+  EXPECT_EQ(writeManifestJson(back), text);
+  ASSERT_EQ(back.buffers.size(), m.buffers.size());
+  EXPECT_TRUE(std::isinf(*back.buffers[3].fill) && *back.buffers[3].fill < 0);
+  EXPECT_EQ(back.buffers[4].aliasOf, 3u);
+  EXPECT_EQ(back.buffers[4].aliasOffsetBytes, 24u);
+  EXPECT_EQ(back.launches[1].args[1].real, 2.5);
+  EXPECT_EQ(back.launches[1].args[2].integer, -7);
+  // A manifest built in memory is checked without JSON.
+  Bundle bundle;
+  EXPECT_TRUE(Bundle::fromManifest(back, kPtx, "", bundle).ok());
+  back.launches[0].args[0].buffer = 99;
+  s = Bundle::fromManifest(back, kPtx, "", bundle);
+  EXPECT_EQ(s.message(), "manifest: launches[0].args[0].buffer: index 99 out of range (6 buffers)");
 }
 
 TEST(CudaBundleTest, OptionalFieldsAndSpecialValues) {
@@ -480,20 +504,23 @@ TEST(CudaBundleTest, ListsPtxKernels) {
 }
 
 TEST(CudaBundleTest, ElementConversions) {
-  EXPECT_STREQ(getBundleDTypeName(BundleDType::BF16), "bf16");
-  EXPECT_EQ(parseBundleDType("f16"), BundleDType::F16);
-  EXPECT_FALSE(parseBundleDType("float32"));
-  EXPECT_EQ(getBundleDTypeSize(BundleDType::BF16), 2u);
-  EXPECT_EQ(getBundleDTypeSize(BundleDType::F64), 8u);
+  EXPECT_STREQ(getElementTypeName(ElementType::BF16), "bf16");
+  EXPECT_EQ(parseElementType("f16"), ElementType::F16);
+  EXPECT_FALSE(parseElementType("float32"));
+  EXPECT_EQ(parseElementType("i64"), ElementType::I64);
+  // Integer buffers are not part of the bundle format (yet).
+  EXPECT_NE(errorWith(R"("dtype": "bf16")", R"("dtype": "i32")"), "");
+  EXPECT_EQ(getElementTypeSize(ElementType::BF16), 2u);
+  EXPECT_EQ(getElementTypeSize(ElementType::F64), 8u);
   uint64_t storage[2] = {0, 0};
-  for (BundleDType d : {BundleDType::F16, BundleDType::BF16, BundleDType::F32, BundleDType::F64}) {
-    storeBundleElement(d, storage, 1, -1.5);
-    EXPECT_EQ(loadBundleElement(d, storage, 1), -1.5) << getBundleDTypeName(d);
+  for (ElementType d : {ElementType::F16, ElementType::BF16, ElementType::F32, ElementType::F64}) {
+    storeElement(d, storage, 1, -1.5);
+    EXPECT_EQ(loadElement(d, storage, 1), -1.5) << getElementTypeName(d);
   }
   uint16_t bits;
-  storeBundleElement(BundleDType::BF16, &bits, 0, 1.0);
+  storeElement(ElementType::BF16, &bits, 0, 1.0);
   EXPECT_EQ(bits, 0x3f80);
-  storeBundleElement(BundleDType::F16, &bits, 0, 1.0);
+  storeElement(ElementType::F16, &bits, 0, 1.0);
   EXPECT_EQ(bits, 0x3c00);
 }
 

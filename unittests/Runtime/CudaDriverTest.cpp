@@ -4,7 +4,7 @@
 // with Status::Code::NoDriver; with one, it must find a device.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/CudaDriver.h"
+#include "neo/Runtime/Support/CudaDriver.h"
 
 #include "gtest/gtest.h"
 

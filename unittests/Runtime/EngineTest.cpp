@@ -1,7 +1,7 @@
 //===- EngineTest.cpp - The CPU execution engine --------------------------===//
 #include "neo/Frontend/Import.h"
 #include "neo/Registration.h"
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Engine.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

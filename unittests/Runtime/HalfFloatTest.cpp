@@ -1,12 +1,14 @@
 //===- HalfFloatTest.cpp - f16/bf16 conversions against APFloat -----------===//
 //
-// HalfFloat.h converts without LLVM; runtime::loadElement/storeElement use
-// llvm::APFloat. They must agree on every 16-bit pattern and on doubles near
+// HalfFloat.h converts without LLVM (and loadElement/storeElement of
+// ElementType.h use it); llvm::APFloat is the reference. They must agree on every 16-bit pattern and on doubles near
 // the rounding boundaries.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/HalfFloat.h"
-#include "neo/Runtime/Tensor.h"
+#include "neo/Support/HalfFloat.h"
+#include "neo/Support/ElementType.h"
+
+#include "llvm/ADT/APFloat.h"
 
 #include "gtest/gtest.h"
 
@@ -14,17 +16,23 @@
 #include <random>
 
 using namespace mlir::neo;
-using mlir::neo::runtime::ElementType;
 
 namespace {
 
+const llvm::fltSemantics &semanticsOf(ElementType type) {
+  return type == ElementType::F16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat();
+}
 double apfloatDecode(ElementType type, uint16_t bits) {
-  return runtime::loadElement(type, &bits, 0);
+  llvm::APFloat v(semanticsOf(type), llvm::APInt(16, bits));
+  bool lossy;
+  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lossy);
+  return v.convertToDouble();
 }
 uint16_t apfloatEncode(ElementType type, double value) {
-  uint16_t bits = 0;
-  runtime::storeElement(type, &bits, 0, value);
-  return bits;
+  llvm::APFloat v(value);
+  bool lossy;
+  v.convert(semanticsOf(type), llvm::APFloat::rmNearestTiesToEven, &lossy);
+  return static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
 }
 
 /// Equal, or both NaN.
@@ -39,6 +47,9 @@ TEST(HalfFloatTest, DecodesEveryPatternLikeAPFloat) {
     ASSERT_TRUE(same(bfloat16ToDouble(bits), apfloatDecode(ElementType::BF16, bits))) << b;
     // Signed zeros keep their sign.
     ASSERT_EQ(std::signbit(halfToDouble(bits)), (b & 0x8000) != 0) << b;
+    // The element loads of ElementType.h go through the same conversions.
+    ASSERT_TRUE(same(loadElement(ElementType::F16, &bits, 0), halfToDouble(bits))) << b;
+    ASSERT_TRUE(same(loadElement(ElementType::BF16, &bits, 0), bfloat16ToDouble(bits))) << b;
   }
 }
 

@@ -5,7 +5,7 @@
 // the lean neo-cuda-runner uses.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/NpyFormat.h"
+#include "neo/Runtime/Support/NpyFormat.h"
 #include "neo/Support/FileIO.h"
 
 #include "gtest/gtest.h"
@@ -45,7 +45,7 @@ protected:
   std::string dir;
 };
 
-NpyArray makeArray(NpyDType dtype, std::vector<int64_t> shape) {
+NpyArray makeArray(ElementType dtype, std::vector<int64_t> shape) {
   NpyArray a;
   a.dtype = dtype;
   a.shape = std::move(shape);
@@ -58,8 +58,8 @@ NpyArray makeArray(NpyDType dtype, std::vector<int64_t> shape) {
 } // namespace
 
 TEST_F(NpyFormatTest, RoundTripsThroughMemoryAndFiles) {
-  for (const NpyArray &a : {makeArray(NpyDType::F16, {5}), makeArray(NpyDType::F32, {2, 3, 4}),
-                            makeArray(NpyDType::F64, {}), makeArray(NpyDType::F32, {0, 3})}) {
+  for (const NpyArray &a : {makeArray(ElementType::F16, {5}), makeArray(ElementType::F32, {2, 3, 4}),
+                            makeArray(ElementType::F64, {}), makeArray(ElementType::F32, {0, 3})}) {
     std::string file;
     Status s = encodeNpy(a, "a.npy", file);
     ASSERT_TRUE(s.ok()) << s.message();
@@ -93,7 +93,7 @@ TEST_F(NpyFormatTest, Errors) {
   EXPECT_EQ(s.code(), Status::Code::Invalid);
   EXPECT_EQ(s.message(), "x.npy: not a .npy file (bad magic string)");
 
-  NpyArray bad = makeArray(NpyDType::F32, {2, 3});
+  NpyArray bad = makeArray(ElementType::F32, {2, 3});
   bad.bytes.pop_back();
   std::string file;
   s = encodeNpy(bad, "b.npy", file);
@@ -101,6 +101,10 @@ TEST_F(NpyFormatTest, Errors) {
   s = saveNpyFile(dir + "/b.npy", bad);
   EXPECT_EQ(s.code(), Status::Code::Invalid);
   EXPECT_TRUE(entries().empty());
+  // numpy has no bfloat16 (and integer arrays are not written yet).
+  s = encodeNpy(makeArray(ElementType::BF16, {2}), "h.npy", file);
+  EXPECT_EQ(s.message(), "h.npy: cannot write bf16 elements as .npy (float16, float32 and "
+                         "float64 only)");
 
   s = loadNpyFile(dir + "/none.npy", a);
   EXPECT_EQ(s.code(), Status::Code::IO);

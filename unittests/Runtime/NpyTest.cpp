@@ -1,5 +1,5 @@
 //===- NpyTest.cpp - Reading and writing .npy files -----------------------===//
-#include "neo/Runtime/Npy.h"
+#include "neo/Runtime/Execution/Npy.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -49,7 +49,7 @@ std::string parseError(StringRef buffer) {
   return llvm::toString(r.takeError());
 }
 
-NpyArray makeArray(NpyDType dtype, std::vector<int64_t> shape) {
+NpyArray makeArray(ElementType dtype, std::vector<int64_t> shape) {
   NpyArray a;
   a.dtype = dtype;
   a.shape = std::move(shape);
@@ -100,30 +100,30 @@ protected:
 } // namespace
 
 TEST(NpyTest, DTypeNamesAndSizes) {
-  EXPECT_EQ(stringifyNpyDType(NpyDType::F16), "float16");
-  EXPECT_EQ(stringifyNpyDType(NpyDType::F32), "float32");
-  EXPECT_EQ(stringifyNpyDType(NpyDType::F64), "float64");
+  EXPECT_EQ(stringifyNpyDType(ElementType::F16), "float16");
+  EXPECT_EQ(stringifyNpyDType(ElementType::F32), "float32");
+  EXPECT_EQ(stringifyNpyDType(ElementType::F64), "float64");
   NpyArray a;
   EXPECT_EQ(a.numElements(), 1);
   EXPECT_EQ(a.elementSize(), 4u);
   a.shape = {2, 3, 4};
-  a.dtype = NpyDType::F16;
+  a.dtype = ElementType::F16;
   EXPECT_EQ(a.numElements(), 24);
   EXPECT_EQ(a.elementSize(), 2u);
-  a.dtype = NpyDType::F64;
+  a.dtype = ElementType::F64;
   EXPECT_EQ(a.elementSize(), 8u);
 }
 
-TEST_F(NpyFileTest, RoundTripF16) { roundTrip(makeArray(NpyDType::F16, {5})); }
-TEST_F(NpyFileTest, RoundTripF32) { roundTrip(makeArray(NpyDType::F32, {3, 7})); }
-TEST_F(NpyFileTest, RoundTripF64) { roundTrip(makeArray(NpyDType::F64, {4, 1})); }
-TEST_F(NpyFileTest, RoundTrip0D) { roundTrip(makeArray(NpyDType::F64, {})); }
-TEST_F(NpyFileTest, RoundTrip3D) { roundTrip(makeArray(NpyDType::F32, {2, 3, 4})); }
-TEST_F(NpyFileTest, RoundTripEmpty) { roundTrip(makeArray(NpyDType::F32, {0, 3})); }
+TEST_F(NpyFileTest, RoundTripF16) { roundTrip(makeArray(ElementType::F16, {5})); }
+TEST_F(NpyFileTest, RoundTripF32) { roundTrip(makeArray(ElementType::F32, {3, 7})); }
+TEST_F(NpyFileTest, RoundTripF64) { roundTrip(makeArray(ElementType::F64, {4, 1})); }
+TEST_F(NpyFileTest, RoundTrip0D) { roundTrip(makeArray(ElementType::F64, {})); }
+TEST_F(NpyFileTest, RoundTrip3D) { roundTrip(makeArray(ElementType::F32, {2, 3, 4})); }
+TEST_F(NpyFileTest, RoundTripEmpty) { roundTrip(makeArray(ElementType::F32, {0, 3})); }
 
 TEST_F(NpyFileTest, WritesWhatNumpyWrites) {
   NpyArray a;
-  a.dtype = NpyDType::F32;
+  a.dtype = ElementType::F32;
   a.shape = {2, 3};
   for (int i = 0; i < 6; ++i) {
     float f = static_cast<float>(i);
@@ -140,13 +140,13 @@ TEST_F(NpyFileTest, WritesWhatNumpyWrites) {
 
 TEST_F(NpyFileTest, OverwritesAnExistingFile) {
   std::string p = path("a.npy");
-  ASSERT_FALSE(llvm::errorToBool(writeNpy(p, makeArray(NpyDType::F64, {100}))));
-  roundTrip(makeArray(NpyDType::F16, {3}));
+  ASSERT_FALSE(llvm::errorToBool(writeNpy(p, makeArray(ElementType::F64, {100}))));
+  roundTrip(makeArray(ElementType::F16, {3}));
 }
 
 TEST_F(NpyFileTest, WriteToMissingDirectoryFailsAndLeavesNothing) {
   std::string p = path("missing/a.npy");
-  llvm::Error e = writeNpy(p, makeArray(NpyDType::F32, {2}));
+  llvm::Error e = writeNpy(p, makeArray(ElementType::F32, {2}));
   ASSERT_TRUE(!!e);
   std::string message = llvm::toString(std::move(e));
   EXPECT_EQ(message.rfind(p + ": ", 0), 0u) << message;
@@ -156,7 +156,7 @@ TEST_F(NpyFileTest, WriteToMissingDirectoryFailsAndLeavesNothing) {
 }
 
 TEST_F(NpyFileTest, WriteRejectsBytesThatDoNotMatchTheShape) {
-  NpyArray a = makeArray(NpyDType::F32, {2, 3});
+  NpyArray a = makeArray(ElementType::F32, {2, 3});
   a.bytes.pop_back();
   std::string p = path("a.npy");
   llvm::Error e = writeNpy(p, a);
@@ -177,7 +177,7 @@ TEST_F(NpyFileTest, ReadMissingFile) {
 TEST(NpyTest, ParsesWhatNumpyWrites) {
   llvm::Expected<NpyArray> r = parseNpy(numpyArange(), "arange.npy");
   ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->dtype, NpyDType::F32);
+  EXPECT_EQ(r->dtype, ElementType::F32);
   EXPECT_EQ(r->shape, (std::vector<int64_t>{2, 3}));
   ASSERT_EQ(r->bytes.size(), 24u);
   for (int i = 0; i < 6; ++i) {
@@ -194,7 +194,7 @@ TEST(NpyTest, ParsesVersions2And3AndVariants) {
                      major),
                  "t.npy");
     ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
-    EXPECT_EQ(r->dtype, NpyDType::F64);
+    EXPECT_EQ(r->dtype, ElementType::F64);
     EXPECT_EQ(r->shape, std::vector<int64_t>{3});
   }
   // Other key order, double quotes, no trailing comma, a 0-d shape, and the
@@ -202,7 +202,7 @@ TEST(NpyTest, ParsesVersions2And3AndVariants) {
   llvm::Expected<NpyArray> r = parseNpy(
       npy("{\"shape\":(),\"fortran_order\":False,\"descr\":\"<f2\"}", 2), "t.npy");
   ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
-  EXPECT_EQ(r->dtype, NpyDType::F16);
+  EXPECT_EQ(r->dtype, ElementType::F16);
   EXPECT_TRUE(r->shape.empty());
   EXPECT_EQ(parseError(npy("{'descr': '=f4', 'fortran_order': False, 'shape': (1,)}", 4)),
             "");

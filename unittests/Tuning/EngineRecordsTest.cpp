@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Frontend/Import.h"
 #include "neo/Registration.h"
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Engine.h"
 #include "neo/Tuning/Target.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -2,6 +2,8 @@
 #ifndef NEO_FRONTEND_AST_H
 #define NEO_FRONTEND_AST_H
 
+#include "neo/Support/ElementType.h"
+
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/SMLoc.h"
@@ -16,7 +18,10 @@ namespace mlir {
 namespace neo {
 namespace frontend {
 
-enum class ElementKind { F16, BF16, F32, F64 };
+/// The element type of a declared tensor: the runtime's one enum
+/// (neo/Support/ElementType.h, header-only use). The language spells
+/// f16, bf16, f32 and f64.
+using ElementKind = mlir::neo::ElementType;
 llvm::StringRef stringifyElementKind(ElementKind kind);
 
 /// A tensor type as written: `f32[64, 784]`, `f64[]`.

@@ -3,13 +3,14 @@
 // The NumPy .npy format (versions 1.0, 2.0 and 3.0) for C-ordered,
 // little-endian float16, float32 and float64 arrays: what tests and tools use
 // to exchange tensors with Python. These are llvm::Error wrappers of the
-// LLVM-free core in NpyFormat.h (which defines NpyDType and NpyArray).
+// LLVM-free core in NpyFormat.h (which defines NpyArray;
+// its element type is ElementType).
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_NPY_H
-#define NEO_RUNTIME_NPY_H
+#ifndef NEO_RUNTIME_EXECUTION_NPY_H
+#define NEO_RUNTIME_EXECUTION_NPY_H
 
-#include "neo/Runtime/NpyFormat.h"
+#include "neo/Runtime/Support/NpyFormat.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -18,7 +19,7 @@ namespace mlir {
 namespace neo {
 
 /// "float16", "float32" or "float64".
-llvm::StringRef stringifyNpyDType(NpyDType dtype);
+llvm::StringRef stringifyNpyDType(ElementType dtype);
 
 /// Parses an in-memory .npy file (versions 1.0, 2.0 and 3.0). Only C-ordered,
 /// little-endian float16/32/64 arrays are accepted. Error messages start with
@@ -37,4 +38,4 @@ llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_NPY_H
+#endif // NEO_RUNTIME_EXECUTION_NPY_H

@@ -1,38 +1,15 @@
 //===- Tensor.cpp - Host tensors of the Neo runtime -----------------------===//
-#include "neo/Runtime/Tensor.h"
+#include "neo/Runtime/Execution/Tensor.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 
+using namespace mlir::neo;
 using namespace mlir::neo::runtime;
-
-size_t mlir::neo::runtime::elementSize(ElementType type) {
-  switch (type) {
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::F32:
-    return 4;
-  case ElementType::F64:
-    return 8;
-  }
-  return 4;
-}
-
-llvm::StringRef mlir::neo::runtime::stringifyElementType(ElementType type) {
-  switch (type) {
-  case ElementType::F16: return "f16";
-  case ElementType::BF16: return "bf16";
-  case ElementType::F32: return "f32";
-  case ElementType::F64: return "f64";
-  }
-  return "f32";
-}
 
 std::optional<ElementType> mlir::neo::runtime::getElementType(mlir::Type type) {
   if (type.isF16()) return ElementType::F16;
@@ -52,59 +29,10 @@ int64_t TensorSpec::numElements() const {
 std::string TensorSpec::str() const {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << stringifyElementType(type) << "[";
+  os << getElementTypeName(type) << "[";
   llvm::interleaveComma(shape, os);
   os << "]";
   return s;
-}
-
-static const llvm::fltSemantics &semanticsOf(ElementType type) {
-  switch (type) {
-  case ElementType::F16: return llvm::APFloat::IEEEhalf();
-  case ElementType::BF16: return llvm::APFloat::BFloat();
-  case ElementType::F32: return llvm::APFloat::IEEEsingle();
-  case ElementType::F64: return llvm::APFloat::IEEEdouble();
-  }
-  return llvm::APFloat::IEEEsingle();
-}
-
-double mlir::neo::runtime::loadElement(ElementType type, const void *data, int64_t i) {
-  switch (type) {
-  case ElementType::F32:
-    return static_cast<const float *>(data)[i];
-  case ElementType::F64:
-    return static_cast<const double *>(data)[i];
-  case ElementType::F16:
-  case ElementType::BF16: {
-    uint16_t bits = static_cast<const uint16_t *>(data)[i];
-    llvm::APFloat v(semanticsOf(type), llvm::APInt(16, bits));
-    bool lossy;
-    v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lossy);
-    return v.convertToDouble();
-  }
-  }
-  return 0.0;
-}
-
-void mlir::neo::runtime::storeElement(ElementType type, void *data, int64_t i,
-                                      double value) {
-  switch (type) {
-  case ElementType::F32:
-    static_cast<float *>(data)[i] = static_cast<float>(value);
-    return;
-  case ElementType::F64:
-    static_cast<double *>(data)[i] = value;
-    return;
-  case ElementType::F16:
-  case ElementType::BF16: {
-    llvm::APFloat v(value);
-    bool lossy;
-    v.convert(semanticsOf(type), llvm::APFloat::rmNearestTiesToEven, &lossy);
-    static_cast<uint16_t *>(data)[i] =
-        static_cast<uint16_t>(v.bitcastToAPInt().getZExtValue());
-    return;
-  }
-  }
 }
 
 void HostTensor::Free::operator()(void *p) const { std::free(p); }

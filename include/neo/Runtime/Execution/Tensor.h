@@ -1,6 +1,8 @@
 //===- Tensor.h - Host tensors of the Neo runtime ---------------*- C++ -*-===//
-#ifndef NEO_RUNTIME_TENSOR_H
-#define NEO_RUNTIME_TENSOR_H
+#ifndef NEO_RUNTIME_EXECUTION_TENSOR_H
+#define NEO_RUNTIME_EXECUTION_TENSOR_H
+
+#include "neo/Support/ElementType.h"
 
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -18,10 +20,9 @@ namespace mlir {
 namespace neo {
 namespace runtime {
 
-enum class ElementType { F16, BF16, F32, F64 };
+// The element type is mlir::neo::ElementType (neo/Support/ElementType.h),
+// with its names, sizes and loadElement/storeElement.
 
-size_t elementSize(ElementType type);
-llvm::StringRef stringifyElementType(ElementType type);
 /// The runtime element type of an MLIR float type, if it is one Neo supports.
 std::optional<ElementType> getElementType(mlir::Type type);
 
@@ -31,7 +32,7 @@ struct TensorSpec {
   std::vector<int64_t> shape;
 
   int64_t numElements() const;
-  size_t numBytes() const { return numElements() * elementSize(type); }
+  size_t numBytes() const { return numElements() * getElementTypeSize(type); }
   /// "f32[2, 3]".
   std::string str() const;
   bool operator==(const TensorSpec &o) const { return type == o.type && shape == o.shape; }
@@ -74,11 +75,6 @@ private:
   std::unique_ptr<void, Free> storage;
 };
 
-/// Reads element `i` of a buffer of `type` as a double, and writes one
-/// (rounding to nearest even for f16, bf16 and f32).
-double loadElement(ElementType type, const void *data, int64_t i);
-void storeElement(ElementType type, void *data, int64_t i, double value);
-
 /// The inputs and outputs of a function, in order, with their source names.
 struct FunctionSignature {
   std::string name;
@@ -90,4 +86,4 @@ struct FunctionSignature {
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_TENSOR_H
+#endif // NEO_RUNTIME_EXECUTION_TENSOR_H

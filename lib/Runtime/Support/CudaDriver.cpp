@@ -6,7 +6,7 @@
 // since 12.8), the newer name is tried first and the older one after it.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/CudaDriver.h"
+#include "neo/Runtime/Support/CudaDriver.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,7 +2,7 @@
 #ifndef NEO_LIB_RUNTIME_CODEGEN_H
 #define NEO_LIB_RUNTIME_CODEGEN_H
 
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Engine.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

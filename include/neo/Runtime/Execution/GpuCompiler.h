@@ -7,11 +7,12 @@
 // order with their constant grid and block sizes and their arguments).
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_GPUCOMPILER_H
-#define NEO_RUNTIME_GPUCOMPILER_H
+#ifndef NEO_RUNTIME_EXECUTION_GPUCOMPILER_H
+#define NEO_RUNTIME_EXECUTION_GPUCOMPILER_H
 
-#include "neo/Runtime/Npy.h"
-#include "neo/Runtime/Tensor.h"
+#include "neo/Runtime/Execution/Npy.h"
+#include "neo/Runtime/Execution/Tensor.h"
+#include "neo/Runtime/Support/BundleManifest.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -39,7 +40,7 @@ struct GpuCompileOptions {
 /// A compiled bundle in memory.
 struct GpuBundleData {
   std::string function;
-  std::string manifest; // manifest.json text
+  BundleManifest manifest; // checked (checkManifest); writeManifestJson gives its text
   std::string ptx;
   std::string cubin;    // empty when ptxas was not run
   std::string ptxasLog; // why there is no cubin, or ptxas' warnings
@@ -47,7 +48,9 @@ struct GpuBundleData {
   unsigned numKernels = 0, numLaunches = 0;
 };
 
-/// Compiles `function` of `module` (neo IR; not modified) to a bundle.
+/// Compiles `function` of `module` (neo IR; not modified) to a bundle. The
+/// module is cloned in its own context (no text round trip), to which the
+/// compiler's dialects are appended.
 llvm::Expected<GpuBundleData> compileGpuBundle(ModuleOp module, llvm::StringRef function,
                                                const GpuCompileOptions &options);
 
@@ -75,4 +78,4 @@ llvm::Error writeGpuBundle(const GpuBundleData &bundle, llvm::StringRef director
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_GPUCOMPILER_H
+#endif // NEO_RUNTIME_EXECUTION_GPUCOMPILER_H

@@ -1,5 +1,5 @@
 //===- Engine.cpp - Compile and run neo modules on the host CPU -----------===//
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Engine.h"
 #include "Codegen.h"
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
@@ -94,72 +94,6 @@ mlir::neo::runtime::getSignatures(ModuleOp module) {
 // Executable
 //===----------------------------------------------------------------------===//
 
-Executable::~Executable() = default;
-
-const FunctionSignature *Executable::lookup(llvm::StringRef name) const {
-  for (const FunctionSignature &sig : signatures)
-    if (sig.name == name)
-      return &sig;
-  return nullptr;
-}
-
-static llvm::Error checkBuffers(llvm::StringRef fn, llvm::StringRef kind,
-                                llvm::ArrayRef<HostBuffer> buffers,
-                                const std::vector<TensorSpec> &specs,
-                                const std::vector<std::string> &names) {
-  if (buffers.size() != specs.size())
-    return makeError("'" + fn + "' takes " + llvm::Twine(specs.size()) + " " + kind +
-                     "s but " + llvm::Twine(buffers.size()) + " were given");
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const HostBuffer &b = buffers[i];
-    std::string what =
-        (kind + " #" + llvm::Twine(i) + " ('" + names[i] + "') of '" + fn + "'").str();
-    if (!b.data)
-      return makeError(what + " has no data");
-    if (b.spec.type != specs[i].type)
-      return makeError(what + " is " + stringifyElementType(b.spec.type) + " but " +
-                       stringifyElementType(specs[i].type) + " is expected");
-    if (b.spec.shape != specs[i].shape)
-      return makeError(what + " has shape " + b.spec.str() + " but " + specs[i].str() +
-                       " is expected");
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error Executable::run(llvm::StringRef name, llvm::ArrayRef<HostBuffer> inputs,
-                            llvm::ArrayRef<HostBuffer> outputs) const {
-  const FunctionSignature *sig = lookup(name);
-  if (!sig)
-    return makeError("no function named '" + name + "' in the module");
-  if (llvm::Error err = checkBuffers(name, "input", inputs, sig->inputs, sig->inputNames))
-    return err;
-  if (llvm::Error err =
-          checkBuffers(name, "output", outputs, sig->outputs, sig->outputNames))
-    return err;
-  // Outputs are written while inputs are still read: they must not overlap.
-  auto overlap = [](const HostBuffer &a, const HostBuffer &b) {
-    auto *a0 = static_cast<const char *>(a.data), *b0 = static_cast<const char *>(b.data);
-    return a0 < b0 + b.spec.numBytes() && b0 < a0 + a.spec.numBytes();
-  };
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (overlap(outputs[o], inputs[i]))
-        return makeError("output #" + llvm::Twine(o) + " of '" + name +
-                         "' overlaps input #" + llvm::Twine(i));
-    for (size_t p = 0; p < o; ++p)
-      if (overlap(outputs[o], outputs[p]))
-        return makeError("output #" + llvm::Twine(o) + " of '" + name +
-                         "' overlaps output #" + llvm::Twine(p));
-  }
-  std::vector<void *> args;
-  for (const HostBuffer &b : inputs)
-    args.push_back(b.data);
-  for (const HostBuffer &b : outputs)
-    args.push_back(b.data);
-  getPackedFunction(name)(args.data());
-  return llvm::Error::success();
-}
-
 /// Loads the OpenMP runtime once, so that parallel loops resolve against it.
 static llvm::Error loadOpenMPRuntime() {
 #ifdef NEO_OMP_LIBRARY
@@ -176,6 +110,8 @@ static llvm::Error loadOpenMPRuntime() {
 namespace {
 /// Native code loaded into an ORC JIT from an object file.
 class JitExecutable : public Executable {
+  using PackedFn = void (*)(void **);
+
 public:
   static llvm::Expected<std::shared_ptr<JitExecutable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object, std::vector<FunctionSignature> sigs,
@@ -204,15 +140,24 @@ public:
     return exe;
   }
 
+  std::string describe() const override { return "for the CPU"; }
+
 protected:
-  PackedFn getPackedFunction(llvm::StringRef name) const override {
-    return entries.lookup(name);
+  llvm::Error runChecked(const FunctionSignature &sig, llvm::ArrayRef<HostBuffer> inputs,
+                         llvm::ArrayRef<HostBuffer> outputs) const override {
+    std::vector<void *> args;
+    for (const HostBuffer &b : inputs)
+      args.push_back(b.data);
+    for (const HostBuffer &b : outputs)
+      args.push_back(b.data);
+    entries.lookup(sig.name)(args.data());
+    return llvm::Error::success();
   }
 
 private:
   JitExecutable(std::vector<FunctionSignature> sigs, std::string key,
                 std::unique_ptr<llvm::orc::LLJIT> jit)
-      : Executable(std::move(sigs), std::move(key)), jit(std::move(jit)) {}
+      : Executable(Device::CPU, std::move(sigs), std::move(key)), jit(std::move(jit)) {}
 
   std::unique_ptr<llvm::orc::LLJIT> jit;
   llvm::StringMap<PackedFn> entries;

@@ -12,10 +12,11 @@
 // once; different modules compile in parallel (each in its own MLIRContext).
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_ENGINE_H
-#define NEO_RUNTIME_ENGINE_H
+#ifndef NEO_RUNTIME_EXECUTION_ENGINE_H
+#define NEO_RUNTIME_EXECUTION_ENGINE_H
 
-#include "neo/Runtime/Tensor.h"
+#include "neo/Runtime/Execution/Executable.h"
+#include "neo/Runtime/Execution/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -48,30 +49,6 @@ struct EngineOptions {
   bool tuningRecordsFromEnvironment = true;
 };
 
-/// A compiled module: native code for each of its public functions.
-class Executable {
-public:
-  virtual ~Executable();
-  const std::vector<FunctionSignature> &getSignatures() const { return signatures; }
-  /// The signature of `name`, or null.
-  const FunctionSignature *lookup(llvm::StringRef name) const;
-  /// Runs `name` on `inputs`, writing `outputs`. The number, element types and
-  /// shapes of the buffers must match the signature; null data is rejected.
-  llvm::Error run(llvm::StringRef name, llvm::ArrayRef<HostBuffer> inputs,
-                  llvm::ArrayRef<HostBuffer> outputs) const;
-  /// The cache key (a hash of the IR and the options).
-  const std::string &getKey() const { return key; }
-
-protected:
-  using PackedFn = void (*)(void **);
-  Executable(std::vector<FunctionSignature> signatures, std::string key)
-      : signatures(std::move(signatures)), key(std::move(key)) {}
-  virtual PackedFn getPackedFunction(llvm::StringRef name) const = 0;
-
-  std::vector<FunctionSignature> signatures;
-  std::string key;
-};
-
 struct EngineStats {
   unsigned compilations = 0; // modules compiled to native code
   unsigned memoryHits = 0;   // served from the in-memory cache
@@ -83,7 +60,9 @@ public:
   explicit Engine(EngineOptions options = {});
   ~Engine();
 
-  /// Compiles `module` (not modified) or returns the cached executable.
+  /// Compiles `module` (not modified) or returns the cached executable (a
+  /// CPU Executable). The module is printed once: the text is the cache key
+  /// and crosses into the compilation's own MLIRContext (see Engine.cpp).
   llvm::Expected<std::shared_ptr<Executable>> compile(ModuleOp module);
   /// Same, from the textual form of a module.
   llvm::Expected<std::shared_ptr<Executable>> compileSource(llvm::StringRef source);
@@ -111,4 +90,4 @@ std::string getTuningRecordsPath(const EngineOptions &options);
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_ENGINE_H
+#endif // NEO_RUNTIME_EXECUTION_ENGINE_H

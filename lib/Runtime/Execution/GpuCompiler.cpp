@@ -1,8 +1,9 @@
 //===- GpuCompiler.cpp - Functions to GPU bundles -------------------------===//
-#include "neo/Runtime/GpuCompiler.h"
+#include "neo/Runtime/Execution/GpuCompiler.h"
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Engine.h"
+#include "neo/Runtime/Support/BundleManifest.h"
 #include "neo/Support/AtomicFile.h"
 #include "neo/Support/TemporaryFiles.h"
 
@@ -11,7 +12,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -24,8 +24,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 
 using namespace mlir;
@@ -36,37 +34,29 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-static const char *dtypeName(Type t) {
-  if (t.isF16())
-    return "f16";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF32())
-    return "f32";
-  if (t.isF64())
-    return "f64";
-  return nullptr;
-}
 
 namespace {
 /// Reads the manifest off the host function of neo-lower-to-ptx's output.
 struct ManifestBuilder {
   func::FuncOp func;
   const FunctionSignature &sig;
-  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
-  nlohmann::ordered_json launches = nlohmann::ordered_json::array();
+  std::vector<BundleBuffer> buffers;
+  std::vector<BundleLaunch> launches;
   llvm::DenseMap<Value, size_t> bufferOf{}; // {}: clang rejects the aggregate init otherwise
   unsigned temps = 0;
 
-  llvm::Error addBuffer(Value v, const std::string &name, const char *role) {
+  llvm::Error addBuffer(Value v, const std::string &name, BundleBuffer::Role role) {
     auto type = dyn_cast<MemRefType>(v.getType());
-    if (!type || !type.hasStaticShape() || !dtypeName(type.getElementType()))
+    std::optional<ElementType> dtype;
+    if (type)
+      dtype = getElementType(type.getElementType());
+    if (!type || !type.hasStaticShape() || !dtype)
       return makeError("buffer '" + name + "' is not a static f16/bf16/f32/f64 memref");
-    nlohmann::ordered_json b;
-    b["name"] = name;
-    b["role"] = role;
-    b["dtype"] = dtypeName(type.getElementType());
-    b["shape"] = type.getShape();
+    BundleBuffer b;
+    b.name = name;
+    b.role = role;
+    b.dtype = *dtype;
+    b.shape.assign(type.getShape().begin(), type.getShape().end());
     bufferOf[v] = buffers.size();
     buffers.push_back(std::move(b));
     return llvm::Error::success();
@@ -80,13 +70,15 @@ struct ManifestBuilder {
     auto type = dyn_cast<MemRefType>(view.getType());
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
       return makeError("a host-side view that is not a contiguous static memref");
-    nlohmann::ordered_json b;
-    b["name"] =
-        buffers[it->second]["name"].get<std::string>() + "_view" + std::to_string(buffers.size());
-    b["role"] = "temp";
-    b["dtype"] = dtypeName(type.getElementType());
-    b["shape"] = type.getShape();
-    b["alias"] = {{"buffer", it->second}, {"offset_bytes", 0}};
+    BundleBuffer b;
+    b.name = buffers[it->second].name + "_view" + std::to_string(buffers.size());
+    b.role = BundleBuffer::Role::Temp;
+    b.dtype = buffers[it->second].dtype;
+    if (auto dtype = getElementType(type.getElementType()))
+      b.dtype = *dtype;
+    b.shape.assign(type.getShape().begin(), type.getShape().end());
+    b.aliasOf = it->second;
+    b.aliasOffsetBytes = 0;
     bufferOf[view] = buffers.size();
     buffers.push_back(std::move(b));
     return llvm::Error::success();
@@ -101,16 +93,18 @@ struct ManifestBuilder {
   }
 
   llvm::Error addLaunch(gpu::LaunchFuncOp launch) {
-    nlohmann::ordered_json l;
-    l["kernel"] = launch.getKernelName().getValue().str();
-    auto dims = [&](gpu::KernelDim3 d, const char *what) -> llvm::Expected<std::vector<int64_t>> {
-      std::vector<int64_t> out;
+    BundleLaunch l;
+    l.kernel = launch.getKernelName().getValue().str();
+    auto dims = [&](gpu::KernelDim3 d,
+                    const char *what) -> llvm::Expected<std::array<uint32_t, 3>> {
+      std::array<uint32_t, 3> out;
+      unsigned k = 0;
       for (Value v : {d.x, d.y, d.z}) {
         auto c = constantIndex(v);
         if (!c || *c < 1 || *c > INT32_MAX)
           return makeError(llvm::Twine("launch of ") + launch.getKernelName().getValue() +
                            ": the " + what + " size is not a positive constant");
-        out.push_back(*c);
+        out[k++] = static_cast<uint32_t>(*c);
       }
       return out;
     };
@@ -120,24 +114,24 @@ struct ManifestBuilder {
     auto block = dims(launch.getBlockSizeOperandValues(), "block");
     if (!block)
       return block.takeError();
-    l["grid"] = *grid;
-    l["block"] = *block;
-    int64_t shared = 0;
+    l.grid = *grid;
+    l.block = *block;
     if (Value s = launch.getDynamicSharedMemorySize()) {
       auto c = constantIndex(s);
-      if (!c || *c < 0)
+      if (!c || *c < 0 || *c > UINT32_MAX)
         return makeError("dynamic shared memory size is not a constant");
-      shared = *c;
+      l.sharedBytes = static_cast<uint32_t>(*c);
     }
-    l["shared_bytes"] = shared;
-    nlohmann::ordered_json args = nlohmann::ordered_json::array();
     for (Value arg : launch.getKernelOperands()) {
+      BundleArg a;
       if (isa<MemRefType>(arg.getType())) {
         auto it = bufferOf.find(arg);
         if (it == bufferOf.end())
           return makeError(llvm::Twine("launch of ") + launch.getKernelName().getValue() +
                            ": an argument is not a known buffer");
-        args.push_back({{"buffer", it->second}});
+        a.kind = BundleArg::Kind::Buffer;
+        a.buffer = it->second;
+        l.args.push_back(a);
         continue;
       }
       Attribute value;
@@ -146,23 +140,18 @@ struct ManifestBuilder {
           value = c.getValue();
       if (auto i = dyn_cast_or_null<IntegerAttr>(value)) {
         bool wide = i.getType().isIndex() || i.getType().getIntOrFloatBitWidth() == 64;
-        args.push_back({{wide ? "i64" : "i32", i.getInt()}});
+        a.kind = wide ? BundleArg::Kind::I64 : BundleArg::Kind::I32;
+        a.integer = i.getInt();
+        l.args.push_back(a);
       } else if (auto f = dyn_cast_or_null<FloatAttr>(value)) {
-        double v = f.getValueAsDouble();
-        const char *kind = f.getType().isF64() ? "f64" : "f32";
-        // JSON has no infinities or NaN: the format spells them as strings.
-        if (std::isnan(v))
-          args.push_back({{kind, "nan"}});
-        else if (std::isinf(v))
-          args.push_back({{kind, v > 0 ? "inf" : "-inf"}});
-        else
-          args.push_back({{kind, v}});
+        a.kind = f.getType().isF64() ? BundleArg::Kind::F64 : BundleArg::Kind::F32;
+        a.real = f.getValueAsDouble();
+        l.args.push_back(a);
       } else {
         return makeError(llvm::Twine("launch of ") + launch.getKernelName().getValue() +
                          ": an argument is neither a buffer nor a constant scalar");
       }
     }
-    l["args"] = std::move(args);
     launches.push_back(std::move(l));
     return llvm::Error::success();
   }
@@ -175,15 +164,16 @@ struct ManifestBuilder {
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       bool input = i < numInputs;
       std::string name = input ? sig.inputNames[i] : sig.outputNames[i - numInputs];
-      if (llvm::Error e = addBuffer(arg, name, input ? "input" : "output"))
+      if (llvm::Error e = addBuffer(arg, name,
+                                    input ? BundleBuffer::Role::Input : BundleBuffer::Role::Output))
         return e;
     }
     for (Operation &op : func.getBody().front()) {
       llvm::Error e = llvm::Error::success();
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
-        e = addBuffer(alloc, "tmp." + std::to_string(temps++), "temp");
+        e = addBuffer(alloc, "tmp." + std::to_string(temps++), BundleBuffer::Role::Temp);
       else if (auto alloca = dyn_cast<memref::AllocaOp>(op))
-        e = addBuffer(alloca, "tmp." + std::to_string(temps++), "temp");
+        e = addBuffer(alloca, "tmp." + std::to_string(temps++), BundleBuffer::Role::Temp);
       else if (auto c = dyn_cast<memref::CollapseShapeOp>(op))
         e = addAlias(c, c.getSrc(), &op);
       else if (auto x = dyn_cast<memref::ExpandShapeOp>(op))
@@ -273,24 +263,24 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
 llvm::Expected<GpuBundleData>
 mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
                                      const GpuCompileOptions &options) {
-  // Compile a copy holding only `function`, in a context of our own.
-  std::string text;
+  // Compile a copy holding only `function`, cloned in the caller's context
+  // (no text round trip): the context gets the compiler's dialects and
+  // translation interfaces (registerNeoCompilerDialects) appended, which the
+  // PTX pipeline needs. Not thread-safe with other users of that context,
+  // like the rest of MLIR.
+  MLIRContext &context = *source->getContext();
   {
-    llvm::raw_string_ostream os(text);
-    source.print(os, OpPrintingFlags().enableDebugInfo(true, false));
+    DialectRegistry registry;
+    registerNeoCompilerDialects(registry);
+    context.appendDialectRegistry(registry);
   }
-  DialectRegistry registry;
-  registerNeoCompilerDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   std::string diagnostics;
   llvm::raw_string_ostream diagOS(diagnostics);
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
     diagOS << d.getLocation() << ": " << d.str() << "\n";
     return success();
   });
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-  if (!module)
-    return makeError("cannot reparse the module:\n" + diagnostics);
+  OwningOpRef<ModuleOp> module = source.clone();
   auto func = module->lookupSymbol<func::FuncOp>(function);
   if (!func)
     return makeError("no function named '" + function + "'");
@@ -360,17 +350,15 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
     }
   }
 
-  nlohmann::ordered_json m;
-  m["format"] = "neo-bundle";
-  m["version"] = 1;
-  m["function"] = bundle.function;
-  m["chip"] = options.chip;
-  m["ptx"] = "kernels.ptx";
+  bundle.manifest.function = bundle.function;
+  bundle.manifest.chip = options.chip;
+  bundle.manifest.ptxFile = "kernels.ptx";
   if (!bundle.cubin.empty())
-    m["cubin"] = "kernels.cubin";
-  m["buffers"] = std::move(manifest.buffers);
-  m["launches"] = std::move(manifest.launches);
-  bundle.manifest = m.dump(2) + "\n";
+    bundle.manifest.cubinFile = "kernels.cubin";
+  bundle.manifest.buffers = std::move(manifest.buffers);
+  bundle.manifest.launches = std::move(manifest.launches);
+  if (Status s = checkManifest("manifest", bundle.manifest); !s.ok())
+    return makeError("internal error: the compiled bundle is invalid: " + s.message());
   return bundle;
 }
 
@@ -390,7 +378,7 @@ llvm::Error mlir::neo::runtime::writeGpuBundle(const GpuBundleData &bundle,
       return makeError(s.message());
     return llvm::Error::success();
   };
-  if (llvm::Error e = write("manifest.json", bundle.manifest))
+  if (llvm::Error e = write("manifest.json", writeManifestJson(bundle.manifest)))
     return e;
   if (llvm::Error e = write("kernels.ptx", bundle.ptx))
     return e;

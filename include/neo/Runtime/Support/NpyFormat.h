@@ -2,13 +2,14 @@
 //
 // The NumPy .npy format (versions 1.0, 2.0 and 3.0) for C-ordered,
 // little-endian float16, float32 and float64 arrays, in plain C++17: the core
-// that `neo/Runtime/Npy.h` wraps in llvm::Error for the full build, and that
+// that `neo/Runtime/Execution/Npy.h` wraps in llvm::Error for the full build, and that
 // the lean `neo-cuda-runner` uses directly on machines without LLVM.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_NPYFORMAT_H
-#define NEO_RUNTIME_NPYFORMAT_H
+#ifndef NEO_RUNTIME_SUPPORT_NPYFORMAT_H
+#define NEO_RUNTIME_SUPPORT_NPYFORMAT_H
 
+#include "neo/Support/ElementType.h"
 #include "neo/Support/Status.h"
 
 #include <cstddef>
@@ -19,15 +20,16 @@
 namespace mlir {
 namespace neo {
 
-/// The element types of .npy arrays that Neo reads and writes.
-enum class NpyDType { F16, F32, F64 };
+/// Whether .npy can hold `type`: f16, f32 and f64 (numpy has no bfloat16;
+/// integer arrays are not read or written yet).
+bool isNpyElementType(ElementType type);
 
-/// "float16", "float32" or "float64".
-const char *getNpyDTypeName(NpyDType dtype);
+/// "float16", "float32" or "float64" (numpy's names; "bfloat16", ... else).
+const char *getNpyDTypeName(ElementType type);
 
 /// An array of a .npy file.
 struct NpyArray {
-  NpyDType dtype = NpyDType::F32;
+  ElementType dtype = ElementType::F32; // f16, f32 or f64
   std::vector<int64_t> shape; // empty for 0-d
   std::vector<char> bytes;    // little-endian, C order, numElements() * elementSize()
 
@@ -67,4 +69,4 @@ Status saveNpyFile(const std::string &path, const NpyArray &array);
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_NPYFORMAT_H
+#endif // NEO_RUNTIME_SUPPORT_NPYFORMAT_H

@@ -23,8 +23,8 @@
 // the calls themselves do not, to keep launches cheap.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_CUDADRIVER_H
-#define NEO_RUNTIME_CUDADRIVER_H
+#ifndef NEO_RUNTIME_SUPPORT_CUDADRIVER_H
+#define NEO_RUNTIME_SUPPORT_CUDADRIVER_H
 
 #include "neo/Support/Status.h"
 
@@ -199,4 +199,4 @@ private:
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_CUDADRIVER_H
+#endif // NEO_RUNTIME_SUPPORT_CUDADRIVER_H

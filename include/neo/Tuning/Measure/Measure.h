@@ -2,9 +2,9 @@
 #ifndef NEO_TOOLS_NEO_TUNE_MEASURE_H
 #define NEO_TOOLS_NEO_TUNE_MEASURE_H
 
-#include "TunableOps.h"
+#include "neo/Tuning/Measure/TunableOps.h"
 
-#include "neo/Runtime/Engine.h"
+#include "neo/Runtime/Execution/Engine.h"
 #include "neo/Tuning/Tuner.h"
 #include "neo/Tuning/TuningRecords.h"
 

@@ -7,8 +7,8 @@
 // maps NaN to a quiet NaN of the same sign. The results are those of APFloat.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_RUNTIME_HALFFLOAT_H
-#define NEO_RUNTIME_HALFFLOAT_H
+#ifndef NEO_SUPPORT_HALFFLOAT_H
+#define NEO_SUPPORT_HALFFLOAT_H
 
 #include <algorithm>
 #include <cmath>
@@ -81,4 +81,4 @@ inline uint16_t doubleToBFloat16(double value) { return detail::encodeSmallFloat
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_RUNTIME_HALFFLOAT_H
+#endif // NEO_SUPPORT_HALFFLOAT_H

@@ -1,7 +1,8 @@
 //===- Measure.cpp - Timing and checking candidate schedules --------------===//
-#include "Measure.h"
+#include "neo/Tuning/Measure/Measure.h"
 
 #include "neo/Interpreter/Interpreter.h"
+#include "neo/Runtime/Support/Tolerance.h"
 #include "neo/Support/FileIO.h"
 #include "neo/Tuning/TuningRecords.h"
 
@@ -158,17 +159,6 @@ std::optional<double> EngineMeasurer::time(const std::optional<tuning::ScheduleF
   return times[times.size() / 2];
 }
 
-/// neo-run --check's tolerances.
-static std::pair<double, double> tolerances(ElementType t) {
-  switch (t) {
-  case ElementType::F64: return {1e-9, 1e-11};
-  case ElementType::F32: return {1e-4, 1e-5};
-  case ElementType::F16: return {1e-2, 1e-2};
-  case ElementType::BF16: return {3e-2, 3e-2};
-  }
-  return {1e-4, 1e-5};
-}
-
 Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFields &schedule,
                                   const MeasureOptions &options, CandidateRecords &records,
                                   double maxPoints) {
@@ -236,7 +226,7 @@ Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFiel
   }
   const HostTensor &got = buffers.outputs.front();
   const RefTensor &want = reference->front();
-  auto [rtol, atol] = tolerances(got.getSpec().type);
+  auto [rtol, atol] = getDefaultTolerance(got.getSpec().type); // neo-run --check's
   double scale = 1, maxError = 0;
   for (double v : want.data)
     if (std::isfinite(v))

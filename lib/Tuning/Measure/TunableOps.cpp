@@ -1,5 +1,5 @@
 //===- TunableOps.cpp - The ops of a program that neo-tune explores -------===//
-#include "TunableOps.h"
+#include "neo/Tuning/Measure/TunableOps.h"
 
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 

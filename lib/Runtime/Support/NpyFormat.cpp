@@ -7,7 +7,7 @@
 // the data starts at a multiple of 64 bytes. The data follows.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/NpyFormat.h"
+#include "neo/Runtime/Support/NpyFormat.h"
 
 #include "neo/Support/FileIO.h"
 
@@ -19,11 +19,18 @@
 using namespace mlir;
 using namespace mlir::neo;
 
-const char *mlir::neo::getNpyDTypeName(NpyDType dtype) {
-  switch (dtype) {
-  case NpyDType::F16: return "float16";
-  case NpyDType::F32: return "float32";
-  case NpyDType::F64: return "float64";
+bool mlir::neo::isNpyElementType(ElementType type) {
+  return type == ElementType::F16 || type == ElementType::F32 || type == ElementType::F64;
+}
+
+const char *mlir::neo::getNpyDTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F16: return "float16";
+  case ElementType::F32: return "float32";
+  case ElementType::F64: return "float64";
+  case ElementType::BF16: return "bfloat16";
+  case ElementType::I32: return "int32";
+  case ElementType::I64: return "int64";
   }
   return "unknown";
 }
@@ -35,14 +42,7 @@ int64_t NpyArray::numElements() const {
   return n;
 }
 
-size_t NpyArray::elementSize() const {
-  switch (dtype) {
-  case NpyDType::F16: return 2;
-  case NpyDType::F32: return 4;
-  case NpyDType::F64: return 8;
-  }
-  return 0;
-}
+size_t NpyArray::elementSize() const { return getElementTypeSize(dtype); }
 
 namespace {
 
@@ -438,13 +438,13 @@ Status mlir::neo::decodeNpy(const char *data, size_t size, const std::string &na
     order = type.front();
     type.remove_prefix(1);
   }
-  std::optional<NpyDType> dtype;
+  std::optional<ElementType> dtype;
   if (type == "f2")
-    dtype = NpyDType::F16;
+    dtype = ElementType::F16;
   else if (type == "f4")
-    dtype = NpyDType::F32;
+    dtype = ElementType::F32;
   else if (type == "f8")
-    dtype = NpyDType::F64;
+    dtype = ElementType::F64;
   if (!dtype)
     return makeError(name, "unsupported dtype " + quote(descr->str) +
                                " (expected '<f2', '<f4' or '<f8')");
@@ -523,6 +523,9 @@ static std::string makePreamble(const NpyArray &array) {
 
 /// Checks that `array.bytes` holds exactly its shape's elements.
 static Status checkWritable(const NpyArray &array, const std::string &name) {
+  if (!isNpyElementType(array.dtype))
+    return makeError(name, std::string("cannot write ") + getElementTypeName(array.dtype) +
+                               " elements as .npy (float16, float32 and float64 only)");
   int64_t count = 1;
   for (int64_t d : array.shape) {
     if (d < 0)

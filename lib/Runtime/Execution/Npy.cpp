@@ -3,7 +3,7 @@
 // llvm::Error wrappers of the LLVM-free .npy code of NpyFormat.cpp.
 //
 //===----------------------------------------------------------------------===//
-#include "neo/Runtime/Npy.h"
+#include "neo/Runtime/Execution/Npy.h"
 
 #include <system_error>
 
@@ -18,7 +18,7 @@ static llvm::Error toLLVMError(const Status &status) {
   return llvm::createStringError(std::make_error_code(code), status.message());
 }
 
-StringRef mlir::neo::stringifyNpyDType(NpyDType dtype) { return getNpyDTypeName(dtype); }
+StringRef mlir::neo::stringifyNpyDType(ElementType dtype) { return getNpyDTypeName(dtype); }
 
 llvm::Expected<NpyArray> mlir::neo::parseNpy(StringRef buffer, StringRef name) {
   NpyArray array;
