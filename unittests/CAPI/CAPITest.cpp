@@ -25,7 +25,7 @@ TEST(CAPI, HeaderIsC) { EXPECT_EQ(neoCHeaderCompilesAsC(), 1); }
 
 TEST(CAPI, ImportCompileRunAndInterpret) {
   Handles h;
-  EXPECT_EQ(neoApiVersion(), 1);
+  EXPECT_EQ(neoApiVersion(), 2);
   NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
   ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
   ASSERT_EQ(neoModuleNumFunctions(m), 1);
