@@ -84,6 +84,14 @@ private:
   bool redirect(std::string &path) {
     if (path == "-" || path.empty())
       return false;
+    // An output that exists and is not a regular file (/dev/null, a FIFO, a
+    // terminal) is written in place: renaming a temporary file over it would
+    // replace the device (-o /dev/null run as root replaced /dev/null with a
+    // regular file for the whole machine).
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+        !llvm::sys::fs::is_regular_file(status) && !llvm::sys::fs::is_directory(status))
+      return false;
     if (tempPath.empty()) {
       finalPath = path;
       llvm::SmallString<256> temp;
