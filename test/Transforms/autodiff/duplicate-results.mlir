@@ -8,7 +8,7 @@
 // RUN: sed -n '/^func.func @same(/,/^}/p' %s > %t.same.mlir
 // RUN: neo-run %t.same.mlir --gradcheck | FileCheck %s --check-prefix=GRAD
 // RUN: neo-opt %s --neo-autodiff="function=square" | FileCheck %s --check-prefix=SQUARE
-// RUN: neo-opt %s --neo-autodiff="function=mixed" -o /dev/null
+// RUN: neo-opt %s --neo-autodiff="function=mixed" -o %t.discard
 // CHECK-LABEL: func.func @same_fwdbwd(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4xf32>, %[[D0:[a-z0-9]+]]: tensor<4xf32> {neo.name = "dresult0"}, %[[D1:[a-z0-9]+]]: tensor<4xf32> {neo.name = "dresult1"})
 // CHECK: %[[DX:.*]] = neo.compute ins(%[[D0]], %[[D1]] :
