@@ -254,8 +254,8 @@ NeoModule *neoModuleImportSource(NeoContext *ctx, const char *source, size_t len
   // rather than import a prefix of the text.
   size_t nul = text.find('\0');
   if (nul != llvm::StringRef::npos) {
-    ctx->lastError = (name + ": the source holds a NUL byte at offset " +
-                      llvm::Twine(nul) + " (of " + llvm::Twine(length) + " bytes)")
+    ctx->lastError = (name + ": the source holds a NUL byte at offset " + llvm::Twine(nul) +
+                      " (of " + llvm::Twine(length) + " bytes)")
                          .str();
     return nullptr;
   }

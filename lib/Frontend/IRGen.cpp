@@ -292,11 +292,10 @@ void Importer::peelRoot(std::unique_ptr<Expr> &root) {
         std::unique_ptr<Expr> sum = std::move(r->operands[sumSide]);
         std::unique_ptr<Expr> factor = std::move(r->operands[1 - sumSide]);
         std::unique_ptr<Expr> inner =
-            sumSide == 0
-                ? Expr::makeBinary(r->ops[0], r->loc, std::move(sum->operands[0]),
-                                   std::move(factor))
-                : Expr::makeBinary(r->ops[0], r->loc, std::move(factor),
-                                   std::move(sum->operands[0]));
+            sumSide == 0 ? Expr::makeBinary(r->ops[0], r->loc, std::move(sum->operands[0]),
+                                            std::move(factor))
+                         : Expr::makeBinary(r->ops[0], r->loc, std::move(factor),
+                                            std::move(sum->operands[0]));
         inner->type = ExprType::Value;
         inner->prefixTypes = {ExprType::Value};
         sum->operands[0] = std::move(inner);
@@ -539,10 +538,8 @@ Value Importer::emitIndex(Expr *e, OpBuilder &b, OpState &st) {
     Value zero = arith::ConstantIndexOp::create(b, l, 0);
     return arith::SubIOp::create(b, l, zero, emitIndex(e->operands[0].get(), b, st));
   }
-  case Expr::Kind::Binary:
-    return emitIndexChain(e, e->ops.size(), b, st);
-  default:
-    break;
+  case Expr::Kind::Binary: return emitIndexChain(e, e->ops.size(), b, st);
+  default: break;
   }
   fail(e->loc, "internal error: not an index expression");
   return nullptr;
@@ -682,9 +679,7 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
       case BinaryOp::Sub: x = arith::SubFOp::create(b, opLoc, x, y); break;
       case BinaryOp::Mul: x = arith::MulFOp::create(b, opLoc, x, y); break;
       case BinaryOp::Div: x = arith::DivFOp::create(b, opLoc, x, y); break;
-      default:
-        fail(e->opLocs[k], "internal error: cannot emit this expression");
-        return nullptr;
+      default: fail(e->opLocs[k], "internal error: cannot emit this expression"); return nullptr;
       }
     }
     return x;
@@ -747,8 +742,7 @@ OwningOpRef<ModuleOp> mlir::neo::importNeo(llvm::SourceMgr &sourceMgr, MLIRConte
   return Importer(sourceMgr, context, options).run();
 }
 
-OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source,
-                                                 MLIRContext *context,
+OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source, MLIRContext *context,
                                                  llvm::StringRef bufferName,
                                                  const ImportOptions &options) {
   llvm::SourceMgr sourceMgr;
@@ -757,9 +751,8 @@ OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source,
   return importNeo(sourceMgr, context, options);
 }
 
-OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIR(llvm::SourceMgr &sourceMgr,
-                                               MLIRContext *context,
-                                               const ImportOptions &options) {
+OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIR(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                                                const ImportOptions &options) {
   StringRef name =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
   if (name.ends_with(".neo"))

@@ -154,10 +154,8 @@ std::optional<std::pair<int64_t, int64_t>> Sema::indexRange(Expr *e, size_t numO
     return std::nullopt;
   };
   switch (e->kind) {
-  case Expr::Kind::Number:
-    return Range{e->intValue, e->intValue};
-  case Expr::Kind::Var:
-    return Range{0, extentOf(e->binding) - 1};
+  case Expr::Kind::Number: return Range{e->intValue, e->intValue};
+  case Expr::Kind::Var: return Range{0, extentOf(e->binding) - 1};
   case Expr::Kind::Neg: {
     auto r = indexRange(e->operands[0].get(), e->operands[0]->ops.size());
     if (!r)
@@ -334,8 +332,7 @@ bool Sema::resolveNode(Expr *e) {
                               llvm::Twine(e->operands.size()) + " were given");
     return true;
   }
-  default:
-    return true;
+  default: return true;
   }
 }
 
@@ -394,8 +391,8 @@ bool Sema::typeCheckNode(Expr *e) {
           return fail(lhsLoc, llvm::Twine("the left operand of '") + name +
                                   "' must be an integer index expression");
         if (rhs->kind != Expr::Kind::Number || !rhs->isInteger || rhs->intValue <= 0)
-          return fail(rhs->loc, llvm::Twine("division of an index by a non-constant: '") +
-                                    name + "' needs a positive integer constant divisor");
+          return fail(rhs->loc, llvm::Twine("division of an index by a non-constant: '") + name +
+                                    "' needs a positive integer constant divisor");
         type = ExprType::Index;
       } else if (op == BinaryOp::Div) {
         type = ExprType::Value;

@@ -60,9 +60,10 @@ static cl::opt<unsigned> maxExpressionDepth(
     cl::desc("Deepest nesting of a .neo expression (parentheses, calls, indices, "
              "reductions, unary operators); chains like a + b + c do not nest"),
     cl::init(ImportOptions().maxExpressionDepth), cl::cat(category));
-static cl::opt<unsigned> maxStatementsPerFunction(
-    "max-statements-per-function", cl::desc("Most statements in one .neo function"),
-    cl::init(ImportOptions().maxStatementsPerFunction), cl::cat(category));
+static cl::opt<unsigned>
+    maxStatementsPerFunction("max-statements-per-function",
+                             cl::desc("Most statements in one .neo function"),
+                             cl::init(ImportOptions().maxStatementsPerFunction), cl::cat(category));
 static cl::opt<std::string> uniformRange(
     "uniform", cl::desc("LO,HI: range of the random inputs (default -1,1)"),
     cl::init("-1,1"), cl::cat(category));

@@ -20,9 +20,10 @@ static llvm::cl::opt<unsigned> maxExpressionDepth(
     llvm::cl::desc("Deepest nesting of a .neo expression (parentheses, calls, indices, "
                    "reductions, unary operators); chains like a + b + c do not nest"),
     llvm::cl::init(mlir::neo::ImportOptions().maxExpressionDepth));
-static llvm::cl::opt<unsigned> maxStatementsPerFunction(
-    "max-statements-per-function", llvm::cl::desc("Most statements in one .neo function"),
-    llvm::cl::init(mlir::neo::ImportOptions().maxStatementsPerFunction));
+static llvm::cl::opt<unsigned>
+    maxStatementsPerFunction("max-statements-per-function",
+                             llvm::cl::desc("Most statements in one .neo function"),
+                             llvm::cl::init(mlir::neo::ImportOptions().maxStatementsPerFunction));
 
 int main(int argc, char **argv) {
   neo_tools::AtomicOutput output(argc, argv);

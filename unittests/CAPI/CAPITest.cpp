@@ -132,8 +132,9 @@ TEST(CAPI, ImportSourceHasALengthAndLimits) {
   std::string withNul = text.substr(0, text.size() - 7) + std::string(1, '\0') + "def g";
   EXPECT_EQ(neoModuleImportSource(h.ctx, withNul.data(), withNul.size(), "s.neo", nullptr),
             nullptr);
-  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("s.neo: the source holds a NUL byte at "
-                                                     "offset 40 (of 46 bytes)"),
+  EXPECT_NE(std::string(neoGetLastError(h.ctx))
+                .find("s.neo: the source holds a NUL byte at "
+                      "offset 40 (of 46 bytes)"),
             std::string::npos)
       << neoGetLastError(h.ctx);
   // The limits of the importer.

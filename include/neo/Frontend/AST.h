@@ -102,8 +102,7 @@ struct Expr {
   explicit Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
 
   /// A two-operand Binary node `lhs op rhs` at `loc`.
-  static std::unique_ptr<Expr> makeBinary(BinaryOp op, llvm::SMLoc loc,
-                                          std::unique_ptr<Expr> lhs,
+  static std::unique_ptr<Expr> makeBinary(BinaryOp op, llvm::SMLoc loc, std::unique_ptr<Expr> lhs,
                                           std::unique_ptr<Expr> rhs) {
     auto e = std::make_unique<Expr>(Kind::Binary, loc);
     e->ops.push_back(op);

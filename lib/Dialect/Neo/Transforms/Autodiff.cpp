@@ -116,12 +116,11 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
   if (Operation *table = SymbolTable::getNearestSymbolTable(func->getParentOp()))
     for (const std::string &name : {combinedName, gradName})
       if (Operation *other = SymbolTable::lookupSymbolIn(table, name)) {
-        InFlightDiagnostic diag = func.emitError("neo-autodiff: cannot name the ")
-                                  << (name == gradName ? "gradient" : "combined function")
-                                  << " of '" << func.getName() << "' '" << name
-                                  << "': a symbol of that name already exists (set "
-                                  << (name == gradName ? "grad-name" : "combined-name")
-                                  << " to another name)";
+        InFlightDiagnostic diag =
+            func.emitError("neo-autodiff: cannot name the ")
+            << (name == gradName ? "gradient" : "combined function") << " of '" << func.getName()
+            << "' '" << name << "': a symbol of that name already exists (set "
+            << (name == gradName ? "grad-name" : "combined-name") << " to another name)";
         diag.attachNote(other->getLoc()) << "the existing symbol";
         return failure();
       }

@@ -554,8 +554,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
     }
     // Numeric options: NaN and infinities would reach GLPK and the cost model
     // (GLPK aborts the process on a NaN time limit).
-    auto checkNumber = [&](StringRef name, double value, bool allowNegative,
-                           StringRef what) {
+    auto checkNumber = [&](StringRef name, double value, bool allowNegative, StringRef what) {
       if (std::isfinite(value) && (allowNegative || value >= 0))
         return true;
       char got[32];
@@ -566,8 +565,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
     if (!checkNumber("max-seconds", maxSeconds, false, "a finite number of seconds >= 0") ||
         !checkNumber("bandwidth", bandwidth, false, "finite and >= 0 (0: the target's default)") ||
         !checkNumber("peak", peak, false, "finite and >= 0 (0: the target's default)") ||
-        !checkNumber("launch", launch, true,
-                     "finite (negative: the target's default)") ||
+        !checkNumber("launch", launch, true, "finite (negative: the target's default)") ||
         !checkNumber("activation-weight", activationWeight, false, "finite and >= 0"))
       return signalPassFailure();
     if (!function.empty() && !module.lookupSymbol<func::FuncOp>(function)) {

@@ -245,8 +245,8 @@ bool RowGrouper::tryMerge(unsigned a, unsigned b) {
   parent[from] = to;
   // The members of a group, in unit (program) order.
   SmallVector<unsigned> merged;
-  std::merge(members[from].begin(), members[from].end(), members[to].begin(),
-             members[to].end(), std::back_inserter(merged));
+  std::merge(members[from].begin(), members[from].end(), members[to].begin(), members[to].end(),
+             std::back_inserter(merged));
   members[to] = std::move(merged);
   members[from].clear();
   return true;
