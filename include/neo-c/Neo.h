@@ -78,6 +78,17 @@ const char *neoGetLastError(NeoContext *ctx);
 NeoModule *neoModuleImportFile(NeoContext *ctx, const char *path);
 NeoModule *neoModuleImportString(NeoContext *ctx, const char *source,
                                  const char *bufferName);
+/* Limits of the .neo importer (docs/errors.md#limits); 0 leaves a field at
+ * its default. */
+typedef struct NeoImportOptions {
+  unsigned maxExpressionDepth;       /* default 256 */
+  unsigned maxStatementsPerFunction; /* default 1000 */
+} NeoImportOptions;
+/* Imports the `length` bytes at `source` (they need no terminating NUL; a NUL
+ * byte among them is an error, not the end of the text). `options` may be
+ * NULL. */
+NeoModule *neoModuleImportSource(NeoContext *ctx, const char *source, size_t length,
+                                 const char *bufferName, const NeoImportOptions *options);
 void neoModuleDestroy(NeoModule *module);
 /* Runs a textual pass pipeline on the module, e.g. "canonicalize,cse" or
  * "neo-lower-to-cpu{stop-after=linalg}". Returns 0 on success. */

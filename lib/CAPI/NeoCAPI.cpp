@@ -110,13 +110,14 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
-NeoModule *importBuffer(NeoContext *ctx, std::unique_ptr<llvm::MemoryBuffer> buffer) {
+NeoModule *importBuffer(NeoContext *ctx, std::unique_ptr<llvm::MemoryBuffer> buffer,
+                        const ImportOptions &options = {}) {
   ctx->lastError.clear();
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   llvm::raw_string_ostream os(ctx->lastError);
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx->context, os);
-  OwningOpRef<ModuleOp> module = parseNeoOrMLIR(sourceMgr, &ctx->context);
+  OwningOpRef<ModuleOp> module = parseNeoOrMLIR(sourceMgr, &ctx->context, options);
   if (!module || failed(verify(*module)))
     return nullptr;
   auto *m = new NeoModule{ctx, std::move(module), {}};
@@ -210,7 +211,7 @@ int describe(const std::vector<TensorSpec> &specs, const std::vector<std::string
 
 extern "C" {
 
-int neoApiVersion(void) { return 1; }
+int neoApiVersion(void) { return 2; }
 
 NeoContext *neoContextCreate(const char *cacheDir) { return new NeoContext(cacheDir); }
 
@@ -243,6 +244,33 @@ NeoModule *neoModuleImportString(NeoContext *ctx, const char *source, const char
   }
   return importBuffer(ctx, llvm::MemoryBuffer::getMemBufferCopy(
                                source, bufferName ? bufferName : "<string>.mlir"));
+}
+
+NeoModule *neoModuleImportSource(NeoContext *ctx, const char *source, size_t length,
+                                 const char *bufferName, const NeoImportOptions *options) {
+  if (!ctx)
+    return nullptr;
+  if (!source && length) {
+    ctx->lastError = "no source given";
+    return nullptr;
+  }
+  llvm::StringRef text(source ? source : "", length);
+  llvm::StringRef name = bufferName ? bufferName : "<string>.mlir";
+  // A NUL would end the text for the lexers (both stop at one): reject it
+  // rather than import a prefix of the text.
+  size_t nul = text.find('\0');
+  if (nul != llvm::StringRef::npos) {
+    ctx->lastError = (name + ": the source holds a NUL byte at offset " + llvm::Twine(nul) +
+                      " (of " + llvm::Twine(length) + " bytes)")
+                         .str();
+    return nullptr;
+  }
+  ImportOptions importOptions;
+  if (options && options->maxExpressionDepth)
+    importOptions.maxExpressionDepth = options->maxExpressionDepth;
+  if (options && options->maxStatementsPerFunction)
+    importOptions.maxStatementsPerFunction = options->maxStatementsPerFunction;
+  return importBuffer(ctx, llvm::MemoryBuffer::getMemBufferCopy(text, name), importOptions);
 }
 
 void neoModuleDestroy(NeoModule *module) { delete module; }

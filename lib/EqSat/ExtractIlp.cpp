@@ -164,7 +164,8 @@ constexpr size_t kMaxDominanceNodes = 256;
 
 int milliseconds(double seconds) {
   double ms = std::ceil(seconds * 1000);
-  return ms < 1 ? 1 : ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
+  // NaN and anything below 1 ms are 1 ms (GLPK aborts on a negative limit).
+  return !(ms >= 1) ? 1 : ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
 }
 
 } // namespace

@@ -35,8 +35,8 @@ namespace {
 
 class Importer {
 public:
-  Importer(llvm::SourceMgr &sourceMgr, MLIRContext *context)
-      : sourceMgr(sourceMgr), context(context), builder(context) {
+  Importer(llvm::SourceMgr &sourceMgr, MLIRContext *context, const ImportOptions &options)
+      : sourceMgr(sourceMgr), context(context), options(options), builder(context) {
     bufferId = sourceMgr.getMainFileID();
     bufferName = sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier().str();
   }
@@ -79,6 +79,12 @@ private:
   bool extractDomain(Expr *cond, OpState &st, SmallVectorImpl<AffineExpr> &constraints,
                      SmallVectorImpl<bool> &eqFlags);
   Value emitIndex(Expr *e, OpBuilder &b, OpState &st);
+  /// The first `numOps` operators of the Binary chain `e` as index arithmetic.
+  Value emitIndexChain(Expr *e, size_t numOps, OpBuilder &b, OpState &st);
+  Value indexToFloat(OpBuilder &b, Location l, Value index) {
+    Value i64 = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
+    return arith::SIToFPOp::create(b, l, currentElement, i64);
+  }
   Value emitValue(Expr *e, OpBuilder &b, OpState &st);
   Value emitBool(Expr *e, OpBuilder &b, OpState &st);
   Value floatConstant(OpBuilder &b, Location l, double v) {
@@ -87,6 +93,7 @@ private:
 
   llvm::SourceMgr &sourceMgr;
   MLIRContext *context;
+  ImportOptions options;
   OpBuilder builder;
   unsigned bufferId;
   std::string bufferName;
@@ -112,9 +119,9 @@ Type Importer::elementType(ElementKind kind) {
 
 OwningOpRef<ModuleOp> Importer::run() {
   StringRef buffer = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
-  Parser parser(buffer, [&](SMLoc l, const llvm::Twine &msg) {
-    mlir::emitError(loc(l), msg);
-  });
+  Parser parser(
+      buffer, [&](SMLoc l, const llvm::Twine &msg) { mlir::emitError(loc(l), msg); },
+      options.maxExpressionDepth);
   std::optional<Program> program = parser.parseProgram();
   if (!program)
     return nullptr;
@@ -139,6 +146,16 @@ OwningOpRef<ModuleOp> Importer::run() {
 }
 
 bool Importer::emitFunction(Function &fn, ModuleOp module) {
+  // The compile time of a function grows faster than linearly with its
+  // number of ops (docs/errors.md#limits); a huge one is an error here rather
+  // than minutes in the backend.
+  if (fn.statements.size() > options.maxStatementsPerFunction)
+    return fail(fn.statements[options.maxStatementsPerFunction].loc,
+                "function '" + fn.name + "' has " + llvm::Twine(fn.statements.size()) +
+                    " statements, more than the limit of " +
+                    llvm::Twine(options.maxStatementsPerFunction) +
+                    " (--max-statements-per-function): split it into several "
+                    "functions");
   tensors.clear();
   SmallVector<Type> argTypes;
   for (Param &p : fn.params) {
@@ -269,24 +286,21 @@ void Importer::peelRoot(std::unique_ptr<Expr> &root) {
       root = std::move(sum);
       continue;
     }
-    if (r->kind == Expr::Kind::Binary &&
-        (r->binaryOp == BinaryOp::Mul || r->binaryOp == BinaryOp::Div)) {
+    if (r->kind == Expr::Kind::Binary && r->operands.size() == 2 &&
+        (r->ops[0] == BinaryOp::Mul || r->ops[0] == BinaryOp::Div)) {
       int sumSide = isSum(r->operands[0].get()) ? 0 : isSum(r->operands[1].get()) ? 1 : -1;
-      if (sumSide == 1 && r->binaryOp == BinaryOp::Div)
+      if (sumSide == 1 && r->ops[0] == BinaryOp::Div)
         sumSide = -1;
       if (sumSide >= 0 && evaluateConstant(r->operands[1 - sumSide].get())) {
         std::unique_ptr<Expr> sum = std::move(r->operands[sumSide]);
         std::unique_ptr<Expr> factor = std::move(r->operands[1 - sumSide]);
-        auto inner = std::make_unique<Expr>(Expr::Kind::Binary, r->loc);
-        inner->binaryOp = r->binaryOp;
+        std::unique_ptr<Expr> inner =
+            sumSide == 0 ? Expr::makeBinary(r->ops[0], r->loc, std::move(sum->operands[0]),
+                                            std::move(factor))
+                         : Expr::makeBinary(r->ops[0], r->loc, std::move(factor),
+                                            std::move(sum->operands[0]));
         inner->type = ExprType::Value;
-        if (sumSide == 0) {
-          inner->operands.push_back(std::move(sum->operands[0]));
-          inner->operands.push_back(std::move(factor));
-        } else {
-          inner->operands.push_back(std::move(factor));
-          inner->operands.push_back(std::move(sum->operands[0]));
-        }
+        inner->prefixTypes = {ExprType::Value};
         sum->operands[0] = std::move(inner);
         root = std::move(sum);
         continue;
@@ -370,26 +384,29 @@ std::optional<AffineExpr> Importer::toAffine(Expr *e, OpState &st, bool report) 
     return -*v;
   }
   case Expr::Kind::Binary: {
-    auto l = toAffine(e->operands[0].get(), st, report);
-    if (!l)
+    std::optional<AffineExpr> acc = toAffine(e->operands[0].get(), st, report);
+    if (!acc)
       return std::nullopt;
-    auto r = toAffine(e->operands[1].get(), st, report);
-    if (!r)
-      return std::nullopt;
-    switch (e->binaryOp) {
-    case BinaryOp::Add: return *l + *r;
-    case BinaryOp::Sub: return *l - *r;
-    case BinaryOp::Mul:
-      if (!isa<AffineConstantExpr>(*l) && !isa<AffineConstantExpr>(*r))
-        return bad(e->loc, "the product of two index expressions is not affine: "
-                           "one side must be a constant");
-      return *l * *r;
-    case BinaryOp::FloorDiv: return l->floorDiv(*r);
-    case BinaryOp::Mod: return *l % *r;
-    case BinaryOp::Div:
-      break;
+    for (auto [k, op] : llvm::enumerate(e->ops)) {
+      auto r = toAffine(e->operands[k + 1].get(), st, report);
+      if (!r)
+        return std::nullopt;
+      switch (op) {
+      case BinaryOp::Add: acc = *acc + *r; break;
+      case BinaryOp::Sub: acc = *acc - *r; break;
+      case BinaryOp::Mul:
+        if (!isa<AffineConstantExpr>(*acc) && !isa<AffineConstantExpr>(*r))
+          return bad(e->opLocs[k], "the product of two index expressions is not affine: "
+                                   "one side must be a constant");
+        acc = *acc * *r;
+        break;
+      case BinaryOp::FloorDiv: acc = acc->floorDiv(*r); break;
+      case BinaryOp::Mod: acc = *acc % *r; break;
+      case BinaryOp::Div:
+        return bad(e->opLocs[k], "internal error: not an integer index expression");
+      }
     }
-    return bad(e->loc, "internal error: not an integer index expression");
+    return acc;
   }
   default:
     return bad(e->loc, "not an integer index expression");
@@ -437,8 +454,9 @@ bool Importer::extractDomain(Expr *cond, OpState &st,
                              SmallVectorImpl<AffineExpr> &constraints,
                              SmallVectorImpl<bool> &eqFlags) {
   if (cond->kind == Expr::Kind::And)
-    return extractDomain(cond->operands[0].get(), st, constraints, eqFlags) &&
-           extractDomain(cond->operands[1].get(), st, constraints, eqFlags);
+    return llvm::all_of(cond->operands, [&](std::unique_ptr<Expr> &op) {
+      return extractDomain(op.get(), st, constraints, eqFlags);
+    });
   if (cond->kind != Expr::Kind::Compare || cond->compareOp == CompareOp::NE ||
       cond->operands[0]->type != ExprType::Index ||
       cond->operands[1]->type != ExprType::Index)
@@ -523,30 +541,38 @@ Value Importer::emitIndex(Expr *e, OpBuilder &b, OpState &st) {
     Value zero = arith::ConstantIndexOp::create(b, l, 0);
     return arith::SubIOp::create(b, l, zero, emitIndex(e->operands[0].get(), b, st));
   }
-  case Expr::Kind::Binary: {
-    Value x = emitIndex(e->operands[0].get(), b, st);
-    Value y = emitIndex(e->operands[1].get(), b, st);
-    switch (e->binaryOp) {
-    case BinaryOp::Add: return arith::AddIOp::create(b, l, x, y);
-    case BinaryOp::Sub: return arith::SubIOp::create(b, l, x, y);
-    case BinaryOp::Mul: return arith::MulIOp::create(b, l, x, y);
-    case BinaryOp::FloorDiv: return arith::FloorDivSIOp::create(b, l, x, y);
+  case Expr::Kind::Binary: return emitIndexChain(e, e->ops.size(), b, st);
+  default: break;
+  }
+  fail(e->loc, "internal error: not an index expression");
+  return nullptr;
+}
+
+Value Importer::emitIndexChain(Expr *e, size_t numOps, OpBuilder &b, OpState &st) {
+  Value x = emitIndex(e->operands[0].get(), b, st);
+  for (size_t k = 0; k < numOps && x; ++k) {
+    Location l = loc(e->opLocs[k]);
+    Value y = emitIndex(e->operands[k + 1].get(), b, st);
+    if (!y)
+      return nullptr;
+    switch (e->ops[k]) {
+    case BinaryOp::Add: x = arith::AddIOp::create(b, l, x, y); break;
+    case BinaryOp::Sub: x = arith::SubIOp::create(b, l, x, y); break;
+    case BinaryOp::Mul: x = arith::MulIOp::create(b, l, x, y); break;
+    case BinaryOp::FloorDiv: x = arith::FloorDivSIOp::create(b, l, x, y); break;
     case BinaryOp::Mod: {
       Value r = arith::RemSIOp::create(b, l, x, y);
       Value zero = arith::ConstantIndexOp::create(b, l, 0);
       Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, r, zero);
-      return arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, r, y), r);
-    }
-    case BinaryOp::Div:
+      x = arith::SelectOp::create(b, l, neg, arith::AddIOp::create(b, l, r, y), r);
       break;
     }
-    break;
+    case BinaryOp::Div:
+      fail(e->opLocs[k], "internal error: not an index expression");
+      return nullptr;
+    }
   }
-  default:
-    break;
-  }
-  fail(e->loc, "internal error: not an index expression");
-  return nullptr;
+  return x;
 }
 
 Value Importer::emitBool(Expr *e, OpBuilder &b, OpState &st) {
@@ -586,12 +612,17 @@ Value Importer::emitBool(Expr *e, OpBuilder &b, OpState &st) {
   case Expr::Kind::And:
   case Expr::Kind::Or: {
     Value x = emitBool(e->operands[0].get(), b, st);
-    Value y = emitBool(e->operands[1].get(), b, st);
-    if (!x || !y)
-      return nullptr;
-    if (e->kind == Expr::Kind::And)
-      return arith::AndIOp::create(b, l, x, y);
-    return arith::OrIOp::create(b, l, x, y);
+    for (size_t k = 1; k < e->operands.size() && x; ++k) {
+      Value y = emitBool(e->operands[k].get(), b, st);
+      if (!y)
+        return nullptr;
+      Location opLoc = loc(e->opLocs[k - 1]);
+      if (e->kind == Expr::Kind::And)
+        x = arith::AndIOp::create(b, opLoc, x, y);
+      else
+        x = arith::OrIOp::create(b, opLoc, x, y);
+    }
+    return x;
   }
   case Expr::Kind::Not: {
     Value x = emitBool(e->operands[0].get(), b, st);
@@ -614,8 +645,7 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
     Value index = emitIndex(e, b, st);
     if (!index)
       return nullptr;
-    Value i64 = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
-    return arith::SIToFPOp::create(b, l, currentElement, i64);
+    return indexToFloat(b, l, index);
   }
   switch (e->kind) {
   case Expr::Kind::Number:
@@ -627,18 +657,35 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
     return x ? arith::NegFOp::create(b, l, x) : nullptr;
   }
   case Expr::Kind::Binary: {
-    Value x = emitValue(e->operands[0].get(), b, st);
-    Value y = emitValue(e->operands[1].get(), b, st);
-    if (!x || !y)
-      return nullptr;
-    switch (e->binaryOp) {
-    case BinaryOp::Add: return arith::AddFOp::create(b, l, x, y);
-    case BinaryOp::Sub: return arith::SubFOp::create(b, l, x, y);
-    case BinaryOp::Mul: return arith::MulFOp::create(b, l, x, y);
-    case BinaryOp::Div: return arith::DivFOp::create(b, l, x, y);
-    default: break;
+    // The chain is left-associative: its longest integer prefix (`i + 1` in
+    // `i + 1 + x[i]`) is index arithmetic, converted once, and the rest is
+    // floating point, one operator at a time.
+    size_t indexOps = 0;
+    while (indexOps < e->ops.size() && e->prefixTypes[indexOps] == ExprType::Index)
+      ++indexOps;
+    Value x;
+    if (indexOps > 0) {
+      Value index = emitIndexChain(e, indexOps, b, st);
+      if (!index)
+        return nullptr;
+      x = indexToFloat(b, loc(e->opLocs[indexOps - 1]), index);
+    } else {
+      x = emitValue(e->operands[0].get(), b, st);
     }
-    break;
+    for (size_t k = indexOps; k < e->ops.size() && x; ++k) {
+      Location opLoc = loc(e->opLocs[k]);
+      Value y = emitValue(e->operands[k + 1].get(), b, st);
+      if (!y)
+        return nullptr;
+      switch (e->ops[k]) {
+      case BinaryOp::Add: x = arith::AddFOp::create(b, opLoc, x, y); break;
+      case BinaryOp::Sub: x = arith::SubFOp::create(b, opLoc, x, y); break;
+      case BinaryOp::Mul: x = arith::MulFOp::create(b, opLoc, x, y); break;
+      case BinaryOp::Div: x = arith::DivFOp::create(b, opLoc, x, y); break;
+      default: fail(e->opLocs[k], "internal error: cannot emit this expression"); return nullptr;
+      }
+    }
+    return x;
   }
   case Expr::Kind::Call: {
     if (e->name == "select") {
@@ -693,36 +740,37 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
   return nullptr;
 }
 
-OwningOpRef<ModuleOp> mlir::neo::importNeo(llvm::SourceMgr &sourceMgr,
-                                           MLIRContext *context) {
-  return Importer(sourceMgr, context).run();
+OwningOpRef<ModuleOp> mlir::neo::importNeo(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                                           const ImportOptions &options) {
+  return Importer(sourceMgr, context, options).run();
 }
 
-OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source,
-                                                 MLIRContext *context,
-                                                 llvm::StringRef bufferName) {
+OwningOpRef<ModuleOp> mlir::neo::importNeoString(llvm::StringRef source, MLIRContext *context,
+                                                 llvm::StringRef bufferName,
+                                                 const ImportOptions &options) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, bufferName),
                                llvm::SMLoc());
-  return importNeo(sourceMgr, context);
+  return importNeo(sourceMgr, context, options);
 }
 
-OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIR(llvm::SourceMgr &sourceMgr,
-                                               MLIRContext *context) {
+OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIR(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                                                const ImportOptions &options) {
   StringRef name =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBufferIdentifier();
   if (name.ends_with(".neo"))
-    return importNeo(sourceMgr, context);
+    return importNeo(sourceMgr, context, options);
   return parseSourceFile<ModuleOp>(sourceMgr, context);
 }
 
 OwningOpRef<ModuleOp> mlir::neo::parseNeoOrMLIRFile(StringRef path, llvm::SourceMgr &sourceMgr,
-                                                    MLIRContext *context, std::string &error) {
+                                                    MLIRContext *context, std::string &error,
+                                                    const ImportOptions &options) {
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &error);
   if (!file)
     return nullptr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  return parseNeoOrMLIR(sourceMgr, context);
+  return parseNeoOrMLIR(sourceMgr, context, options);
 }
 
 void mlir::neo::registerFrontendDialects(DialectRegistry &registry) {
@@ -730,11 +778,14 @@ void mlir::neo::registerFrontendDialects(DialectRegistry &registry) {
                   math::MathDialect>();
 }
 
-void mlir::neo::registerNeoImportTranslation() {
+void mlir::neo::registerNeoImportTranslation(std::function<ImportOptions()> getOptions) {
+  static std::function<ImportOptions()> optionsFn;
+  optionsFn = std::move(getOptions);
   static TranslateToMLIRRegistration reg(
       "import-neo", "import a .neo expression program as neo IR",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *context) -> OwningOpRef<Operation *> {
-        OwningOpRef<ModuleOp> module = importNeo(sourceMgr, context);
+        OwningOpRef<ModuleOp> module =
+            importNeo(sourceMgr, context, optionsFn ? optionsFn() : ImportOptions());
         if (!module)
           return nullptr;
         return OwningOpRef<Operation *>(module.release().getOperation());

@@ -197,44 +197,58 @@ bool Parser::parseStatement(Statement &stmt) {
   return true;
 }
 
-std::unique_ptr<Expr> Parser::parseExpr() { return parseOr(); }
+std::unique_ptr<Expr> Parser::parseExpr() {
+  DepthGuard guard(*this);
+  if (!guard)
+    return nullptr;
+  return parseOr();
+}
 
-std::unique_ptr<Expr> Parser::parseOr() {
-  auto lhs = parseAnd();
-  while (lhs && tok.is(TokenKind::KwOr)) {
-    SMLoc loc = tok.getLoc();
+bool Parser::enterNesting() {
+  if (++depth <= maxDepth)
+    return true;
+  errorAtToken("expression is nested too deeply (more than " + llvm::Twine(maxDepth) +
+               " levels of parentheses, calls, indices, reductions and unary "
+               "operators; the limit is --max-expression-depth)");
+  return false;
+}
+
+/// Parses `operand {op operand}` for the operators of `kind` (`and`, `or`)
+/// into one node with all the operands: a long chain is wide, not deep.
+std::unique_ptr<Expr> Parser::parseLogicalChain(TokenKind op, Expr::Kind kind,
+                                                std::unique_ptr<Expr> (Parser::*operand)()) {
+  auto first = (this->*operand)();
+  if (!first || tok.isNot(op))
+    return first;
+  auto e = std::make_unique<Expr>(kind, tok.getLoc());
+  e->operands.push_back(std::move(first));
+  while (tok.is(op)) {
+    e->loc = tok.getLoc();
+    e->opLocs.push_back(e->loc);
     consume();
-    auto rhs = parseAnd();
+    auto rhs = (this->*operand)();
     if (!rhs)
       return nullptr;
-    auto e = std::make_unique<Expr>(Expr::Kind::Or, loc);
-    e->operands.push_back(std::move(lhs));
     e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
   }
-  return lhs;
+  return e;
+}
+
+std::unique_ptr<Expr> Parser::parseOr() {
+  return parseLogicalChain(TokenKind::KwOr, Expr::Kind::Or, &Parser::parseAnd);
 }
 
 std::unique_ptr<Expr> Parser::parseAnd() {
-  auto lhs = parseNot();
-  while (lhs && tok.is(TokenKind::KwAnd)) {
-    SMLoc loc = tok.getLoc();
-    consume();
-    auto rhs = parseNot();
-    if (!rhs)
-      return nullptr;
-    auto e = std::make_unique<Expr>(Expr::Kind::And, loc);
-    e->operands.push_back(std::move(lhs));
-    e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
-  }
-  return lhs;
+  return parseLogicalChain(TokenKind::KwAnd, Expr::Kind::And, &Parser::parseNot);
 }
 
 std::unique_ptr<Expr> Parser::parseNot() {
   if (tok.is(TokenKind::KwNot)) {
     SMLoc loc = tok.getLoc();
     consume();
+    DepthGuard guard(*this);
+    if (!guard)
+      return nullptr;
     auto operand = parseNot();
     if (!operand)
       return nullptr;
@@ -279,8 +293,19 @@ std::unique_ptr<Expr> Parser::parseCompare() {
   return e;
 }
 
+/// Appends `op rhs` to the Binary chain node `chain`.
+static void appendToChain(std::unique_ptr<Expr> &chain, BinaryOp op, SMLoc loc,
+                          std::unique_ptr<Expr> rhs) {
+  chain->ops.push_back(op);
+  chain->opLocs.push_back(loc);
+  chain->loc = loc;
+  chain->operands.push_back(std::move(rhs));
+}
+
 std::unique_ptr<Expr> Parser::parseAdditive() {
   auto lhs = parseMultiplicative();
+  // One node for the whole chain `a + b - c ...`, built in a loop.
+  bool inChain = false;
   while (lhs && (tok.is(TokenKind::Plus) || tok.is(TokenKind::Minus))) {
     BinaryOp op = tok.is(TokenKind::Plus) ? BinaryOp::Add : BinaryOp::Sub;
     SMLoc loc = tok.getLoc();
@@ -288,17 +313,20 @@ std::unique_ptr<Expr> Parser::parseAdditive() {
     auto rhs = parseMultiplicative();
     if (!rhs)
       return nullptr;
-    auto e = std::make_unique<Expr>(Expr::Kind::Binary, loc);
-    e->binaryOp = op;
-    e->operands.push_back(std::move(lhs));
-    e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
+    if (!inChain) {
+      auto e = std::make_unique<Expr>(Expr::Kind::Binary, loc);
+      e->operands.push_back(std::move(lhs));
+      lhs = std::move(e);
+      inChain = true;
+    }
+    appendToChain(lhs, op, loc, std::move(rhs));
   }
   return lhs;
 }
 
 std::unique_ptr<Expr> Parser::parseMultiplicative() {
   auto lhs = parseUnary();
+  bool inChain = false;
   while (lhs) {
     BinaryOp op;
     switch (tok.kind) {
@@ -313,11 +341,13 @@ std::unique_ptr<Expr> Parser::parseMultiplicative() {
     auto rhs = parseUnary();
     if (!rhs)
       return nullptr;
-    auto e = std::make_unique<Expr>(Expr::Kind::Binary, loc);
-    e->binaryOp = op;
-    e->operands.push_back(std::move(lhs));
-    e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
+    if (!inChain) {
+      auto e = std::make_unique<Expr>(Expr::Kind::Binary, loc);
+      e->operands.push_back(std::move(lhs));
+      lhs = std::move(e);
+      inChain = true;
+    }
+    appendToChain(lhs, op, loc, std::move(rhs));
   }
   return lhs;
 }
@@ -326,6 +356,9 @@ std::unique_ptr<Expr> Parser::parseUnary() {
   if (tok.is(TokenKind::Minus)) {
     SMLoc loc = tok.getLoc();
     consume();
+    DepthGuard guard(*this);
+    if (!guard)
+      return nullptr;
     auto operand = parseUnary();
     if (!operand)
       return nullptr;
@@ -405,11 +438,16 @@ std::unique_ptr<Expr> Parser::parseReduction(ReduceKind kind, SMLoc loc) {
   } while (consumeIf(TokenKind::Comma));
   if (!expect(TokenKind::RParen, "to end the reduction's index variables"))
     return nullptr;
-  size_t depth = scope.size();
+  size_t scopeSize = scope.size();
   for (auto &b : e->bindings)
     scope.push_back(b->name);
-  auto body = parseMultiplicative();
-  scope.resize(depth);
+  std::unique_ptr<Expr> body;
+  {
+    DepthGuard guard(*this);
+    if (guard)
+      body = parseMultiplicative();
+  }
+  scope.resize(scopeSize);
   if (!body)
     return nullptr;
   e->operands.push_back(std::move(body));

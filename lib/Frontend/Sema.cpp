@@ -4,6 +4,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::neo::frontend;
 using llvm::SMLoc;
@@ -73,7 +75,7 @@ bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declare
     if (!b->extent && !b->inferredExtent)
       return fail(b->loc, "cannot infer the range of index variable '" + b->name +
                               "': write it as '" + b->name + " < N'");
-  if (!checkSizes(stmt))
+  if (!checkSizes(stmt) || !checkIndexArithmetic(stmt.rhs.get()))
     return false;
   element = elementSeen ? *elementSeen
                         : (declared ? declared->element : ElementKind::F32);
@@ -123,8 +125,142 @@ bool Sema::checkSizes(const Statement &stmt) {
   return true;
 }
 
+static const char *binaryOpSpelling(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add: return "+";
+  case BinaryOp::Sub: return "-";
+  case BinaryOp::Mul: return "*";
+  case BinaryOp::Div: return "/";
+  case BinaryOp::FloorDiv: return "//";
+  case BinaryOp::Mod: return "%";
+  }
+  return "?";
+}
+
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+void Sema::reportOverflow(SMLoc loc, const char *op) {
+  fail(loc, llvm::Twine("integer overflow: '") + op +
+                "' overflows 64-bit integers over the ranges of its index variables");
+}
+
+std::optional<std::pair<int64_t, int64_t>> Sema::indexRange(Expr *e, size_t numOps) {
+  using Range = std::pair<int64_t, int64_t>;
+  auto overflow = [&](SMLoc at, const char *op) -> std::optional<Range> {
+    reportOverflow(at, op);
+    return std::nullopt;
+  };
+  switch (e->kind) {
+  case Expr::Kind::Number: return Range{e->intValue, e->intValue};
+  case Expr::Kind::Var: return Range{0, extentOf(e->binding) - 1};
+  case Expr::Kind::Neg: {
+    auto r = indexRange(e->operands[0].get(), e->operands[0]->ops.size());
+    if (!r)
+      return std::nullopt;
+    int64_t lo, hi;
+    if (__builtin_sub_overflow(int64_t(0), r->second, &lo) ||
+        __builtin_sub_overflow(int64_t(0), r->first, &hi))
+      return overflow(e->loc, "-");
+    return Range{lo, hi};
+  }
+  case Expr::Kind::Binary: {
+    Expr *first = e->operands[0].get();
+    auto acc = indexRange(first, first->ops.size());
+    if (!acc)
+      return std::nullopt;
+    for (size_t k = 0; k < numOps; ++k) {
+      Expr *rhs = e->operands[k + 1].get();
+      auto r = indexRange(rhs, rhs->ops.size());
+      if (!r)
+        return std::nullopt;
+      auto [a, b] = *acc;
+      auto [c, d] = *r;
+      int64_t lo, hi;
+      bool bad = false;
+      switch (e->ops[k]) {
+      case BinaryOp::Add:
+        bad = __builtin_add_overflow(a, c, &lo) || __builtin_add_overflow(b, d, &hi);
+        break;
+      case BinaryOp::Sub:
+        bad = __builtin_sub_overflow(a, d, &lo) || __builtin_sub_overflow(b, c, &hi);
+        break;
+      case BinaryOp::Mul: {
+        int64_t p[4];
+        bad = __builtin_mul_overflow(a, c, &p[0]) || __builtin_mul_overflow(a, d, &p[1]) ||
+              __builtin_mul_overflow(b, c, &p[2]) || __builtin_mul_overflow(b, d, &p[3]);
+        if (!bad) {
+          lo = *std::min_element(p, p + 4);
+          hi = *std::max_element(p, p + 4);
+        }
+        break;
+      }
+      case BinaryOp::FloorDiv: // by a positive constant (checked by typeCheck)
+        lo = floorDiv(a, c);
+        hi = floorDiv(b, c);
+        break;
+      case BinaryOp::Mod:
+        lo = 0;
+        hi = c - 1;
+        break;
+      case BinaryOp::Div:
+        reportOverflow(e->opLocs[k], "/"); // not reached: '/' is not an index operator
+        return std::nullopt;
+      }
+      if (bad)
+        return overflow(e->opLocs[k], binaryOpSpelling(e->ops[k]));
+      acc = Range{lo, hi};
+    }
+    return acc;
+  }
+  default: // not reached: typeCheck gives other kinds no integer type
+    reportOverflow(e->loc, "?");
+    return std::nullopt;
+  }
+}
+
+bool Sema::checkIndexArithmetic(Expr *e) {
+  if (e->type == ExprType::Index)
+    return indexRange(e, e->ops.size()).has_value();
+  size_t done = 0;
+  if (e->kind == Expr::Kind::Binary) {
+    // A floating-point chain may start with integer arithmetic (`i + 1` in
+    // `i + 1 + x[i]`), which IRGen emits as such.
+    size_t indexOps = 0;
+    while (indexOps < e->ops.size() && e->prefixTypes[indexOps] == ExprType::Index)
+      ++indexOps;
+    if (indexOps > 0) {
+      if (!indexRange(e, indexOps))
+        return false;
+      done = indexOps + 1;
+    }
+  }
+  for (size_t k = done; k < e->operands.size(); ++k)
+    if (!checkIndexArithmetic(e->operands[k].get()))
+      return false;
+  return true;
+}
+
+// The walks recurse once per level of nesting (at most
+// ImportOptions::maxExpressionDepth levels, a few nodes each): their
+// recursive parts keep small stack frames and leave the checks, with their
+// diagnostics, to out-of-line functions.
 bool Sema::resolve(std::unique_ptr<Expr> &eptr) {
   Expr *e = eptr.get();
+  size_t scopeSize = scope.size();
+  if (!resolveNode(e))
+    return false;
+  bool ok = true;
+  for (auto &op : e->operands)
+    if (!(ok = resolve(op)))
+      break;
+  scope.resize(scopeSize); // a reduction's variables are bound in its body
+  return ok;
+}
+
+bool Sema::resolveNode(Expr *e) {
   switch (e->kind) {
   case Expr::Kind::Number:
     return true;
@@ -142,7 +278,7 @@ bool Sema::resolve(std::unique_ptr<Expr> &eptr) {
                                 " and must be indexed");
       // A 0-d tensor may be read without brackets.
       e->kind = Expr::Kind::Access;
-      return resolve(eptr);
+      return resolveNode(e);
     }
     return fail(e->loc, "'" + e->name + "' is neither a bound index variable nor a tensor");
   }
@@ -168,13 +304,9 @@ bool Sema::resolve(std::unique_ptr<Expr> &eptr) {
       elementSeen = sym.element;
       elementSeenAt = e->loc;
     }
-    for (auto &index : e->operands)
-      if (!resolve(index))
-        return false;
     return true;
   }
   case Expr::Kind::Reduce: {
-    size_t depth = scope.size();
     for (auto &b : e->bindings) {
       for (IndexBinding *other : scope)
         if (other->name == b->name) {
@@ -186,9 +318,7 @@ bool Sema::resolve(std::unique_ptr<Expr> &eptr) {
       b->order = nextOrder++;
       scope.push_back(b.get());
     }
-    bool ok = resolve(e->operands[0]);
-    scope.resize(depth);
-    return ok;
+    return true;
   }
   case Expr::Kind::Call: {
     auto arity = functionArity(e->name);
@@ -200,13 +330,9 @@ bool Sema::resolve(std::unique_ptr<Expr> &eptr) {
       return fail(e->loc, "'" + e->name + "' takes " + llvm::Twine(*arity) +
                               (*arity == 1 ? " argument" : " arguments") + " but " +
                               llvm::Twine(e->operands.size()) + " were given");
-    [[fallthrough]];
-  }
-  default:
-    for (auto &op : e->operands)
-      if (!resolve(op))
-        return false;
     return true;
+  }
+  default: return true;
   }
 }
 
@@ -214,6 +340,10 @@ bool Sema::typeCheck(Expr *e) {
   for (auto &op : e->operands)
     if (!typeCheck(op.get()))
       return false;
+  return typeCheckNode(e);
+}
+
+bool Sema::typeCheckNode(Expr *e) {
   auto notBool = [&](Expr *op) {
     if (op->type != ExprType::Bool)
       return true;
@@ -229,7 +359,7 @@ bool Sema::typeCheck(Expr *e) {
   case Expr::Kind::Access:
     for (auto [j, index] : llvm::enumerate(e->operands))
       if (index->type != ExprType::Index && index->kind == Expr::Kind::Binary &&
-          index->binaryOp == BinaryOp::Div)
+          index->lastOp() == BinaryOp::Div)
         return fail(index->loc, "index #" + llvm::Twine(j) + " of '" + e->name +
                                     "' divides with '/': use '//' for the integer "
                                     "division of an index");
@@ -244,27 +374,36 @@ bool Sema::typeCheck(Expr *e) {
     e->type = e->operands[0]->type;
     return true;
   case Expr::Kind::Binary: {
-    Expr *lhs = e->operands[0].get(), *rhs = e->operands[1].get();
-    if (!notBool(lhs) || !notBool(rhs))
+    // The chain is evaluated left to right: the left operand of ops[k] is the
+    // prefix ending at operands[k] (located at its last operator).
+    if (!notBool(e->operands[0].get()))
       return false;
-    if (e->binaryOp == BinaryOp::FloorDiv || e->binaryOp == BinaryOp::Mod) {
-      const char *op = e->binaryOp == BinaryOp::FloorDiv ? "//" : "%";
-      if (lhs->type != ExprType::Index)
-        return fail(lhs->loc, llvm::Twine("the left operand of '") + op +
+    ExprType type = e->operands[0]->type;
+    SMLoc lhsLoc = e->operands[0]->loc;
+    e->prefixTypes.clear();
+    for (auto [k, op] : llvm::enumerate(e->ops)) {
+      Expr *rhs = e->operands[k + 1].get();
+      if (!notBool(rhs))
+        return false;
+      if (op == BinaryOp::FloorDiv || op == BinaryOp::Mod) {
+        const char *name = op == BinaryOp::FloorDiv ? "//" : "%";
+        if (type != ExprType::Index)
+          return fail(lhsLoc, llvm::Twine("the left operand of '") + name +
                                   "' must be an integer index expression");
-      if (rhs->kind != Expr::Kind::Number || !rhs->isInteger || rhs->intValue <= 0)
-        return fail(rhs->loc, llvm::Twine("division of an index by a non-constant: '") +
-                                  op + "' needs a positive integer constant divisor");
-      e->type = ExprType::Index;
-      return true;
+        if (rhs->kind != Expr::Kind::Number || !rhs->isInteger || rhs->intValue <= 0)
+          return fail(rhs->loc, llvm::Twine("division of an index by a non-constant: '") + name +
+                                    "' needs a positive integer constant divisor");
+        type = ExprType::Index;
+      } else if (op == BinaryOp::Div) {
+        type = ExprType::Value;
+      } else {
+        type = type == ExprType::Index && rhs->type == ExprType::Index ? ExprType::Index
+                                                                       : ExprType::Value;
+      }
+      e->prefixTypes.push_back(type);
+      lhsLoc = e->opLocs[k];
     }
-    if (e->binaryOp == BinaryOp::Div) {
-      e->type = ExprType::Value;
-      return true;
-    }
-    e->type = lhs->type == ExprType::Index && rhs->type == ExprType::Index
-                  ? ExprType::Index
-                  : ExprType::Value;
+    e->type = type;
     return true;
   }
   case Expr::Kind::Call:
@@ -325,6 +464,15 @@ bool Sema::setInferred(IndexBinding *b, int64_t extent, SMLoc loc,
 }
 
 bool Sema::inferExtents(Expr *e) {
+  if (!inferExtentsNode(e))
+    return false;
+  for (auto &op : e->operands)
+    if (!inferExtents(op.get()))
+      return false;
+  return checkReductionExtents(e);
+}
+
+bool Sema::inferExtentsNode(Expr *e) {
   if (e->kind == Expr::Kind::Access) {
     const TensorSymbol &sym = tensors.find(e->name)->second;
     for (auto [j, index] : llvm::enumerate(e->operands))
@@ -332,9 +480,10 @@ bool Sema::inferExtents(Expr *e) {
           !setInferred(index->binding, sym.shape[j], index->loc, e->name))
         return false;
   }
-  for (auto &op : e->operands)
-    if (!inferExtents(op.get()))
-      return false;
+  return true;
+}
+
+bool Sema::checkReductionExtents(Expr *e) {
   if (e->kind == Expr::Kind::Reduce)
     for (auto &b : e->bindings)
       if (!b->extent && !b->inferredExtent)

@@ -72,14 +72,23 @@ class Module:
     def __init__(self, handle, context):
         self._handle = handle
         self.context = context
+        # (function, wrt) -> (combined name, gradient name) made by grad().
+        self._derived = {}
 
     @classmethod
-    def from_source(cls, source, name="<python>.neo", context=None):
-        """Imports `source`: the .neo language when `name` ends in .neo
-        (the default), MLIR otherwise."""
+    def from_source(cls, source, name="<python>.neo", context=None, max_expression_depth=None,
+                    max_statements_per_function=None):
+        """Imports `source` (str or bytes): the .neo language when `name`
+        ends in .neo (the default), MLIR otherwise. The limits default to the
+        importer's (docs/errors.md#limits); a NUL character is an error."""
         context = context or default_context()
+        data = source if isinstance(source, bytes) else str(source).encode()
+        options = _capi.NeoImportOptions(_limit(max_expression_depth, "max_expression_depth"),
+                                         _limit(max_statements_per_function,
+                                                "max_statements_per_function"))
         with context._lock:
-            handle = _capi.moduleImportString(context._handle, source.encode(), name.encode())
+            handle = _capi.moduleImportSource(context._handle, data, len(data), name.encode(),
+                                              ctypes.byref(options))
             if not handle:
                 raise context._error("cannot import the module")
         return cls(handle, context)
@@ -171,6 +180,14 @@ class Module:
             self._handle = None
 
 
+def _limit(value, what):
+    if value is None:
+        return 0  # the default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**32:
+        raise ValueError("%s must be a positive integer below 2**32, got %r" % (what, value))
+    return value
+
+
 class _Executable:
     def __init__(self, handle, context):
         self.handle = handle
@@ -238,18 +255,60 @@ class Function:
                            % (i, name, self.name, a.shape, shape))
         return a
 
+    def _check_out(self, out):
+        """The arrays to pass for `out=`, and the (given, temporary) pairs to
+        copy back after the run: a given array that is not C-contiguous is
+        computed into a contiguous temporary first."""
+        if isinstance(out, np.ndarray):
+            out = [out]
+        out = list(out)
+        if len(out) != len(self.outputs):
+            raise NeoError("'%s' has %d outputs but out= gives %d arrays"
+                           % (self.name, len(self.outputs), len(out)))
+        arrays, copies = [], []
+        for i, (a, (name, dtype, shape)) in enumerate(zip(out, self.outputs)):
+            what = "out[%d] (output '%s' of '%s')" % (i, name, self.name)
+            if not isinstance(a, np.ndarray):
+                raise NeoError("%s must be a numpy array, not %s" % (what, type(a).__name__))
+            if a.dtype != dtype or a.shape != shape:
+                raise NeoError("%s has dtype %s and shape %s but %s %s is expected"
+                               % (what, a.dtype, a.shape, dtype, shape))
+            if not a.flags.writeable:
+                raise NeoError("%s is read-only" % what)
+            if a.flags.c_contiguous and a.flags.aligned:
+                arrays.append(a)
+            else:
+                tmp = np.empty(shape, dtype)
+                arrays.append(tmp)
+                copies.append((a, tmp))
+        return out, arrays, copies
+
     def __call__(self, *inputs, out=None):
         if len(inputs) != len(self.inputs):
             raise NeoError("'%s' takes %d inputs but %d were given"
                            % (self.name, len(self.inputs), len(inputs)))
         arrays = [self._as_input(x, i) for i, x in enumerate(inputs)]
-        outs = out if out is not None else [np.empty(s, d) for _, d, s in self.outputs]
+        if out is None:
+            outs = [np.empty(s, d) for _, d, s in self.outputs]
+            results, copies = outs, []
+        else:
+            results, outs, copies = self._check_out(out)
+            # An output that shares memory with an input would be read while
+            # written: compute into a temporary (the C API rejects exact
+            # overlaps; this also covers views that overlap partly).
+            for k, o in enumerate(outs):
+                if any(np.may_share_memory(o, a) for a in arrays) and o is results[k]:
+                    tmp = np.empty(o.shape, o.dtype)
+                    outs[k] = tmp
+                    copies.append((o, tmp))
         ins_c, outs_c = _tensors(arrays), _tensors(outs)
         error = ctypes.create_string_buffer(1024)
         if _capi.executableRun(self._exe.handle, self.name.encode(), ins_c, len(arrays), outs_c,
                                len(outs), error, len(error)):
             raise NeoError(error.value.decode())
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        for given, tmp in copies:
+            given[...] = tmp
+        return results[0] if len(results) == 1 else tuple(results)
 
     def time(self, *inputs, repeat=10):
         """The median milliseconds of `repeat` runs on `inputs` (on the GPU:
@@ -283,10 +342,27 @@ def grad(module, function, wrt=None, combined=True, options="", opt_level=3, dev
     compiles the result. Returns `function_fwdbwd(x..., dy...) -> (y...,
     dx...)` or, with combined=False, `function_grad(x..., dy...) -> (dx...)`.
     `wrt`: indices of the arguments to differentiate (default: all)."""
-    name = function + ("_fwdbwd" if combined else "_grad")
-    if name not in module.functions:
-        opts = "function=%s" % function
+    functions = module.functions
+    if function not in functions:
+        raise NeoError("no function named '%s' in the module" % function)
+    key = (function, tuple(wrt) if wrt else None)
+    names = module._derived.get(key)
+    if names is None:
+        # The derived functions get fresh names: a function of the module
+        # that happens to be called f_fwdbwd is not f's gradient.
+        taken = set(functions)
+
+        def fresh(base):
+            name, n = base, 1
+            while name in taken:
+                name, n = "%s_%d" % (base, n), n + 1
+            taken.add(name)
+            return name
+        names = (fresh(function + "_fwdbwd"), fresh(function + "_grad"))
+        opts = "function=%s combined-name=%s grad-name=%s" % (function, names[0], names[1])
         if wrt:
-            opts += " wrt=%s" % ",".join(str(i) for i in wrt)
+            opts += " wrt=%s" % ",".join(str(int(i)) for i in wrt)
         module.run_pipeline("neo-autodiff{%s}" % opts)
+        module._derived[key] = names
+    name = names[0] if combined else names[1]
     return module.compile(name, options=options, opt_level=opt_level, device=device)

@@ -47,6 +47,10 @@ class NeoTensor(ctypes.Structure):
                 ("shape", ctypes.POINTER(c_int64))]
 
 
+class NeoImportOptions(ctypes.Structure):
+    _fields_ = [("maxExpressionDepth", c_uint), ("maxStatementsPerFunction", c_uint)]
+
+
 def _fn(name, restype, *argtypes):
     f = getattr(lib, name)
     f.restype = restype
@@ -60,6 +64,8 @@ contextDestroy = _fn("neoContextDestroy", None, c_void_p)
 getLastError = _fn("neoGetLastError", c_char_p, c_void_p)
 moduleImportFile = _fn("neoModuleImportFile", c_void_p, c_void_p, c_char_p)
 moduleImportString = _fn("neoModuleImportString", c_void_p, c_void_p, c_char_p, c_char_p)
+moduleImportSource = _fn("neoModuleImportSource", c_void_p, c_void_p, c_char_p, c_size_t,
+                         c_char_p, ctypes.POINTER(NeoImportOptions))
 moduleDestroy = _fn("neoModuleDestroy", None, c_void_p)
 moduleRunPipeline = _fn("neoModuleRunPipeline", c_int, c_void_p, c_char_p)
 modulePrint = _fn("neoModulePrint", c_void_p, c_void_p)

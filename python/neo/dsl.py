@@ -13,6 +13,17 @@ index variables and tensors with operator overloading.
 """
 import numbers
 
+# Precedence levels of the .neo grammar (docs/language.md), loosest first.
+# Operands are parenthesized only where the grammar needs it, so a long chain
+# `a + b + c ...` is written flat: the importer parses chains in a loop, but
+# every parenthesis is one level of nesting (ImportOptions.maxExpressionDepth).
+_OR, _AND, _NOT, _CMP, _ADD, _MUL, _UNARY, _ATOM = range(1, 9)
+
+
+def _wrap(e, level):
+    """The text of `e` as an operand that needs precedence `level`."""
+    return e.text if e.prec >= level else "(" + e.text + ")"
+
 __all__ = ["Function", "Var", "vars", "sum", "max", "min", "prod", "exp", "log", "tanh",
            "sigmoid", "relu", "sqrt", "rsqrt", "abs", "maximum", "minimum", "select"]
 
@@ -23,23 +34,28 @@ def _lift(x):
     if isinstance(x, bool):
         raise TypeError("booleans are not neo values")
     if isinstance(x, numbers.Integral):
-        return Expr(str(int(x)), index=True)
+        return Expr(str(int(x)), index=True, prec=_UNARY if x < 0 else _ATOM)
     if isinstance(x, numbers.Real):
         if x != x:
             raise ValueError("NaN cannot be written in .neo")
         if x in (float("inf"), float("-inf")):
-            return Expr("inf" if x > 0 else "(-inf)")
-        return Expr(repr(float(x)))
+            return Expr("inf" if x > 0 else "-inf", prec=_ATOM if x > 0 else _UNARY)
+        text = repr(float(x))
+        return Expr(text, prec=_UNARY if text.startswith("-") else _ATOM)
     raise TypeError("cannot use %r in a neo expression" % (x,))
 
 
 class Expr:
-    """An expression; `index` marks integer expressions of index variables."""
+    """An expression; `index` marks integer expressions of index variables.
+    Its text is built when it is (iteratively: each operator formats its
+    operands' texts), so printing never recurses; `prec` is the precedence
+    level of its outermost operator."""
 
-    def __init__(self, text, index=False, condition=False):
+    def __init__(self, text, index=False, condition=False, prec=_ATOM):
         self.text = text
         self.index = index
         self.condition = condition
+        self.prec = prec
 
     def __str__(self):
         return self.text
@@ -47,7 +63,10 @@ class Expr:
     def _bin(self, op, other, swap=False):
         a, b = (_lift(other), self) if swap else (self, _lift(other))
         index = a.index and b.index and op in "+-*"
-        return Expr("(%s %s %s)" % (a, op, b), index=index)
+        level = _ADD if op in "+-" else _MUL
+        # Left-associative: the left operand may be a chain of the same level.
+        return Expr("%s %s %s" % (_wrap(a, level), op, _wrap(b, level + 1)), index=index,
+                    prec=level)
 
     __add__ = lambda s, o: s._bin("+", o)
     __radd__ = lambda s, o: s._bin("+", o, True)
@@ -59,16 +78,21 @@ class Expr:
     __rtruediv__ = lambda s, o: s._bin("/", o, True)
 
     def __floordiv__(self, other):
-        return Expr("(%s // %s)" % (self, _lift(other)), index=True)
+        return Expr("%s // %s" % (_wrap(self, _MUL), _wrap(_lift(other), _MUL + 1)),
+                    index=True, prec=_MUL)
 
     def __mod__(self, other):
-        return Expr("(%s %% %s)" % (self, _lift(other)), index=True)
+        return Expr("%s %% %s" % (_wrap(self, _MUL), _wrap(_lift(other), _MUL + 1)),
+                    index=True, prec=_MUL)
 
     def __neg__(self):
-        return Expr("(-%s)" % self, index=self.index)
+        text = _wrap(self, _UNARY)
+        return Expr("-" + (" " if text.startswith("-") else "") + text, index=self.index,
+                    prec=_UNARY)
 
     def _cmp(self, op, other):
-        return Expr("(%s %s %s)" % (self, op, _lift(other)), condition=True)
+        return Expr("%s %s %s" % (_wrap(self, _ADD), op, _wrap(_lift(other), _ADD)),
+                    condition=True, prec=_CMP)
 
     __lt__ = lambda s, o: s._cmp("<", o)
     __le__ = lambda s, o: s._cmp("<=", o)
@@ -82,13 +106,15 @@ class Expr:
         return self._cmp("!=", other)
 
     def __and__(self, other):
-        return Expr("(%s and %s)" % (self, other), condition=True)
+        return Expr("%s and %s" % (_wrap(self, _AND), _wrap(other, _NOT)), condition=True,
+                    prec=_AND)
 
     def __or__(self, other):
-        return Expr("(%s or %s)" % (self, other), condition=True)
+        return Expr("%s or %s" % (_wrap(self, _OR), _wrap(other, _AND)), condition=True,
+                    prec=_OR)
 
     def __invert__(self):
-        return Expr("(not %s)" % self, condition=True)
+        return Expr("not %s" % _wrap(self, _NOT), condition=True, prec=_NOT)
 
     def __bool__(self):
         raise TypeError("neo expressions have no truth value: use select()")
@@ -152,7 +178,10 @@ class Tensor:
 def _reduce(kind, variables, body):
     if isinstance(variables, Var):
         variables = [variables]
-    return Expr("(%s(%s) (%s))" % (kind, ", ".join(v.decl() for v in variables), _lift(body)))
+    # The body of a reduction is a multiplicative term; the reduction itself
+    # is parenthesized (its body would otherwise take in a following `* x`).
+    return Expr("(%s(%s) %s)" % (kind, ", ".join(v.decl() for v in variables),
+                                 _wrap(_lift(body), _MUL)))
 
 
 def sum(variables, body):

@@ -58,6 +58,15 @@ static cl::list<std::string> inputArgs(
     cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"), cl::init(0),
                               cl::cat(category));
+static cl::opt<unsigned> maxExpressionDepth(
+    "max-expression-depth",
+    cl::desc("Deepest nesting of a .neo expression (parentheses, calls, indices, "
+             "reductions, unary operators); chains like a + b + c do not nest"),
+    cl::init(ImportOptions().maxExpressionDepth), cl::cat(category));
+static cl::opt<unsigned>
+    maxStatementsPerFunction("max-statements-per-function",
+                             cl::desc("Most statements in one .neo function"),
+                             cl::init(ImportOptions().maxStatementsPerFunction), cl::cat(category));
 static cl::opt<std::string> uniformRange(
     "uniform", cl::desc("LO,HI: range of the random inputs (default -1,1)"),
     cl::init("-1,1"), cl::cat(category));
@@ -318,7 +327,11 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
 
   std::string error;
-  OwningOpRef<ModuleOp> module = parseNeoOrMLIRFile(inputFile, sourceMgr, &context, error);
+  ImportOptions importOptions;
+  importOptions.maxExpressionDepth = maxExpressionDepth;
+  importOptions.maxStatementsPerFunction = maxStatementsPerFunction;
+  OwningOpRef<ModuleOp> module =
+      parseNeoOrMLIRFile(inputFile, sourceMgr, &context, error, importOptions);
   if (!module)
     return error.empty() ? 1 : fail(error);
 

@@ -13,12 +13,28 @@
 
 #include "mlir/Support/LogicalResult.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "llvm/Support/CommandLine.h"
+
+static llvm::cl::opt<unsigned> maxExpressionDepth(
+    "max-expression-depth",
+    llvm::cl::desc("Deepest nesting of a .neo expression (parentheses, calls, indices, "
+                   "reductions, unary operators); chains like a + b + c do not nest"),
+    llvm::cl::init(mlir::neo::ImportOptions().maxExpressionDepth));
+static llvm::cl::opt<unsigned>
+    maxStatementsPerFunction("max-statements-per-function",
+                             llvm::cl::desc("Most statements in one .neo function"),
+                             llvm::cl::init(mlir::neo::ImportOptions().maxStatementsPerFunction));
 
 int main(int argc, char **argv) {
   neo_tools::AtomicOutput output(argc, argv);
   if (output.failedSetup())
     return output.finish(false);
-  mlir::neo::registerNeoImportTranslation();
+  mlir::neo::registerNeoImportTranslation([] {
+    mlir::neo::ImportOptions options;
+    options.maxExpressionDepth = maxExpressionDepth;
+    options.maxStatementsPerFunction = maxStatementsPerFunction;
+    return options;
+  });
   return output.finish(mlir::succeeded(
       mlir::mlirTranslateMain(output.argc(), output.argv(), "Neo translation driver\n")));
 }

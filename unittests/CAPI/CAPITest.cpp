@@ -25,7 +25,7 @@ TEST(CAPI, HeaderIsC) { EXPECT_EQ(neoCHeaderCompilesAsC(), 1); }
 
 TEST(CAPI, ImportCompileRunAndInterpret) {
   Handles h;
-  EXPECT_EQ(neoApiVersion(), 1);
+  EXPECT_EQ(neoApiVersion(), 2);
   NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
   ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
   ASSERT_EQ(neoModuleNumFunctions(m), 1);
@@ -118,6 +118,40 @@ TEST(CAPI, ImportErrorsHaveLocations) {
   EXPECT_EQ(neoModuleImportFile(h.ctx, nullptr), nullptr);
   EXPECT_EQ(neoModuleImportString(nullptr, "x", "x.neo"), nullptr);
   EXPECT_STREQ(neoGetLastError(nullptr), "");
+}
+
+TEST(CAPI, ImportSourceHasALengthAndLimits) {
+  Handles h;
+  // Not NUL-terminated: only `length` bytes are read.
+  std::string text = "def f(x: f32[2]) -> y {\n  y[i] = x[i]\n}\nGARBAGE";
+  NeoModule *m = neoModuleImportSource(h.ctx, text.data(), text.size() - 7, "s.neo", nullptr);
+  ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
+  EXPECT_EQ(neoModuleNumFunctions(m), 1);
+  neoModuleDestroy(m);
+  // A NUL inside is an error, not the end of the text.
+  std::string withNul = text.substr(0, text.size() - 7) + std::string(1, '\0') + "def g";
+  EXPECT_EQ(neoModuleImportSource(h.ctx, withNul.data(), withNul.size(), "s.neo", nullptr),
+            nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx))
+                .find("s.neo: the source holds a NUL byte at "
+                      "offset 40 (of 46 bytes)"),
+            std::string::npos)
+      << neoGetLastError(h.ctx);
+  // The limits of the importer.
+  std::string deep = "def f(x: f32[2]) -> y {\n  y[i] = " + std::string(300, '(') + "x[i]" +
+                     std::string(300, ')') + "\n}";
+  EXPECT_EQ(neoModuleImportSource(h.ctx, deep.data(), deep.size(), "d.neo", nullptr), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("nested too deeply"), std::string::npos);
+  NeoImportOptions options = {400, 0};
+  m = neoModuleImportSource(h.ctx, deep.data(), deep.size(), "d.neo", &options);
+  EXPECT_NE(m, nullptr) << neoGetLastError(h.ctx);
+  neoModuleDestroy(m);
+  options = {0, 1};
+  std::string two = "def f(x: f32[2]) -> b {\n  a[i] = x[i]\n  b[i] = a[i]\n}";
+  EXPECT_EQ(neoModuleImportSource(h.ctx, two.data(), two.size(), "t.neo", &options), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("has 2 statements, more than the limit of 1"),
+            std::string::npos)
+      << neoGetLastError(h.ctx);
 }
 
 TEST(CAPI, CompileErrors) {

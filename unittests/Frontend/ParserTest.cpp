@@ -54,14 +54,14 @@ TEST(Parser, ReductionBindsAMultiplicativeTerm) {
   ASSERT_TRUE(r.program) << r.error;
   const Expr &rhs = *r.program->functions[0].statements[0].rhs;
   ASSERT_EQ(rhs.kind, Expr::Kind::Binary);
-  EXPECT_EQ(rhs.binaryOp, BinaryOp::Add);
+  EXPECT_EQ(rhs.ops, std::vector<BinaryOp>{BinaryOp::Add});
   const Expr &sum = *rhs.operands[0];
   ASSERT_EQ(sum.kind, Expr::Kind::Reduce);
   EXPECT_EQ(sum.reduceKind, ReduceKind::Sum);
   ASSERT_EQ(sum.bindings.size(), 1u);
   EXPECT_EQ(sum.bindings[0]->name, "k");
   EXPECT_EQ(sum.operands[0]->kind, Expr::Kind::Binary);
-  EXPECT_EQ(sum.operands[0]->binaryOp, BinaryOp::Mul);
+  EXPECT_EQ(sum.operands[0]->ops, std::vector<BinaryOp>{BinaryOp::Mul});
   EXPECT_EQ(rhs.operands[1]->kind, Expr::Kind::Access);
 }
 
@@ -106,16 +106,45 @@ TEST(Parser, OperatorPrecedence) {
   auto r = parse("def f(x: f32[4]) -> y { y[i] = -x[i] * 2 + 3 / x[i] - x[i // 2 % 2] }");
   ASSERT_TRUE(r.program) << r.error;
   const Expr &e = *r.program->functions[0].statements[0].rhs;
-  // ((-x * 2) + (3 / x)) - x[...]
+  // One additive chain: (-x * 2) + (3 / x) - x[...]
   ASSERT_EQ(e.kind, Expr::Kind::Binary);
-  EXPECT_EQ(e.binaryOp, BinaryOp::Sub);
-  const Expr &lhs = *e.operands[0];
-  EXPECT_EQ(lhs.binaryOp, BinaryOp::Add);
-  EXPECT_EQ(lhs.operands[0]->binaryOp, BinaryOp::Mul);
-  EXPECT_EQ(lhs.operands[0]->operands[0]->kind, Expr::Kind::Neg);
-  const Expr &idx = *e.operands[1]->operands[0];
-  EXPECT_EQ(idx.binaryOp, BinaryOp::Mod);
-  EXPECT_EQ(idx.operands[0]->binaryOp, BinaryOp::FloorDiv);
+  EXPECT_EQ(e.ops, (std::vector<BinaryOp>{BinaryOp::Add, BinaryOp::Sub}));
+  ASSERT_EQ(e.operands.size(), 3u);
+  EXPECT_EQ(e.operands[0]->ops, std::vector<BinaryOp>{BinaryOp::Mul});
+  EXPECT_EQ(e.operands[0]->operands[0]->kind, Expr::Kind::Neg);
+  EXPECT_EQ(e.operands[1]->ops, std::vector<BinaryOp>{BinaryOp::Div});
+  // One multiplicative chain: i // 2 % 2
+  const Expr &idx = *e.operands[2]->operands[0];
+  EXPECT_EQ(idx.ops, (std::vector<BinaryOp>{BinaryOp::FloorDiv, BinaryOp::Mod}));
+}
+
+TEST(Parser, LongChainsAreWideNotDeep) {
+  // 100,000 terms: one node, whatever the nesting limit.
+  std::string text = "def f(x: f32[4]) -> y { y[i] = x[i]";
+  for (int k = 0; k < 100000; ++k)
+    text += k % 2 ? " + x[i]" : " - 2 * x[i] / 3";
+  text += " }";
+  auto r = parse(text);
+  ASSERT_TRUE(r.program) << r.error;
+  const Expr &e = *r.program->functions[0].statements[0].rhs;
+  EXPECT_EQ(e.operands.size(), 100001u);
+  EXPECT_EQ(e.ops.size(), 100000u);
+}
+
+TEST(Parser, NestingIsBounded) {
+  // Each kind of nesting stops at the limit with an error at the token that
+  // passes it, never a stack overflow.
+  for (std::string open : {"(", "-", "not ", "exp(", "sum(k) ", "x["}) {
+    std::string text = "def f(x: f32[4]) -> y { y[i] = ";
+    for (int k = 0; k < 100000; ++k)
+      text += open;
+    text += "x[i] }";
+    auto r = parse(text);
+    EXPECT_FALSE(r.program) << open;
+    EXPECT_NE(r.error.find("expression is nested too deeply (more than 256 levels"),
+              std::string::npos)
+        << open << ": " << r.error;
+  }
 }
 
 TEST(Parser, Errors) {

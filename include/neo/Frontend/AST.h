@@ -62,7 +62,7 @@ struct Expr {
     Var,     // an index variable
     Access,  // T[e, ...] (pad c)
     Neg,     // -e
-    Binary,  // e op e
+    Binary,  // e op e op e ...: a left-associative chain (see `ops`)
     Call,    // f(e, ...)
     Reduce,  // sum(k, ...) e
     Compare, // e < e
@@ -79,10 +79,17 @@ struct Expr {
   int64_t intValue = 0;
   // Var, Access (tensor name), Call (function name).
   std::string name;
-  // Operands: Access indices, Call arguments, Binary/Compare/And/Or lhs and
-  // rhs, Neg/Not operand, Reduce body.
+  // Operands: Access indices, Call arguments, Compare lhs and rhs, the terms
+  // of a Binary chain and of an And/Or chain, Neg/Not operand, Reduce body.
   std::vector<std::unique_ptr<Expr>> operands;
-  BinaryOp binaryOp = BinaryOp::Add;
+  // Binary: a chain of operators of one precedence level, evaluated left to
+  // right: operands[0] ops[0] operands[1] ops[1] operands[2] ... The parser
+  // builds one node per chain (not a left-deep tree), so a long sum is a
+  // wide node rather than a deep one. `opLocs[k]` is the location of
+  // `ops[k]` (And/Or chains: of the k-th `and`/`or`); the node's `loc` is
+  // that of its last operator.
+  std::vector<BinaryOp> ops;
+  std::vector<llvm::SMLoc> opLocs;
   CompareOp compareOp = CompareOp::LT;
   // Access: the value of out-of-bounds reads.
   std::optional<double> pad;
@@ -92,10 +99,26 @@ struct Expr {
 
   // Filled by semantic analysis.
   ExprType type = ExprType::Unknown;
+  // Binary: the type of each prefix `operands[0] ops[0] ... operands[k+1]`.
+  std::vector<ExprType> prefixTypes;
   IndexBinding *binding = nullptr; // Var: what it refers to.
   mlir::Value tensor;              // Access: the tensor read.
 
   explicit Expr(Kind kind, llvm::SMLoc loc) : kind(kind), loc(loc) {}
+
+  /// A two-operand Binary node `lhs op rhs` at `loc`.
+  static std::unique_ptr<Expr> makeBinary(BinaryOp op, llvm::SMLoc loc, std::unique_ptr<Expr> lhs,
+                                          std::unique_ptr<Expr> rhs) {
+    auto e = std::make_unique<Expr>(Kind::Binary, loc);
+    e->ops.push_back(op);
+    e->opLocs.push_back(loc);
+    e->operands.push_back(std::move(lhs));
+    e->operands.push_back(std::move(rhs));
+    return e;
+  }
+  /// Binary: the last operator of the chain (the root of the left-deep tree
+  /// it stands for).
+  BinaryOp lastOp() const { return ops.back(); }
 };
 
 /// `name[i, j < 4] = expr`.

@@ -18,12 +18,23 @@ namespace frontend {
 /// Reports a diagnostic at a location of the buffer being parsed.
 using DiagnosticFn = std::function<void(llvm::SMLoc, const llvm::Twine &)>;
 
+/// The default of ImportOptions::maxExpressionDepth.
+constexpr unsigned kDefaultMaxExpressionDepth = 256;
+
 /// Recursive-descent parser of a .neo buffer (grammar in docs/language.md).
 /// Stops at the first error, which it reports through `emitError`.
+///
+/// Chains of one precedence level (`a + b - c`, `a * b / c`, `p and q`) are
+/// parsed in a loop into one wide node, so their length is not limited. Every
+/// other nesting (parentheses, calls, indices, reduction bodies, unary minus
+/// and `not`) counts towards `maxDepth`; deeper input is an error at the
+/// token that passes it, so the recursive walks over the tree (here, in Sema
+/// and in IRGen) are bounded.
 class Parser {
 public:
-  Parser(llvm::StringRef buffer, DiagnosticFn emitError)
-      : lexer(buffer), emitError(std::move(emitError)) {
+  Parser(llvm::StringRef buffer, DiagnosticFn emitError,
+         unsigned maxDepth = kDefaultMaxExpressionDepth)
+      : lexer(buffer), emitError(std::move(emitError)), maxDepth(maxDepth) {
     tok = lexer.next();
   }
 
@@ -36,6 +47,8 @@ private:
   bool parseIndexBinding(std::unique_ptr<IndexBinding> &binding, bool isReduction);
 
   std::unique_ptr<Expr> parseExpr();
+  std::unique_ptr<Expr> parseLogicalChain(TokenKind op, Expr::Kind kind,
+                                          std::unique_ptr<Expr> (Parser::*operand)());
   std::unique_ptr<Expr> parseOr();
   std::unique_ptr<Expr> parseAnd();
   std::unique_ptr<Expr> parseNot();
@@ -67,9 +80,22 @@ private:
   }
   bool errorAtToken(const llvm::Twine &message);
 
+  /// Counts one level of nesting for its lifetime; false when that passes
+  /// the limit (the error is reported).
+  struct DepthGuard {
+    explicit DepthGuard(Parser &p) : p(p), ok(p.enterNesting()) {}
+    ~DepthGuard() { --p.depth; }
+    explicit operator bool() const { return ok; }
+    Parser &p;
+    bool ok;
+  };
+  bool enterNesting();
+
   Lexer lexer;
   Token tok;
   DiagnosticFn emitError;
+  unsigned maxDepth;
+  unsigned depth = 0;
   bool failed = false;
   /// Index variables bound in the enclosing scopes (the left-hand side and
   /// the reductions being parsed): used to tell `max(k) e` from `max(a, b)`.

@@ -41,9 +41,21 @@ public:
 
 private:
   bool checkSizes(const Statement &stmt);
+  /// Checks that no integer arithmetic of `e` (index expressions, their
+  /// constants) can overflow int64 over the ranges of the index variables.
+  bool checkIndexArithmetic(Expr *e);
+  /// The range [lo, hi] of the integer expression `e`, or of the prefix of
+  /// its first `numOps` operators when it is a Binary chain; nullopt after
+  /// reporting an overflow.
+  std::optional<std::pair<int64_t, int64_t>> indexRange(Expr *e, size_t numOps);
+  LLVM_ATTRIBUTE_NOINLINE void reportOverflow(llvm::SMLoc loc, const char *op);
   bool resolve(std::unique_ptr<Expr> &e);
+  LLVM_ATTRIBUTE_NOINLINE bool resolveNode(Expr *e);
   bool typeCheck(Expr *e);
+  LLVM_ATTRIBUTE_NOINLINE bool typeCheckNode(Expr *e);
   bool inferExtents(Expr *e);
+  LLVM_ATTRIBUTE_NOINLINE bool inferExtentsNode(Expr *e);
+  LLVM_ATTRIBUTE_NOINLINE bool checkReductionExtents(Expr *e);
   bool setInferred(IndexBinding *b, int64_t extent, llvm::SMLoc loc,
                    llvm::StringRef tensor);
   mlir::InFlightDiagnostic error(llvm::SMLoc loc, const llvm::Twine &message);

@@ -58,8 +58,75 @@ static llvm::Expected<TensorSpec> specOf(Type type, const llvm::Twine &what) {
                                                 tensor.getShape().end())};
 }
 
+/// `file:line:col: ` for a file location, else "".
+static std::string locationPrefix(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().strref() + ":" + llvm::Twine(file.getLine()) + ":" +
+            llvm::Twine(file.getColumn()) + ": ")
+        .str();
+  return "";
+}
+
+/// Rejects a cycle of func.call ops among the module's functions: compiled,
+/// a recursive call runs until it overflows the stack (neo functions have no
+/// conditions to end a recursion on tensors).
+static llvm::Error checkNoRecursion(ModuleOp module) {
+  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> calls;
+  for (auto func : module.getOps<func::FuncOp>())
+    func.walk([&](func::CallOp call) { calls[func].push_back(call); });
+  if (calls.empty())
+    return llvm::Error::success();
+  // Iterative depth-first search: 1 on the current path, 2 done.
+  llvm::DenseMap<Operation *, int> state;
+  struct Frame {
+    func::FuncOp func;
+    size_t next = 0;
+    func::CallOp via; // the call that entered this function
+  };
+  for (auto root : module.getOps<func::FuncOp>()) {
+    if (state.lookup(root))
+      continue;
+    SmallVector<Frame> stack{{root, 0, {}}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      Frame &top = stack.back();
+      auto out = calls.find(top.func);
+      if (out == calls.end() || top.next == out->second.size()) {
+        state[top.func] = 2;
+        stack.pop_back();
+        continue;
+      }
+      func::CallOp call = out->second[top.next++];
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee)
+        continue;
+      int s = state.lookup(callee);
+      if (s == 2)
+        continue;
+      if (s == 1) {
+        std::string path;
+        bool on = false;
+        for (Frame &f : stack) {
+          on = on || f.func == callee;
+          if (on)
+            path += ("'" + f.func.getName() + "' -> ").str();
+        }
+        path += ("'" + callee.getName() + "'").str();
+        return makeError(locationPrefix(call.getLoc()) + "recursive call: " + path +
+                         " is a cycle of calls; Neo cannot compile recursive functions");
+      }
+      state[callee] = 1;
+      stack.push_back({callee, 0, call});
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<FunctionSignature>>
 mlir::neo::runtime::getSignatures(ModuleOp module) {
+  // Every tool and API that runs a module asks for its signatures first.
+  if (llvm::Error err = checkNoRecursion(module))
+    return std::move(err);
   std::vector<FunctionSignature> signatures;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isPrivate() || func.isExternal())

@@ -11,6 +11,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir {
@@ -46,6 +47,10 @@ static void cleanUp(func::FuncOp func) { canonicalizeWithAllPatterns(func); }
 FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
                                                            const AutodiffOptions &options) {
   MLIRContext *ctx = func.getContext();
+  // The ops it creates (a function without neo ops, such as one that returns
+  // its argument twice, may come from a context that has not loaded them;
+  // the pass declares them as dependent dialects).
+  ctx->loadDialect<NeoDialect, arith::ArithDialect, math::MathDialect>();
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitError("neo-autodiff needs a function with a single-block body"), failure();
   FunctionType type = func.getFunctionType();
@@ -67,11 +72,45 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
                  << " arguments)",
              failure();
 
+  // The names of the new functions, checked before anything is created: a
+  // name that is empty or taken would make a module with an invalid or an
+  // ambiguous symbol (and callers that look the gradient up by name would
+  // find some other function).
+  std::string combinedName = expandName(options.combinedName, func.getName());
+  std::string gradName = expandName(options.gradName, func.getName());
+  if (combinedName.empty() || gradName.empty())
+    return func.emitError("neo-autodiff: ")
+               << (gradName.empty() ? "grad-name" : "combined-name") << " '"
+               << (gradName.empty() ? options.gradName : options.combinedName)
+               << "' gives an empty function name",
+           failure();
+  if (combinedName == gradName)
+    return func.emitError("neo-autodiff: grad-name and combined-name both give '")
+               << gradName << "': the gradient and the combined function need different names",
+           failure();
+  if (Operation *table = SymbolTable::getNearestSymbolTable(func->getParentOp()))
+    for (const std::string &name : {combinedName, gradName})
+      if (Operation *other = SymbolTable::lookupSymbolIn(table, name)) {
+        InFlightDiagnostic diag =
+            func.emitError("neo-autodiff: cannot name the ")
+            << (name == gradName ? "gradient" : "combined function") << " of '" << func.getName()
+            << "' '" << name << "': a symbol of that name already exists (set "
+            << (name == gradName ? "grad-name" : "combined-name") << " to another name)";
+        diag.attachNote(other->getLoc()) << "the existing symbol";
+        return failure();
+      }
+
   // The combined function: a copy of f with one dy argument per result.
   OpBuilder moduleBuilder(ctx);
   moduleBuilder.setInsertionPointAfter(func);
   auto combined = cast<func::FuncOp>(moduleBuilder.clone(*func));
-  combined.setName(expandName(options.combinedName, func.getName()));
+  combined.setName(combinedName);
+  // On failure the module is left as it was.
+  bool succeeded = false;
+  auto eraseOnFailure = llvm::make_scope_exit([&] {
+    if (!succeeded)
+      combined.erase();
+  });
   inlineFusedOps(combined);
   Block &entry = combined.getBody().front();
   unsigned numInputs = type.getNumInputs(), numResults = type.getNumResults();
@@ -164,7 +203,7 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
   // The gradient function: the combined one without the forward results.
   moduleBuilder.setInsertionPointAfter(combined);
   auto grad = cast<func::FuncOp>(moduleBuilder.clone(*combined));
-  grad.setName(expandName(options.gradName, func.getName()));
+  grad.setName(gradName);
   auto gradRet = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
   SmallVector<Value> gradResults(gradRet.getOperands().drop_front(numResults));
   OpBuilder gb(gradRet);
@@ -177,18 +216,7 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
     gradResultAttrs.push_back(combined.getResultAttrDict(numResults + j));
   grad.setAllResultAttrs(gradResultAttrs);
 
-  // Unique names in the module.
-  if (auto module = func->getParentOfType<ModuleOp>()) {
-    SymbolTable table(module);
-    for (func::FuncOp f : {combined, grad}) {
-      Operation *other = table.lookup(f.getName());
-      if (other && other != f.getOperation())
-        return f.emitError("neo-autodiff: a function named '")
-                   << f.getName() << "' already exists",
-               failure();
-    }
-  }
-
+  succeeded = true;
   cleanUp(combined);
   cleanUp(grad);
   return AutodiffResult{grad, combined};

@@ -17,6 +17,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -480,8 +482,13 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
   // Tidy the new bodies (dead index ops, constants) and fold copies.
   canonicalizeWithAllPatterns(func);
   unsigned rowKernels = 0;
-  if (rowBlocks.minBlocks > 0)
-    rowKernels = formRowBlocks(func, rowBlocks);
+  if (rowBlocks.minBlocks > 0) {
+    // Row grouping has max-seconds too, like saturation and extraction; when
+    // it is up, the groups formed so far are built.
+    RowBlockOptions rows = rowBlocks;
+    rows.deadline = eq::detail::deadlineAfter(std::chrono::steady_clock::now(), limits.maxSeconds);
+    rowKernels = formRowBlocks(func, rows);
+  }
   auto [kernelsAfter, bytesAfter] = kernelsAndBytes(func);
 
   llvm::json::Object extractors;
@@ -538,6 +545,26 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       }
     if (rowBlocks && (minRowBlocks < 1 || rowBlockBytes < 1)) {
       module.emitError("neo-eqsat-fuse: min-row-blocks and row-block-bytes must be positive");
+      return signalPassFailure();
+    }
+    // Numeric options: NaN and infinities would reach GLPK and the cost model
+    // (GLPK aborts the process on a NaN time limit).
+    auto checkNumber = [&](StringRef name, double value, bool allowNegative, StringRef what) {
+      if (std::isfinite(value) && (allowNegative || value >= 0))
+        return true;
+      char got[32];
+      std::snprintf(got, sizeof(got), "%g", value); // nan, inf, -1
+      module.emitError("neo-eqsat-fuse: ") << name << " must be " << what << ", got " << got;
+      return false;
+    };
+    if (!checkNumber("max-seconds", maxSeconds, false, "a finite number of seconds >= 0") ||
+        !checkNumber("bandwidth", bandwidth, false, "finite and >= 0 (0: the target's default)") ||
+        !checkNumber("peak", peak, false, "finite and >= 0 (0: the target's default)") ||
+        !checkNumber("launch", launch, true, "finite (negative: the target's default)") ||
+        !checkNumber("activation-weight", activationWeight, false, "finite and >= 0"))
+      return signalPassFailure();
+    if (!function.empty() && !module.lookupSymbol<func::FuncOp>(function)) {
+      module.emitError("neo-eqsat-fuse: no function named '") << function << "'";
       return signalPassFailure();
     }
     CostParams params;

@@ -17,6 +17,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -104,6 +105,9 @@ struct RowBlockOptions {
   int64_t minBlocks = 4;
   /// Most bytes of results and row-sliced operands per block.
   int64_t blockBytes = 256 * 1024;
+  /// When grouping stops: the groups formed by then are kept (each merge is
+  /// checked on its own, so any prefix of them is valid).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 /// Groups the kernels of `func` that share their leading parallel dim and

@@ -25,6 +25,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <algorithm>
+#include <iterator>
+
 using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::fusion;
@@ -69,16 +72,24 @@ private:
     return u;
   }
   bool tryMerge(unsigned a, unsigned b);
+  /// Whether the time for grouping is up (checked between merges).
+  bool outOfTime() {
+    if (!timedOut && std::chrono::steady_clock::now() >= options.deadline)
+      timedOut = true;
+    return timedOut;
+  }
   SmallVector<unsigned> groupOf(unsigned u);
   void build(ArrayRef<unsigned> group);
 
   func::FuncOp func;
   RowBlockOptions options;
+  bool timedOut = false;
   std::vector<Unit> units;
   llvm::DenseMap<Value, unsigned> producer; // result -> unit
   llvm::DenseMap<Operation *, unsigned> unitOf;
   std::vector<SmallVector<unsigned>> users; // unit -> consumer units
   std::vector<unsigned> parent;             // union-find over units
+  std::vector<SmallVector<unsigned>> members; // of each union-find root, in order
 };
 
 void RowGrouper::collect() {
@@ -168,14 +179,7 @@ void RowGrouper::collect() {
   }
 }
 
-SmallVector<unsigned> RowGrouper::groupOf(unsigned u) {
-  SmallVector<unsigned> out;
-  unsigned leader = find(u);
-  for (unsigned x = 0; x < units.size(); ++x)
-    if (find(x) == leader)
-      out.push_back(x);
-  return out;
-}
+SmallVector<unsigned> RowGrouper::groupOf(unsigned u) { return members[find(u)]; }
 
 bool RowGrouper::internalReadsOk(ArrayRef<unsigned> group) {
   llvm::DenseSet<unsigned> in(group.begin(), group.end());
@@ -237,7 +241,14 @@ bool RowGrouper::tryMerge(unsigned a, unsigned b) {
   both.append(gb.begin(), gb.end());
   if (!internalReadsOk(both) || reaches(ga, gb) || reaches(gb, ga))
     return false;
-  parent[find(a)] = find(b);
+  unsigned from = find(a), to = find(b);
+  parent[from] = to;
+  // The members of a group, in unit (program) order.
+  SmallVector<unsigned> merged;
+  std::merge(members[from].begin(), members[from].end(), members[to].begin(), members[to].end(),
+             std::back_inserter(merged));
+  members[to] = std::move(merged);
+  members[from].clear();
   return true;
 }
 
@@ -325,12 +336,20 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
 unsigned RowGrouper::run() {
   collect();
   parent.resize(units.size());
-  for (unsigned u = 0; u < units.size(); ++u)
+  members.resize(units.size());
+  for (unsigned u = 0; u < units.size(); ++u) {
     parent[u] = u;
+    members[u] = {u};
+  }
   // Producer-consumer pairs first, then kernels that read a common value.
-  for (unsigned p = 0; p < units.size(); ++p)
-    for (unsigned c : users[p])
+  // Each merge is checked on its own, so stopping at the deadline keeps a
+  // valid grouping: the merges made so far.
+  for (unsigned p = 0; p < units.size() && !outOfTime(); ++p)
+    for (unsigned c : users[p]) {
+      if (outOfTime())
+        break;
       tryMerge(p, c);
+    }
   // Kernels that read a common value: by row, one block of it in cache
   // serves both; read whole (the weights that a convolution's forward and
   // data-gradient share), it is read once per block for both, and one
@@ -341,7 +360,7 @@ unsigned RowGrouper::run() {
       if (Value v = valueOf(id, r); readers[v].empty() || readers[v].back() != id)
         readers[v].push_back(id);
   for (auto &[v, rs] : readers)
-    for (size_t i = 0; i + 1 < rs.size(); ++i)
+    for (size_t i = 0; i + 1 < rs.size() && !outOfTime(); ++i)
       tryMerge(rs[i], rs[i + 1]);
 
   SmallVector<SmallVector<unsigned>> toBuild;

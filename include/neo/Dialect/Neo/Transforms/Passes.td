@@ -27,7 +27,8 @@ def NeoAutodiff : Pass<"neo-autodiff", "ModuleOp"> {
     values used several times are summed. A read whose map cannot be inverted
     falls back to the dense scatter form with a remark naming the op.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+  let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Function to differentiate (default: every public function)">,
@@ -78,7 +79,7 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     writes a JSON report (saturation, rules, kernels and bytes before and
     after, the costs of each extractor).
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::arith::ArithDialect"];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Function to rewrite (default: every function)">,
