@@ -99,6 +99,51 @@ llvm::Error CandidateRecords::write(const tuning::RecordSet &set) {
   return llvm::Error::success();
 }
 
+/// The typed neo.schedule of schedule fields for the task's op.
+static FailureOr<Attribute> typedSchedule(MLIRContext *ctx, const OpTask &task,
+                                          const tuning::ScheduleFields &fields,
+                                          std::string &error) {
+  if (task.tunable.kind == TunableOp::Kind::Gemm) {
+    auto s = gemmScheduleFromFields(fields, task.tunable.gemm.vectorWidth, error);
+    if (failed(s))
+      return failure();
+    return scheduleAttr(ctx, *s);
+  }
+  auto s = genericScheduleFromFields(fields, error);
+  if (failed(s))
+    return failure();
+  return scheduleAttr(ctx, *s);
+}
+
+/// The module to compile for a candidate: a single op's module gets the
+/// schedule as the neo.schedule of its neo.compute (it follows the op to its
+/// linalg op), in memory; a fused kernel's schedule goes through the
+/// candidate records file, which the engine applies by key.
+static FailureOr<OwningOpRef<ModuleOp>>
+candidateModule(const OpTask &task, const std::optional<tuning::ScheduleFields> &schedule,
+                CandidateRecords &records, std::string &error) {
+  OwningOpRef<ModuleOp> module = task.module.get().clone();
+  if (task.numOps > 1 || !schedule) {
+    if (llvm::Error err = schedule ? records.set(task.tunable.key, *schedule) : records.clear()) {
+      error = llvm::toString(std::move(err));
+      return failure();
+    }
+    return module;
+  }
+  if (llvm::Error err = records.clear()) {
+    error = llvm::toString(std::move(err));
+    return failure();
+  }
+  FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, *schedule, error);
+  if (failed(attr))
+    return failure();
+  ComputeOp last;
+  module->walk([&](ComputeOp op) { last = op; });
+  if (last)
+    last->setAttr(kSchedule, *attr);
+  return module;
+}
+
 struct EngineMeasurer::Buffers : KernelBuffers {};
 
 EngineMeasurer::EngineMeasurer(OpTask &task, ScheduleOf scheduleOf, const MeasureOptions &options,
@@ -127,13 +172,12 @@ std::optional<double> EngineMeasurer::time(const std::optional<tuning::ScheduleF
       return std::nullopt;
     }
   }
-  if (llvm::Error err = schedule ? records.set(task.tunable.key, *schedule) : records.clear()) {
-    error = llvm::toString(std::move(err));
+  FailureOr<OwningOpRef<ModuleOp>> module = candidateModule(task, schedule, records, error);
+  if (failed(module))
     return std::nullopt;
-  }
   // A fresh engine per candidate: its code is freed with it.
   Engine engine(options.engine);
-  auto exe = engine.compile(*task.module);
+  auto exe = engine.compile(**module);
   if (!exe) {
     error = llvm::toString(exe.takeError());
     return std::nullopt;
@@ -194,12 +238,19 @@ Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFiel
     result.how =
         "interpreter, reduced to " +
         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
-    // The reduced op has another key: the schedule goes on the op itself.
-    DictionaryAttr attr = scheduleAttr(module->getContext(), task.tunable.kind, schedule);
-    module->walk([&](ComputeOp op) { op->setAttr(kSchedule, attr); });
   }
   result.status = Verification::Status::Failed;
-  if (llvm::Error err = records.set(task.tunable.key, schedule)) {
+  if (task.numOps == 1) {
+    // The schedule goes on the op itself (the reduced op has another key).
+    if (llvm::Error err = records.clear()) {
+      result.message = llvm::toString(std::move(err));
+      return result;
+    }
+    FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, schedule, result.message);
+    if (failed(attr))
+      return result;
+    module->walk([&](ComputeOp op) { op->setAttr(kSchedule, *attr); });
+  } else if (llvm::Error err = records.set(task.tunable.key, schedule)) {
     result.message = llvm::toString(std::move(err));
     return result;
   }

@@ -40,7 +40,7 @@ struct GemmShape {
 class GemmCostModel : public CostModel {
 public:
   /// `maxThreads`: the threads of the target; `validate` (optional) checks
-  /// the schedule fields a point stands for (e.g. GemmSchedule::isValid).
+  /// the schedule fields a point stands for (beyond the rules of NeoScheduleRules, which check() applies).
   GemmCostModel(GemmShape shape, HostCaches caches, int64_t maxThreads,
                 FieldsValidator validate = {});
 

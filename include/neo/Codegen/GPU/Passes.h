@@ -1,7 +1,7 @@
 //===- Passes.h - GPU code generation passes --------------------*- C++ -*-===//
 //
-// neo-gpu-map (linalg on buffers to gpu.launch kernels), neo-gpu-finalize and
-// neo-gpu-merge-modules (kernel modules after outlining and NVVM lowering).
+// neo-gpu-select-schedules (the schedule of each op, once), neo-gpu-map (linalg
+// on buffers to gpu.launch kernels), neo-gpu-finalize and neo-gpu-merge-modules (kernel modules after outlining and NVVM lowering).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_CODEGEN_GPU_PASSES_H
@@ -17,12 +17,14 @@ namespace gpu {
 class GPUDialect;
 class GPUModuleOp;
 } // namespace gpu
+namespace linalg { class LinalgDialect; }
 namespace math { class MathDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }
 
 namespace neo {
+class NeoDialect;
 
 #define GEN_PASS_DECL
 #include "neo/Codegen/GPU/Passes.h.inc"
