@@ -184,7 +184,15 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         GemmSchedule gemm = gemmAttr.getParams();
         if (serial)
           gemm.threads = 1;
-        // The generators check the schedule against the op's vector width.
+        // The rule for the op's vector width (the generators' own check).
+        Type elem = op.getNumDpsInits() == 1
+                        ? getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())
+                        : Type();
+        if (std::string error = schedules::checkCpuGemm(gemm, elem ? cpuGemmVectorWidth(elem) : 0);
+            !error.empty()) {
+          op->emitOpError("invalid cpu_gemm schedule: ") << error;
+          return signalPassFailure();
+        }
         if (succeeded(generateGemm(rewriter, op, gemm)) ||
             succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
           continue;

@@ -1,4 +1,4 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-map))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-select-schedules,neo-gpu-map))' | FileCheck %s
 
 // A matmul: one launch of 128x128 tiles (16 x 32 of them) with two
 // shared-memory tiles.
@@ -81,7 +81,7 @@ func.func @scale(%x: memref<1000xf32>, %y: memref<1000xf32>) {
 // CHECK: gpu.subgroup_mma_store_matrix
 // CHECK: {neo.kernel = "gemm_mma"}
 func.func @scheduled(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>) {
-  linalg.matmul {neo.schedule = {gpu_gemm = {mma = "tf32"}}}
+  linalg.matmul {neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32, mma = "tf32">}
       ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>)
   return
 }
