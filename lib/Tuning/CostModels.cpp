@@ -92,7 +92,8 @@ std::string GemmCostModel::check(const Point &p) const {
   if (p[kMR] > 32 || p[kNV] > 8 || p[kMCTiles] > schedules::kMaxCacheBlockElements ||
       p[kNCTiles] > schedules::kMaxCacheBlockElements)
     return "the register tile must have 1 <= mr <= 32 and at most 8 vectors, and cache blocks "
-           "at most " + std::to_string(schedules::kMaxCacheBlockElements) + " tiles";
+           "at most " +
+           std::to_string(schedules::kMaxCacheBlockElements) + " tiles";
   ScheduleFields s = toSchedule(p);
   if (std::string error = schedules::checkCpuGemm(toParams(s), shape.vectorWidth); !error.empty())
     return error;

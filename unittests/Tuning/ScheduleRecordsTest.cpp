@@ -76,9 +76,10 @@ TEST(ScheduleRecords, KeysOfGemmsAndGenericOps) {
   // attribute) have the same keys.
   MLIRContext other(registry);
   std::string renamed = kProgram;
-  for (auto [from, to] : {std::pair<std::string, std::string>{"%v", "%value"},
-                          {"@f", "@g"},
-                          {"attrs = {neo.schedule = #neo.cpu_generic<vector = 4, threads = 2>}", ""}}) {
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"%v", "%value"},
+        {"@f", "@g"},
+        {"attrs = {neo.schedule = #neo.cpu_generic<vector = 4, threads = 2>}", ""}}) {
     for (size_t at = renamed.find(from); at != std::string::npos;
          at = renamed.find(from, at + to.size()))
       renamed.replace(at, from.size(), to);

@@ -38,8 +38,7 @@ namespace {
 /// the generic one.
 enum class OpClass { Gemm, ImplicitGemm, Generic };
 
-struct NeoSelectSchedulesPass
-    : public neo::impl::NeoSelectSchedulesBase<NeoSelectSchedulesPass> {
+struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSelectSchedulesPass> {
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *ctx) override {

@@ -214,6 +214,8 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         continue;
       tileGeneric(rewriter, op, generic);
     }
+    // Applied: what is left of the ops (untiled ones, tiles) drops it.
+    func.walk([](linalg::LinalgOp op) { op->removeAttr(kSchedule); });
   }
 };
 

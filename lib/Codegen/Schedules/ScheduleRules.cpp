@@ -63,8 +63,8 @@ std::string mlir::neo::schedules::checkGpuGemm(const GpuGemmParams &p, GpuGemmKe
   }
   if (kernel == GpuGemmKernel::Simt) {
     int64_t threads = (p.bm / p.tm) * (p.bn / p.tn);
-    if (p.bm % p.tm || p.bn % p.tn || threads < 32 || threads > 1024 ||
-        (p.bm * p.bk) % threads || (p.bk * p.bn) % threads)
+    if (p.bm % p.tm || p.bn % p.tn || threads < 32 || threads > 1024 || (p.bm * p.bk) % threads ||
+        (p.bk * p.bn) % threads)
       return "the SIMT tile needs tm, tn in {4, 8, 12, 16} dividing bm, bn, between 32 and 1024 "
              "threads, and bm*bk and bk*bn multiples of the thread count";
   }
@@ -96,7 +96,7 @@ bool mlir::neo::schedules::parseGpuMma(const std::string &s, GpuMma &mma) {
 }
 
 CpuGemmBlocks mlir::neo::schedules::clampCpuGemmBlocks(const CpuGemmParams &p, int64_t batch,
-                                                      int64_t m, int64_t n, int64_t k) {
+                                                       int64_t m, int64_t n, int64_t k) {
   CpuGemmBlocks b;
   b.mc = std::min(p.mc, roundUp(m, p.mr));
   b.kc = std::min(p.kc, k);

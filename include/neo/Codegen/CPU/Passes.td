@@ -68,7 +68,8 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
     `neo-vectorize`. Ops inside an `scf.forall` or marked `neo.serial` run
     serially whatever their schedule says. An op without a `neo.schedule` is
     left as it is (it becomes plain loops later); any other attribute there
-    is an error. See docs/schedules.md.
+    is an error. The schedules are consumed: no linalg op keeps its
+    `neo.schedule` after the pass. See docs/schedules.md.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",

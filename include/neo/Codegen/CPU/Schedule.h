@@ -44,7 +44,6 @@ struct GenericSchedule {
 /// f32, 8 otherwise).
 int64_t cpuGemmVectorWidth(Type type);
 
-
 /// If `op` is a contraction that the GEMM generator handles (analyzeGemm
 /// accepts it, with f32 or f64 operands of one element type), replaces it by
 /// packed, register-blocked loops. Returns failure (and leaves the op)

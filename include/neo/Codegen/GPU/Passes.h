@@ -1,7 +1,8 @@
 //===- Passes.h - GPU code generation passes --------------------*- C++ -*-===//
 //
-// neo-gpu-select-schedules (the schedule of each op, once), neo-gpu-map (linalg
-// on buffers to gpu.launch kernels), neo-gpu-finalize and neo-gpu-merge-modules (kernel modules after outlining and NVVM lowering).
+// neo-gpu-select-schedules (the schedule of each op, once), neo-gpu-map
+// (linalg on buffers to gpu.launch kernels), neo-gpu-finalize and
+// neo-gpu-merge-modules (kernel modules after outlining and NVVM lowering).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_CODEGEN_GPU_PASSES_H

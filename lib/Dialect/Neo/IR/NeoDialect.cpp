@@ -63,9 +63,9 @@ static LogicalResult checked(function_ref<InFlightDiagnostic()> emitError, Strin
   return emitError() << "invalid " << what << " schedule: " << reason;
 }
 
-LogicalResult CpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                          int64_t mr, int64_t nr, int64_t mc, int64_t nc,
-                                          int64_t kc, int64_t threads) {
+LogicalResult CpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t mr,
+                                          int64_t nr, int64_t mc, int64_t nc, int64_t kc,
+                                          int64_t threads) {
   return checked(emitError, "cpu_gemm",
                  schedules::checkCpuGemm({mr, nr, mc, nc, kc, threads}, /*vectorWidth=*/0));
 }
@@ -75,9 +75,9 @@ LogicalResult CpuGenericScheduleAttr::verify(function_ref<InFlightDiagnostic()> 
   return checked(emitError, "cpu_generic", schedules::checkCpuGeneric({vector, threads}));
 }
 
-LogicalResult GpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                          int64_t bm, int64_t bn, int64_t bk, int64_t tm,
-                                          int64_t tn, int64_t wm, int64_t wn, StringRef mma,
+LogicalResult GpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bm,
+                                          int64_t bn, int64_t bk, int64_t tm, int64_t tn,
+                                          int64_t wm, int64_t wn, StringRef mma,
                                           int64_t minBlocks) {
   schedules::GpuGemmParams p;
   p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
