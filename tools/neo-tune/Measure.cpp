@@ -70,7 +70,14 @@ llvm::Expected<std::unique_ptr<CandidateRecords>> CandidateRecords::create(std::
       new CandidateRecords(std::string(path), std::move(target)));
 }
 
-CandidateRecords::~CandidateRecords() { llvm::sys::fs::remove(path); }
+llvm::Expected<std::unique_ptr<CandidateRecords>> CandidateRecords::inMemory() {
+  return std::unique_ptr<CandidateRecords>(new CandidateRecords("", ""));
+}
+
+CandidateRecords::~CandidateRecords() {
+  if (!path.empty())
+    llvm::sys::fs::remove(path);
+}
 
 llvm::Error CandidateRecords::set(const std::string &key, const tuning::ScheduleFields &schedule) {
   tuning::Record record;
@@ -86,6 +93,11 @@ llvm::Error CandidateRecords::set(const std::string &key, const tuning::Schedule
 llvm::Error CandidateRecords::clear() { return write(tuning::RecordSet()); }
 
 llvm::Error CandidateRecords::write(const tuning::RecordSet &set) {
+  if (path.empty()) {
+    if (set.empty())
+      return llvm::Error::success();
+    return llvm::createStringError("no candidate records file (no fused kernels to tune)");
+  }
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (!ec) {
