@@ -65,14 +65,16 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   if (options.stopAfter == "bufferize")
     return;
 
-  // Phase 3: the schedule (GEMM kernels, threads, vector tiles).
+  // Phase 3: the schedule, selected once (neo-select-schedules) and applied
+  // (GEMM kernels, threads, vector tiles).
   if (options.schedule) {
-    NeoTileOptions tile;
-    tile.implicitGemm = options.implicitGemm;
-    tile.threads = options.threads;
-    tile.records = options.tuningRecords;
-    tile.target = options.tuningTarget;
-    pm.addNestedPass<func::FuncOp>(createNeoTile(tile));
+    NeoSelectSchedulesOptions select;
+    select.implicitGemm = options.implicitGemm;
+    select.threads = options.threads;
+    select.records = options.tuningRecords;
+    select.target = options.tuningTarget;
+    pm.addNestedPass<func::FuncOp>(createNeoSelectSchedules(select));
+    pm.addNestedPass<func::FuncOp>(createNeoTile());
     pm.addNestedPass<func::FuncOp>(createNeoVectorize());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -119,11 +121,25 @@ void mlir::neo::registerNeoPipelines() {
         "Lower neo IR to the LLVM dialect for the host CPU (see "
         "docs/flow.md, docs/schedules.md)",
         buildNeoLowerToCpuPipeline);
-    PassPipelineRegistration<GpuPipelineOptions>(
+    // neo-lower-to-ptx checks its options before it builds (a bad `format`
+    // is an error, not a pass that reports one and succeeds).
+    registerPassPipeline(
         "neo-lower-to-ptx",
         "Lower neo IR to GPU kernels in PTX (gpu.binary) and a host function of "
         "launches (see docs/gpu.md)",
-        buildNeoLowerToPtxPipeline);
+        [](OpPassManager &pm, StringRef optionsStr,
+           function_ref<LogicalResult(const Twine &)> errorHandler) {
+          GpuPipelineOptions options;
+          if (failed(options.parseFromString(optionsStr)))
+            return failure();
+          if (std::string error = checkGpuPipelineOptions(options); !error.empty())
+            return errorHandler("neo-lower-to-ptx: " + error);
+          buildNeoLowerToPtxPipeline(pm, options);
+          return success();
+        },
+        [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+          optHandler(GpuPipelineOptions());
+        });
     return true;
   }();
   (void)registered;

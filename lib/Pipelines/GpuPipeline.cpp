@@ -14,6 +14,16 @@
 
 using namespace mlir;
 
+std::string mlir::neo::checkGpuPipelineOptions(const GpuPipelineOptions &options) {
+  const std::string &format = options.format;
+  if (!format.empty() && format != "isa" && format != "bin" && format != "fatbin" &&
+      format != "offload" && format != "llvm")
+    return "format must be isa, bin, fatbin, offload, llvm or empty, not '" + format + "'";
+  if (options.gemmTile.size() > 7)
+    return "gemm-tile takes at most 7 values (bm,bn,bk,tm,tn,wm,wn)";
+  return "";
+}
+
 void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
@@ -24,16 +34,19 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   if (options.stopAfter == "bufferize")
     return;
 
-  // Phase 3: every linalg op becomes a launch with constant sizes.
-  NeoGpuMapOptions map;
-  map.mma = options.mma;
-  int64_t *fields[] = {&map.bm, &map.bn, &map.bk, &map.tm, &map.tn, &map.wm, &map.wn};
+  // Phase 3: every linalg op gets its schedule (neo-gpu-select-schedules) and
+  // becomes a launch with constant sizes.
+  NeoGpuSelectSchedulesOptions select;
+  select.mma = options.mma;
+  int64_t *fields[] = {&select.bm, &select.bn, &select.bk, &select.tm,
+                       &select.tn, &select.wm, &select.wn};
   for (auto [i, v] : llvm::enumerate(options.gemmTile))
     if (i < std::size(fields))
       *fields[i] = v;
   if (!options.gemmTile.empty())
-    map.minBlocks = 0; // an explicit schedule
-  pm.addNestedPass<func::FuncOp>(createNeoGpuMap(map));
+    select.minBlocks = 0; // an explicit schedule
+  pm.addNestedPass<func::FuncOp>(createNeoGpuSelectSchedules(select));
+  pm.addNestedPass<func::FuncOp>(createNeoGpuMap());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.stopAfter == "gpu")

@@ -1,10 +1,12 @@
-//===- CostModels.cpp - Analytical cost models of neo-tile's schedules ----===//
+//===- CostModels.cpp - Analytical cost models of the CPU schedules -------===//
 #include "neo/Tuning/CostModels.h"
+#include "neo/Codegen/Schedules/ScheduleRules.h"
 
 #include <algorithm>
 #include <cmath>
 
 using namespace mlir::neo::tuning;
+namespace schedules = mlir::neo::schedules;
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t roundUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
@@ -32,6 +34,18 @@ static constexpr double kHz = 3e9;
 
 // Parameter order.
 enum { kMR, kNV, kMCTiles, kNCTiles, kKC, kThreads };
+
+/// The rule library's view of schedule fields (a missing field reads 0).
+static schedules::CpuGemmParams toParams(const ScheduleFields &s) {
+  auto get = [&](const char *name) -> int64_t {
+    auto it = s.find(name);
+    return it == s.end() ? 0 : it->second;
+  };
+  schedules::CpuGemmParams p;
+  p.mr = get("mr"), p.nr = get("nr"), p.mc = get("mc"), p.nc = get("nc"), p.kc = get("kc");
+  p.threads = get("threads");
+  return p;
+}
 
 GemmCostModel::GemmCostModel(GemmShape shape, HostCaches caches, int64_t maxThreads,
                              FieldsValidator validate)
@@ -74,26 +88,31 @@ std::string GemmCostModel::check(const Point &p) const {
     return "parameters must be positive";
   if (p[kThreads] < 1 || p[kThreads] > maxThreads)
     return "threads must be between 1 and " + std::to_string(maxThreads);
-  if (p[kNV] > 8 || p[kMR] * p[kNV] > 30)
-    return "the register tile needs more than 30 vector registers";
+  // Bounded before the products of toSchedule are formed.
+  if (p[kMR] > 32 || p[kNV] > 8 || p[kMCTiles] > schedules::kMaxCacheBlockElements ||
+      p[kNCTiles] > schedules::kMaxCacheBlockElements)
+    return "the register tile must have 1 <= mr <= 32 and at most 8 vectors, and cache blocks "
+           "at most " +
+           std::to_string(schedules::kMaxCacheBlockElements) + " tiles";
   ScheduleFields s = toSchedule(p);
-  if (s["mc"] * s["kc"] > (int64_t(1) << 24) || s["nc"] * s["kc"] > (int64_t(1) << 24))
-    return "cache blocks are too large";
+  if (std::string error = schedules::checkCpuGemm(toParams(s), shape.vectorWidth); !error.empty())
+    return error;
   return validate ? validate(s) : "";
 }
 
 GemmCostModel::Blocks GemmCostModel::effectiveBlocks(const Point &p) const {
-  // As GemmCodegen.cpp clamps them.
+  // As the generators clamp them (the one rule of NeoScheduleRules).
   Blocks b;
-  b.mr = p[kMR];
-  b.nr = p[kNV] * shape.vectorWidth;
-  b.mc = std::min(b.mr * p[kMCTiles], roundUp(shape.m, b.mr));
-  b.kc = std::min(p[kKC], shape.k);
-  b.nc = std::min(b.nr * p[kNCTiles], roundUp(shape.n, b.nr));
+  schedules::CpuGemmParams params = toParams(toSchedule(p));
+  b.mr = params.mr;
+  b.nr = params.nr;
+  schedules::CpuGemmBlocks blocks =
+      schedules::clampCpuGemmBlocks(params, shape.batch, shape.m, shape.n, shape.k);
+  b.mc = blocks.mc;
+  b.kc = blocks.kc;
+  b.nc = blocks.nc;
   int64_t threads = p[kThreads];
-  if (threads > 1 && shape.batch < threads && shape.n >= 2 * b.nr)
-    b.nc = std::min(b.nc, roundUp(ceilDiv(shape.n, threads), b.nr));
-  int64_t tasks = shape.batch * ceilDiv(shape.n, b.nc);
+  int64_t tasks = shape.batch * blocks.numJc;
   b.parallel = threads > 1 && tasks > 1;
   b.workers = b.parallel ? std::min({threads, caches.cores, tasks}) : 1;
   return b;
@@ -179,9 +198,10 @@ std::optional<Point> GenericCostModel::fromSchedule(const ScheduleFields &s) con
 std::string GenericCostModel::check(const Point &p) const {
   if (p.size() != params.size())
     return "wrong number of parameters";
-  if (p[kVector] < 1 || p[kVector] > 64)
-    return "vector must be between 1 and 64";
-  if (p[kGenericThreads] < 1 || p[kGenericThreads] > maxThreads)
+  if (std::string error = schedules::checkCpuGeneric({p[kVector], p[kGenericThreads]});
+      !error.empty())
+    return error;
+  if (p[kGenericThreads] > maxThreads)
     return "threads must be between 1 and " + std::to_string(maxThreads);
   return validate ? validate(toSchedule(p)) : "";
 }

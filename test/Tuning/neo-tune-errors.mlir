@@ -41,7 +41,7 @@ func.func @mm(%a: tensor<20x8xf32>, %b: tensor<8x24xf32>) -> tensor<20x24xf32> {
 func.func @fixed(%a: tensor<20x8xf32>, %b: tensor<8x24xf32>) -> tensor<20x24xf32> {
   %c = neo.compute ins(%a, %b : tensor<20x8xf32>, tensor<8x24xf32>) space [20, 24] sum [8]
          maps [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>]
-         -> tensor<20x24xf32> attributes {neo.schedule = {gemm = {mr = 4, nr = 16, mc = 8, nc = 16, kc = 8, threads = 1}}} {
+         -> tensor<20x24xf32> attributes {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 16, mc = 8, nc = 16, kc = 8, threads = 1>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32

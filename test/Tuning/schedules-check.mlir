@@ -37,7 +37,7 @@
 func.func @mm_edges(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor<67x53xf32> {
   %c = neo.compute ins(%a, %b : tensor<67x45xf32>, tensor<45x53xf32>) space [67, 53] sum [45]
          maps [#mk, #kn] -> tensor<67x53xf32>
-         attributes {neo.schedule = {gemm = {mr = 5, nr = 32, mc = 15, nc = 64, kc = 7, threads = 2}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 5, nr = 32, mc = 15, nc = 64, kc = 7, threads = 2>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32
@@ -48,7 +48,7 @@ func.func @mm_edges(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor<67x5
 func.func @mm_tiny_tiles(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor<67x53xf32> {
   %c = neo.compute ins(%a, %b : tensor<67x45xf32>, tensor<45x53xf32>) space [67, 53] sum [45]
          maps [#mk, #kn] -> tensor<67x53xf32>
-         attributes {neo.schedule = {gemm = {mr = 1, nr = 16, mc = 1, nc = 16, kc = 1, threads = 1}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 1, nr = 16, mc = 1, nc = 16, kc = 1, threads = 1>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32
@@ -59,7 +59,7 @@ func.func @mm_tiny_tiles(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor
 func.func @mm_large_tiles(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor<67x53xf32> {
   %c = neo.compute ins(%a, %b : tensor<67x45xf32>, tensor<45x53xf32>) space [67, 53] sum [45]
          maps [#mk, #kn] -> tensor<67x53xf32>
-         attributes {neo.schedule = {gemm = {mr = 14, nr = 32, mc = 56, nc = 96, kc = 256, threads = 2}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 14, nr = 32, mc = 56, nc = 96, kc = 256, threads = 2>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32
@@ -70,7 +70,7 @@ func.func @mm_large_tiles(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tenso
 func.func @mm_wide(%a: tensor<67x45xf32>, %b: tensor<45x53xf32>) -> tensor<67x53xf32> {
   %c = neo.compute ins(%a, %b : tensor<67x45xf32>, tensor<45x53xf32>) space [67, 53] sum [45]
          maps [#mk, #kn] -> tensor<67x53xf32>
-         attributes {neo.schedule = {gemm = {mr = 3, nr = 128, mc = 9, nc = 128, kc = 13, threads = 2}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 3, nr = 128, mc = 9, nc = 128, kc = 13, threads = 2>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32
@@ -82,7 +82,7 @@ func.func @bmm(%a: tensor<3x17x19xf32>, %b: tensor<3x19x21xf32>) -> tensor<3x17x
   %c = neo.compute ins(%a, %b : tensor<3x17x19xf32>, tensor<3x19x21xf32>) space [3, 17, 21] sum [19]
          maps [affine_map<(b, i, j, k) -> (b, i, k)>, affine_map<(b, i, j, k) -> (b, k, j)>]
          -> tensor<3x17x21xf32>
-         attributes {neo.schedule = {gemm = {mr = 3, nr = 16, mc = 9, nc = 32, kc = 5, threads = 2}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 3, nr = 16, mc = 9, nc = 32, kc = 5, threads = 2>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32
@@ -94,7 +94,7 @@ func.func @bmm(%a: tensor<3x17x19xf32>, %b: tensor<3x19x21xf32>) -> tensor<3x17x
 func.func @mm_bt(%a: tensor<29x31xf32>, %b: tensor<23x31xf32>) -> tensor<29x23xf32> {
   %c = neo.compute ins(%a, %b : tensor<29x31xf32>, tensor<23x31xf32>) space [29, 23] sum [31]
          maps [#mk, #nk] -> tensor<29x23xf32>
-         attributes {neo.schedule = {gemm = {mr = 6, nr = 16, mc = 12, nc = 16, kc = 9, threads = 2}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 16, mc = 12, nc = 16, kc = 9, threads = 2>} {
   ^bb0(%x: f32, %y: f32):
     %m = arith.mulf %x, %y : f32
     neo.yield %m : f32
@@ -105,7 +105,7 @@ func.func @mm_bt(%a: tensor<29x31xf32>, %b: tensor<23x31xf32>) -> tensor<29x23xf
 func.func @mm_f64(%a: tensor<33x17xf64>, %b: tensor<17x41xf64>) -> tensor<33x41xf64> {
   %c = neo.compute ins(%a, %b : tensor<33x17xf64>, tensor<17x41xf64>) space [33, 41] sum [17]
          maps [#mk, #kn] -> tensor<33x41xf64>
-         attributes {neo.schedule = {gemm = {mr = 3, nr = 24, mc = 6, nc = 48, kc = 10, threads = 2}}} {
+         attributes {neo.schedule = #neo.cpu_gemm<mr = 3, nr = 24, mc = 6, nc = 48, kc = 10, threads = 2>} {
   ^bb0(%x: f64, %y: f64):
     %m = arith.mulf %x, %y : f64
     neo.yield %m : f64
@@ -116,7 +116,7 @@ func.func @mm_f64(%a: tensor<33x17xf64>, %b: tensor<17x41xf64>) -> tensor<33x41x
 func.func @tanh_v7(%x: tensor<37x29xf32>) -> tensor<37x29xf32> {
   %y = neo.compute ins(%x : tensor<37x29xf32>) space [37, 29]
          maps [affine_map<(i, j) -> (i, j)>] -> tensor<37x29xf32>
-         attributes {neo.schedule = {vector = 7, threads = 2}} {
+         attributes {neo.schedule = #neo.cpu_generic<vector = 7, threads = 2>} {
   ^bb0(%v: f32):
     %t = math.tanh %v : f32
     neo.yield %t : f32
@@ -127,7 +127,7 @@ func.func @tanh_v7(%x: tensor<37x29xf32>) -> tensor<37x29xf32> {
 func.func @rowsum_v3(%x: tensor<37x29xf32>) -> tensor<37xf32> {
   %y = neo.compute ins(%x : tensor<37x29xf32>) space [37] sum [29]
          maps [affine_map<(i, k) -> (i, k)>] -> tensor<37xf32>
-         attributes {neo.schedule = {vector = 3, threads = 2}} {
+         attributes {neo.schedule = #neo.cpu_generic<vector = 3, threads = 2>} {
   ^bb0(%v: f32):
     %e = math.exp %v : f32
     neo.yield %e : f32
@@ -138,7 +138,7 @@ func.func @rowsum_v3(%x: tensor<37x29xf32>) -> tensor<37xf32> {
 func.func @tanh_v64(%x: tensor<37x29xf32>) -> tensor<37x29xf32> {
   %y = neo.compute ins(%x : tensor<37x29xf32>) space [37, 29]
          maps [affine_map<(i, j) -> (i, j)>] -> tensor<37x29xf32>
-         attributes {neo.schedule = {vector = 64, threads = 1}} {
+         attributes {neo.schedule = #neo.cpu_generic<vector = 64, threads = 1>} {
   ^bb0(%v: f32):
     %t = math.tanh %v : f32
     neo.yield %t : f32

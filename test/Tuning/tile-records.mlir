@@ -1,16 +1,16 @@
-// neo-tile takes the schedule of a contraction from tuning records when the
+// neo-select-schedules takes the schedule of a contraction from tuning records when the
 // op has no neo.schedule of its own; bad records are warnings, never errors.
 //
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-tile{records=%S/Inputs/records.json target=lit}))" 2>&1 | FileCheck %s
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-tile{records=%S/Inputs/records.json target=another-cpu/2threads}))" 2>&1 | FileCheck %s --check-prefix=OTHER
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-tile{records=%S/Inputs/records.json target=nowhere}))" 2>&1 | FileCheck %s --check-prefix=DEFAULT
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-tile{records=%S/Inputs/corrupt.json target=lit}))" 2>&1 | FileCheck %s --check-prefixes=CORRUPT,DEFAULT
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-tile{records=%S/Inputs/version2.json target=lit}))" 2>&1 | FileCheck %s --check-prefixes=VERSION,DEFAULT
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-tile{records=%t.missing.json target=lit}))" 2>&1 | FileCheck %s --check-prefixes=MISSING,DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/records.json target=lit},neo-tile))" 2>&1 | FileCheck %s
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/records.json target=another-cpu/2threads},neo-tile))" 2>&1 | FileCheck %s --check-prefix=OTHER
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/records.json target=nowhere},neo-tile))" 2>&1 | FileCheck %s --check-prefix=DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/corrupt.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=CORRUPT,DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/version2.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=VERSION,DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%t.missing.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=MISSING,DEFAULT
 
 // The two bad records for "lit" are reported; the record for another target is not.
-// CHECK-DAG: warning: neo-tile: {{.*}}records.json: record #2 ('gemm f32 batch=1 m=128 n=160 k=96 layout=mk,kn,mn') has an invalid schedule: the register tile needs more than 30 vector registers; ignored
-// CHECK-DAG: warning: neo-tile: {{.*}}records.json: record #3 ('gemm f32 batch=1 m=128 n=160 k=96 layout=mk,kn,mn') schedule field 'kc' is a string, not an integer; ignored
+// CHECK-DAG: warning: neo-select-schedules: {{.*}}records.json: record #2 ('gemm f32 batch=1 m=128 n=160 k=96 layout=mk,kn,mn') has an invalid schedule: the register tile needs more than 30 vector registers; ignored
+// CHECK-DAG: warning: neo-select-schedules: {{.*}}records.json: record #3 ('gemm f32 batch=1 m=128 n=160 k=96 layout=mk,kn,mn') schedule field 'kc' is a string, not an integer; ignored
 // CHECK-NOT: another-cpu
 
 // The recorded register tile (4 x 48), blocks (mc 32, nc 96, kc 40) and
@@ -30,9 +30,9 @@
 
 // Without a usable record: the default schedule (8 x 32, kc clamped to k = 96,
 // nc split for two threads).
-// CORRUPT: warning: neo-tile: {{.*}}corrupt.json: not a valid JSON file (parse error at line 4, column 1: {{.*}}); its records are ignored
-// VERSION: warning: neo-tile: {{.*}}version2.json: unsupported version 2 (this Neo reads version 1); the file is ignored
-// MISSING: warning: neo-tile: {{.*}}missing.json: cannot read the tuning records: No such file or directory
+// CORRUPT: warning: neo-select-schedules: {{.*}}corrupt.json: not a valid JSON file (parse error at line 4, column 1: {{.*}}); its records are ignored
+// VERSION: warning: neo-select-schedules: {{.*}}version2.json: unsupported version 2 (this Neo reads version 1); the file is ignored
+// MISSING: warning: neo-select-schedules: {{.*}}missing.json: cannot read the tuning records: No such file or directory
 // DEFAULT-LABEL: func.func @mm(
 // DEFAULT: scf.parallel
 // DEFAULT-DAG: memref.alloc() {{.*}} : memref<3x96x32xf32>
@@ -49,7 +49,7 @@ func.func @mm(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160
 // CHECK-DAG: memref.alloc() {{.*}} : memref<8x8x2xf32>
 // CHECK-DAG: memref.alloc() {{.*}} : memref<2x16xf32>
 func.func @explicit(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160xf32>) {
-  linalg.matmul {neo.schedule = {gemm = {mr = 2, nr = 16, mc = 16, nc = 32, kc = 8, threads = 1}}}
+  linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 2, nr = 16, mc = 16, nc = 32, kc = 8, threads = 1>}
       ins(%a, %b : memref<128x96xf32>, memref<96x160xf32>) outs(%c : memref<128x160xf32>)
   return
 }

@@ -308,9 +308,11 @@ int main(int argc, char **argv) {
   if (recordsFile.empty())
     warn("no --records FILE: the results are not saved");
 
-  // Candidates are compiled with a records file of their own (not the
-  // environment's), for the target the pipeline computes.
-  auto candidates = CandidateRecords::create(target);
+  // Single ops get their candidates in memory; kernels fused from several
+  // ops through a records file of their own (not the environment's), for the
+  // target the pipeline computes, created only when there are such kernels.
+  bool anyFused = llvm::any_of(*tasks, [](const OpTask &t) { return t.numOps > 1; });
+  auto candidates = anyFused ? CandidateRecords::create(target) : CandidateRecords::inMemory();
   if (!candidates)
     return fail(llvm::toString(candidates.takeError()));
   MeasureOptions measure;

@@ -1,5 +1,6 @@
 //===- ScheduleRecordsTest.cpp - Record keys of linalg ops ----------------===//
 #include "neo/Codegen/CPU/ScheduleRecords.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Registration.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -43,7 +44,7 @@ func.func @f(%a: memref<64x48xf32>, %b: memref<48x80xf32>, %c: memref<64x80xf32>
     linalg.yield %e : f32
   }
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<64x100xf32>) outs(%s : memref<64xf32>) attrs = {neo.schedule = {vector = 4}} {
+      ins(%x : memref<64x100xf32>) outs(%s : memref<64xf32>) attrs = {neo.schedule = #neo.cpu_generic<vector = 4, threads = 2>} {
   ^bb0(%v: f32, %o: f32):
     %m = arith.addf %v, %o : f32
     linalg.yield %m : f32
@@ -75,9 +76,10 @@ TEST(ScheduleRecords, KeysOfGemmsAndGenericOps) {
   // attribute) have the same keys.
   MLIRContext other(registry);
   std::string renamed = kProgram;
-  for (auto [from, to] : {std::pair<std::string, std::string>{"%v", "%value"},
-                          {"@f", "@g"},
-                          {"attrs = {neo.schedule = {vector = 4}}", ""}}) {
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"%v", "%value"},
+        {"@f", "@g"},
+        {"attrs = {neo.schedule = #neo.cpu_generic<vector = 4, threads = 2>}", ""}}) {
     for (size_t at = renamed.find(from); at != std::string::npos;
          at = renamed.find(from, at + to.size()))
       renamed.replace(at, from.size(), to);
@@ -100,14 +102,15 @@ TEST(ScheduleRecords, FieldsAndAttributes) {
   EXPECT_TRUE(failed(gemmScheduleFromFields(fields, 16, error)));
 
   MLIRContext ctx;
-  DictionaryAttr attr = scheduleAttr(&ctx, TunableOp::Kind::Gemm, toFields(gemm));
-  auto inner = attr.getAs<DictionaryAttr>("gemm");
-  ASSERT_TRUE(inner);
-  EXPECT_EQ(cast<IntegerAttr>(inner.get("mr")).getInt(), gemm.mr);
-  DictionaryAttr generic =
-      scheduleAttr(&ctx, TunableOp::Kind::Generic, toFields(GenericSchedule{8, 1}));
-  EXPECT_EQ(cast<IntegerAttr>(generic.get("vector")).getInt(), 8);
-  EXPECT_EQ(cast<IntegerAttr>(generic.get("threads")).getInt(), 1);
+  ctx.loadDialect<NeoDialect>();
+  auto attr = dyn_cast<CpuGemmScheduleAttr>(scheduleAttr(&ctx, gemm));
+  ASSERT_TRUE(attr);
+  EXPECT_EQ(attr.getMr(), gemm.mr);
+  EXPECT_EQ(attr.getKc(), gemm.kc);
+  auto generic = dyn_cast<CpuGenericScheduleAttr>(scheduleAttr(&ctx, GenericSchedule{8, 1}));
+  ASSERT_TRUE(generic);
+  EXPECT_EQ(generic.getVector(), 8);
+  EXPECT_EQ(generic.getThreads(), 1);
 }
 
 } // namespace

@@ -29,7 +29,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> schedule{
       *this, "schedule",
-      llvm::cl::desc("Run neo-tile and neo-vectorize (GEMM kernels, threads, vectors)"),
+      llvm::cl::desc("Run neo-select-schedules, neo-tile and neo-vectorize (GEMM kernels, "
+                     "threads, vectors)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> threads{
       *this, "threads",
@@ -37,7 +38,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(2)};
   PassOptions::Option<std::string> tuningRecords{
       *this, "tuning-records",
-      llvm::cl::desc("Tuning records (JSON) that neo-tile takes schedules from "
+      llvm::cl::desc("Tuning records (JSON) that neo-select-schedules takes schedules from "
                      "(see docs/schedules.md)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> tuningTarget{
@@ -53,7 +54,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 };
 
 /// neo -> linalg on tensors -> bufferization (functions take their results as
-/// out-params) -> schedule (neo-tile, neo-vectorize) -> loops (parallel ones
+/// out-params) -> schedule (neo-select-schedules, neo-tile, neo-vectorize) -> loops (parallel ones
 /// to OpenMP) -> LLVM dialect with the bare-pointer calling convention:
 /// `@f(in0, ..., out0, ...)`, each a pointer to the data.
 void buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
@@ -75,7 +76,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::init("auto")};
   PassOptions::ListOption<int64_t> gemmTile{
       *this, "gemm-tile",
-      llvm::cl::desc("GEMM kernel schedule bm,bn,bk,tm,tn,wm,wn (a prefix; see neo-gpu-map)")};
+      llvm::cl::desc("GEMM kernel schedule bm,bn,bk,tm,tn,wm,wn (a prefix; see "
+                     "neo-gpu-select-schedules)")};
   PassOptions::Option<bool> useNamedOps{
       *this, "use-named-ops",
       llvm::cl::desc("Lower matmul-shaped neo ops to linalg.matmul/batch_matmul"),
@@ -114,6 +116,11 @@ void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);
 /// function keeps memref.alloc and gpu.launch_func ops with constant sizes,
 /// which the bundle writer (lib/Runtime/GpuBundle) turns into a manifest.
 void buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// "" when the options of `neo-lower-to-ptx` are usable, else why not (an
+/// unknown `format`, ...). The schedule options (gemm-tile, mma) are
+/// neo-gpu-select-schedules' to check: it fails the pipeline on bad ones.
+std::string checkGpuPipelineOptions(const GpuPipelineOptions &options);
 
 /// Registers `neo-lower-to-cpu` and `neo-lower-to-ptx` (idempotent).
 void registerNeoPipelines();

@@ -40,7 +40,8 @@ struct GemmShape {
 class GemmCostModel : public CostModel {
 public:
   /// `maxThreads`: the threads of the target; `validate` (optional) checks
-  /// the schedule fields a point stands for (e.g. GemmSchedule::isValid).
+  /// the schedule fields a point stands for, beyond NeoScheduleRules'
+  /// checkCpuGemm, which check() applies first.
   GemmCostModel(GemmShape shape, HostCaches caches, int64_t maxThreads,
                 FieldsValidator validate = {});
 

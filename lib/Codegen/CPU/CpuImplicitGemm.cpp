@@ -48,19 +48,12 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
   Value C = op.getDpsInitOperand(0)->get();
   Type elem = cast<MemRefType>(C.getType()).getElementType();
   int64_t V = elem.isF32() ? 16 : 8;
-  std::string error;
-  if (!s.isValid(V, error))
-    return op->emitOpError("invalid gemm schedule: ") << error, failure();
+  if (std::string error = schedules::checkCpuGemm(s, V); !error.empty())
+    return op->emitOpError("invalid cpu_gemm schedule: ") << error, failure();
   int64_t batch = ig.problem.batch, M = ig.problem.m, N = ig.problem.n, K = ig.problem.k;
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
-  int64_t MC = std::min(s.mc, (M + MR - 1) / MR * MR);
-  int64_t KC = std::min(s.kc, K);
-  int64_t NC = std::min(s.nc, (N + NR - 1) / NR * NR);
-  if (s.threads > 1 && batch < s.threads && N >= 2 * NR) {
-    int64_t perThread = (N + s.threads - 1) / s.threads;
-    NC = std::min(NC, (perThread + NR - 1) / NR * NR);
-  }
-  int64_t numJc = (N + NC - 1) / NC;
+  schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
+  int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);

@@ -27,64 +27,7 @@
 using namespace mlir;
 using namespace mlir::neo;
 
-FailureOr<GemmSchedule> GemmSchedule::fromAttr(DictionaryAttr dict, std::string &error) {
-  GemmSchedule s;
-  for (NamedAttribute a : dict) {
-    auto v = dyn_cast<IntegerAttr>(a.getValue());
-    if (!v) {
-      error = "gemm schedule field '" + a.getName().str() + "' must be an integer";
-      return failure();
-    }
-    int64_t x = v.getInt();
-    StringRef n = a.getName().strref();
-    if (n == "mr") s.mr = x;
-    else if (n == "nr") s.nr = x;
-    else if (n == "mc") s.mc = x;
-    else if (n == "nc") s.nc = x;
-    else if (n == "kc") s.kc = x;
-    else if (n == "threads") s.threads = x;
-    else {
-      error = "unknown gemm schedule field '" + n.str() + "'";
-      return failure();
-    }
-  }
-  return s;
-}
-
-DictionaryAttr GemmSchedule::toAttr(MLIRContext *ctx) const {
-  Builder b(ctx);
-  return b.getDictionaryAttr({b.getNamedAttr("mr", b.getI64IntegerAttr(mr)),
-                              b.getNamedAttr("nr", b.getI64IntegerAttr(nr)),
-                              b.getNamedAttr("mc", b.getI64IntegerAttr(mc)),
-                              b.getNamedAttr("nc", b.getI64IntegerAttr(nc)),
-                              b.getNamedAttr("kc", b.getI64IntegerAttr(kc)),
-                              b.getNamedAttr("threads", b.getI64IntegerAttr(threads))});
-}
-
-bool GemmSchedule::isValid(int64_t vectorWidth, std::string &error) const {
-  if (mr < 1 || mr > 32 || nr < vectorWidth || nr % vectorWidth != 0 || nr / vectorWidth > 8) {
-    error = "the register tile must have 1 <= mr <= 32 and nr a multiple of " +
-            std::to_string(vectorWidth) + " of at most 8 vectors";
-    return false;
-  }
-  if (mr * (nr / vectorWidth) > 30) {
-    error = "the register tile needs more than 30 vector registers";
-    return false;
-  }
-  if (mc < mr || mc % mr != 0 || nc < nr || nc % nr != 0 || kc < 1) {
-    error = "cache blocks must be positive multiples of the register tile";
-    return false;
-  }
-  if (mc * kc > (int64_t(1) << 24) || nc * kc > (int64_t(1) << 24)) {
-    error = "cache blocks are too large";
-    return false;
-  }
-  if (threads < 1 || threads > 256) {
-    error = "threads must be between 1 and 256";
-    return false;
-  }
-  return true;
-}
+int64_t mlir::neo::cpuGemmVectorWidth(Type type) { return type.isF32() ? 16 : 8; }
 
 LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                       const GemmSchedule &s) {
@@ -100,23 +43,15 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   Type elem = LC.type.getElementType();
   int64_t V = problem.vectorWidth;
   int64_t batch = problem.batch, M = problem.m, N = problem.n, K = problem.k;
-  std::string error;
-  if (!s.isValid(V, error))
-    return op->emitOpError("invalid gemm schedule: ") << error, failure();
+  if (std::string error = schedules::checkCpuGemm(s, V); !error.empty())
+    return op->emitOpError("invalid cpu_gemm schedule: ") << error, failure();
 
   // Vector loads of B rows and direct stores of C tiles need n innermost.
   bool bRowsContiguous = LB.lastRole() == 2;
   bool cRowsContiguous = LC.lastRole() == 2;
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
-  int64_t MC = std::min(s.mc, (M + MR - 1) / MR * MR);
-  int64_t KC = std::min(s.kc, K);
-  // Enough N blocks for the threads when N allows it.
-  int64_t NC = std::min(s.nc, (N + NR - 1) / NR * NR);
-  if (s.threads > 1 && batch < s.threads && N >= 2 * NR) {
-    int64_t perThread = (N + s.threads - 1) / s.threads;
-    NC = std::min(NC, (perThread + NR - 1) / NR * NR);
-  }
-  int64_t numJc = (N + NC - 1) / NC;
+  schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
+  int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
   bool nExact = N % NR == 0 && NC % NR == 0;
   bool mExact = M % MR == 0 && MC % MR == 0;
 

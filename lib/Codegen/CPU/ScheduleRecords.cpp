@@ -1,5 +1,6 @@
 //===- ScheduleRecords.cpp - neo-tile's schedules as tuning records -------===//
 #include "neo/Codegen/CPU/ScheduleRecords.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -186,8 +187,10 @@ FailureOr<GemmSchedule> mlir::neo::gemmScheduleFromFields(const tuning::Schedule
                    {"nc", &s.nc},
                    {"kc", &s.kc},
                    {"threads", &s.threads}},
-                  error) ||
-      !s.isValid(vectorWidth, error))
+                  error))
+    return failure();
+  error = schedules::checkCpuGemm(s, vectorWidth);
+  if (!error.empty())
     return failure();
   return s;
 }
@@ -197,27 +200,18 @@ mlir::neo::genericScheduleFromFields(const tuning::ScheduleFields &fields, std::
   GenericSchedule s;
   if (!readFields(fields, {{"vector", &s.vectorSize}, {"threads", &s.threads}}, error))
     return failure();
-  if (s.vectorSize < 1 || s.vectorSize > 64) {
-    error = "vector must be between 1 and 64";
+  error = schedules::checkCpuGeneric({s.vectorSize, s.threads});
+  if (!error.empty())
     return failure();
-  }
-  if (s.threads < 1 || s.threads > 256) {
-    error = "threads must be between 1 and 256";
-    return failure();
-  }
   return s;
 }
 
-DictionaryAttr mlir::neo::scheduleAttr(MLIRContext *ctx, TunableOp::Kind kind,
-                                       const tuning::ScheduleFields &fields) {
-  Builder b(ctx);
-  SmallVector<NamedAttribute> entries;
-  for (const auto &[name, value] : fields)
-    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(value)));
-  DictionaryAttr dict = b.getDictionaryAttr(entries);
-  if (kind == TunableOp::Kind::Gemm)
-    return b.getDictionaryAttr({b.getNamedAttr("gemm", dict)});
-  return dict;
+Attribute mlir::neo::scheduleAttr(MLIRContext *ctx, const GemmSchedule &schedule) {
+  return CpuGemmScheduleAttr::get(ctx, schedule);
+}
+
+Attribute mlir::neo::scheduleAttr(MLIRContext *ctx, const GenericSchedule &schedule) {
+  return CpuGenericScheduleAttr::get(ctx, schedule.vectorSize, schedule.threads);
 }
 
 std::string mlir::neo::validateScheduleRecord(const tuning::Record &record) {

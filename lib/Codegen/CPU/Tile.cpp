@@ -1,8 +1,7 @@
 //===- Tile.cpp - neo-tile: CPU schedules of linalg ops --------------------===//
 #include "neo/Codegen/CPU/Passes.h"
 #include "neo/Codegen/CPU/Schedule.h"
-#include "neo/Codegen/CPU/ScheduleRecords.h"
-#include "neo/Tuning/Target.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -167,45 +166,6 @@ namespace {
 struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
   using Base::Base;
 
-  /// Loads the tuning records once; problems are warnings, never failures.
-  LogicalResult initialize(MLIRContext *ctx) override {
-    recordSet.reset();
-    if (records.empty())
-      return success();
-    tuning::LoadOptions options;
-    options.target = target.empty() ? tuning::hostTarget(threads) : std::string(target);
-    options.validate = validateScheduleRecord;
-    std::vector<tuning::Diagnostic> diagnostics;
-    auto set =
-        std::make_shared<tuning::RecordSet>(tuning::loadRecords(records, options, diagnostics));
-    Location loc = FileLineColLoc::get(ctx, records, 0, 0);
-    for (const tuning::Diagnostic &d : diagnostics)
-      if (d.severity == tuning::Diagnostic::Severity::Warning)
-        emitWarning(loc) << "neo-tile: " << d.message;
-    recordTarget = options.target;
-    if (!set->empty())
-      recordSet = std::move(set);
-    return success();
-  }
-
-  /// The recorded schedule of `op` for the target, if there is one.
-  void applyRecord(linalg::LinalgOp op, GemmSchedule &gemm, GenericSchedule &generic) {
-    std::optional<TunableOp> tunable = analyzeTunable(op);
-    if (!tunable)
-      return;
-    const tuning::Record *record = recordSet->lookup(tunable->key, recordTarget);
-    if (!record)
-      return;
-    std::string error;
-    if (tunable->kind == TunableOp::Kind::Gemm) {
-      if (auto s = gemmScheduleFromFields(record->schedule, tunable->gemm.vectorWidth, error);
-          succeeded(s))
-        gemm = *s;
-    } else if (auto s = genericScheduleFromFields(record->schedule, error); succeeded(s)) {
-      generic = *s;
-    }
-  }
-
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
@@ -215,63 +175,48 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
-      GemmSchedule gemm;
-      gemm.mr = gemmMR;
-      gemm.nr = gemmNR;
-      gemm.mc = gemmMC;
-      gemm.nc = gemmNC;
-      gemm.kc = gemmKC;
-      gemm.threads = threads;
-      GenericSchedule generic;
-      generic.vectorSize = vectorSize;
-      generic.threads = threads;
-      auto dict = op->getAttrOfType<DictionaryAttr>(kSchedule);
-      if (!dict && recordSet)
-        applyRecord(op, gemm, generic);
-      if (dict) {
-        std::string error;
-        if (auto g = dict.getAs<DictionaryAttr>("gemm")) {
-          auto parsed = GemmSchedule::fromAttr(g, error);
-          if (failed(parsed)) {
-            op->emitOpError("invalid neo.schedule: ") << error;
-            return signalPassFailure();
-          }
-          gemm = *parsed;
-        }
-        if (auto v = dict.getAs<IntegerAttr>("vector"))
-          generic.vectorSize = v.getInt();
-        if (auto t = dict.getAs<IntegerAttr>("threads"))
-          generic.threads = t.getInt();
-      }
+      Attribute attr = op->getAttr(kSchedule);
+      if (!attr)
+        continue; // Unscheduled: plain loops later.
       // Ops of a row-blocked kernel run inside its parallel block loop.
-      if (op->hasAttr("neo.serial") || op->getParentOfType<scf::ForallOp>())
-        gemm.threads = generic.threads = 1;
-      if (generic.vectorSize < 1 || generic.vectorSize > 64 || generic.threads < 1) {
-        op->emitOpError("invalid schedule: vector size must be 1 to 64 and threads >= 1");
+      bool serial = op->hasAttr("neo.serial") || op->getParentOfType<scf::ForallOp>();
+      if (auto gemmAttr = dyn_cast<CpuGemmScheduleAttr>(attr)) {
+        GemmSchedule gemm = gemmAttr.getParams();
+        if (serial)
+          gemm.threads = 1;
+        // The rule for the op's vector width (the generators' own check).
+        Type elem = op.getNumDpsInits() == 1
+                        ? getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())
+                        : Type();
+        if (std::string error = schedules::checkCpuGemm(gemm, elem ? cpuGemmVectorWidth(elem) : 0);
+            !error.empty()) {
+          op->emitOpError("invalid cpu_gemm schedule: ") << error;
+          return signalPassFailure();
+        }
+        if (succeeded(generateGemm(rewriter, op, gemm)) ||
+            succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
+          continue;
+        op->emitOpError("has a #neo.cpu_gemm schedule that the CPU GEMM generators cannot "
+                        "apply to it");
         return signalPassFailure();
       }
-      if (!dict && op.getNumDpsInits() == 1) {
-        // The defaults (and records) are for f32's 16 lanes: with f64's 8,
-        // narrow the register tile so that its accumulators fit.
-        if (auto t = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()))
-          if (t.getElementType().isF64())
-            while (gemm.nr > 8 && gemm.nr % 16 == 0 && gemm.mr * (gemm.nr / 8) > 30)
-              gemm.nr /= 2;
+      auto genericAttr = dyn_cast<CpuGenericScheduleAttr>(attr);
+      if (!genericAttr) {
+        op->emitOpError("neo.schedule must be a #neo.cpu_gemm or #neo.cpu_generic attribute "
+                        "(see neo-select-schedules), not ")
+            << attr;
+        return signalPassFailure();
       }
-      if (succeeded(generateGemm(rewriter, op, gemm)))
-        continue;
-      if (implicitGemm && succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
-        continue;
+      GenericSchedule generic;
+      generic.vectorSize = genericAttr.getVector();
+      generic.threads = serial ? 1 : genericAttr.getThreads();
       if (succeeded(generateCpuRowReduction(rewriter, op, generic.vectorSize, generic.threads)))
         continue;
       tileGeneric(rewriter, op, generic);
     }
+    // Applied: what is left of the ops (untiled ones, tiles) drops it.
+    func.walk([](linalg::LinalgOp op) { op->removeAttr(kSchedule); });
   }
-
-private:
-  /// Shared by the copies of the pass that run on several threads.
-  std::shared_ptr<const tuning::RecordSet> recordSet;
-  std::string recordTarget;
 };
 
 } // namespace

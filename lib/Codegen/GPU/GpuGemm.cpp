@@ -37,69 +37,27 @@ using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::gpukernel;
 
-FailureOr<GpuGemmSchedule> GpuGemmSchedule::fromAttr(DictionaryAttr dict, std::string &error) {
+GpuGemmSchedule GpuGemmSchedule::fromParams(const schedules::GpuGemmParams &p) {
   GpuGemmSchedule s;
-  for (NamedAttribute a : dict) {
-    StringRef n = a.getName().strref();
-    if (n == "mma") {
-      auto str = dyn_cast<StringAttr>(a.getValue());
-      if (!str || !llvm::is_contained({"none", "tf32", "auto"}, str.getValue())) {
-        error = "gpu gemm field 'mma' must be \"none\", \"tf32\" or \"auto\"";
-        return failure();
-      }
-      s.mma = str.getValue().str();
-      continue;
-    }
-    auto v = dyn_cast<IntegerAttr>(a.getValue());
-    if (!v) {
-      error = "gpu gemm field '" + n.str() + "' must be an integer";
-      return failure();
-    }
-    int64_t x = v.getInt();
-    if (n == "bm")
-      s.bm = x;
-    else if (n == "bn")
-      s.bn = x;
-    else if (n == "bk")
-      s.bk = x;
-    else if (n == "tm")
-      s.tm = x;
-    else if (n == "tn")
-      s.tn = x;
-    else if (n == "wm")
-      s.wm = x;
-    else if (n == "wn")
-      s.wn = x;
-    else {
-      error = "unknown gpu gemm field '" + n.str() + "'";
-      return failure();
-    }
-  }
+  s.bm = p.bm, s.bn = p.bn, s.bk = p.bk, s.tm = p.tm, s.tn = p.tn, s.wm = p.wm, s.wn = p.wn;
+  s.mma = schedules::toString(p.mma);
+  s.minBlocks = p.minBlocks;
   return s;
 }
 
 bool GpuGemmSchedule::isValid(bool tensorCores, std::string &error) const {
-  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (!pow2(bm) || !pow2(bn) || !pow2(bk) || bm > 256 || bn > 256 || bk > 64) {
-    error = "bm, bn (at most 256) and bk (at most 64) must be powers of two";
+  schedules::GpuGemmParams p;
+  p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
+  p.minBlocks = minBlocks;
+  if (!schedules::parseGpuMma(mma, p.mma)) {
+    error = "mma must be \"none\", \"tf32\" or \"auto\"";
     return false;
   }
-  if (tensorCores) {
-    if (wm % 16 || wn % 16 || wm < 16 || wn < 16 || bm % wm || bn % wn || bk % 16 ||
-        mmaThreads() > 1024 || (wm / 16) * (wn / 16) > 16) {
-      error = "tensor cores need wm, wn multiples of 16 dividing bm, bn, bk a multiple of 16, "
-              "at most 1024 threads and 16 accumulator tiles per warp";
-      return false;
-    }
-    return true;
-  }
-  if (tm % 4 || tn % 4 || tm > 16 || tn > 16 || bm % tm || bn % tn || simtThreads() < 32 ||
-      simtThreads() > 1024 || (bm * bk) % simtThreads() || (bk * bn) % simtThreads()) {
-    error = "the SIMT tile needs tm, tn in {4, 8, 12, 16} dividing bm, bn, between 32 and 1024 "
-            "threads, and bm*bk and bk*bn multiples of the thread count";
-    return false;
-  }
-  return true;
+  error = schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any);
+  if (error.empty())
+    error = schedules::checkGpuGemm(p, tensorCores ? schedules::GpuGemmKernel::TensorCores
+                                                   : schedules::GpuGemmKernel::Simt);
+  return error.empty();
 }
 
 namespace {
@@ -489,6 +447,20 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
                                 bool implicit) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
+  {
+    // The fields' own ranges first: the tile arithmetic below divides by them.
+    std::string error;
+    schedules::GpuGemmParams params;
+    params.bm = schedule.bm, params.bn = schedule.bn, params.bk = schedule.bk;
+    params.tm = schedule.tm, params.tn = schedule.tn, params.wm = schedule.wm;
+    params.wn = schedule.wn, params.minBlocks = schedule.minBlocks;
+    if (!schedules::parseGpuMma(schedule.mma, params.mma))
+      error = "mma must be \"none\", \"tf32\" or \"auto\"";
+    else
+      error = schedules::checkGpuGemm(params, schedules::GpuGemmKernel::Any);
+    if (!error.empty())
+      return op->emitOpError("invalid gpu_gemm schedule: ") << error, FailureOr<bool>(failure());
+  }
   if (p.batch > 65535 || (p.m + 63) / 64 > 65535)
     return false;
 
@@ -502,7 +474,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       s.bk = 32;
     std::string error;
     if (!s.isValid(/*tensorCores=*/true, error))
-      return op->emitOpError("invalid gpu gemm schedule: ") << error, FailureOr<bool>(failure());
+      return op->emitOpError("invalid gpu_gemm schedule: ") << error, FailureOr<bool>(failure());
     tensorCores = p.m % s.bm == 0 && p.n % s.bn == 0 && p.k % s.bk == 0 && cRowsContiguous &&
                   p.strides[2][kM] % 4 == 0;
     if (!tensorCores)
@@ -536,7 +508,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   if (!tensorCores) {
     std::string error;
     if (!s.isValid(/*tensorCores=*/false, error))
-      return op->emitOpError("invalid gpu gemm schedule: ") << error, FailureOr<bool>(failure());
+      return op->emitOpError("invalid gpu_gemm schedule: ") << error, FailureOr<bool>(failure());
   }
   {
     int64_t elemBytes = (tensorCores ? in : acc).getIntOrFloatBitWidth() / 8;
@@ -602,6 +574,21 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   };
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
                   /*implicit=*/false);
+}
+
+bool mlir::neo::isGpuGemmCandidate(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return false;
+  auto out = dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  if (!out || !(out.getElementType().isF32() || out.getElementType().isF64()))
+    return false;
+  if (FailureOr<GemmProblem> p = analyzeGemm(op); succeeded(p)) {
+    Value a = op.getDpsInputOperand(p->aInput)->get();
+    Value b = op.getDpsInputOperand(1 - p->aInput)->get();
+    if (isFlatViewable(a.getType()) && isFlatViewable(b.getType()) && isFlatViewable(out))
+      return true;
+  }
+  return analyzeImplicitGemm(op).has_value();
 }
 
 //===----------------------------------------------------------------------===//

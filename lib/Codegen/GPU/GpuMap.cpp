@@ -1,6 +1,7 @@
 //===- GpuMap.cpp - neo-gpu-map: linalg ops on buffers to GPU launches ----===//
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/GPU/Passes.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,40 +47,28 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
-      GpuGemmSchedule gemm;
-      gemm.bm = bm;
-      gemm.bn = bn;
-      gemm.bk = bk;
-      gemm.tm = tm;
-      gemm.tn = tn;
-      gemm.wm = wm;
-      gemm.wn = wn;
-      gemm.mma = mma;
-      gemm.minBlocks = minBlocks;
-      GpuGenericSchedule generic;
-      generic.blockSize = blockSize;
-      if (auto dict = op->getAttrOfType<DictionaryAttr>(kSchedule)) {
-        std::string error;
-        if (auto g = dict.getAs<DictionaryAttr>("gpu_gemm")) {
-          auto parsed = GpuGemmSchedule::fromAttr(g, error);
-          if (failed(parsed)) {
-            op->emitOpError("invalid neo.schedule: ") << error;
-            return signalPassFailure();
-          }
-          gemm = *parsed; // explicit: minBlocks stays 0
+      Attribute attr = op->getAttr(kSchedule);
+      if (!attr) {
+        op->emitOpError("has no neo.schedule: run neo-gpu-select-schedules first");
+        return signalPassFailure();
+      }
+      GpuGenericSchedule generic; // the blocks of GEMMs the kernels decline
+      auto gemmAttr = dyn_cast<GpuGemmScheduleAttr>(attr);
+      if (!gemmAttr) {
+        auto genericAttr = dyn_cast<GpuGenericScheduleAttr>(attr);
+        if (!genericAttr) {
+          op->emitOpError("neo.schedule must be a #neo.gpu_gemm or #neo.gpu_generic "
+                          "attribute (see neo-gpu-select-schedules), not ")
+              << attr;
+          return signalPassFailure();
         }
-        if (auto v = dict.getAs<IntegerAttr>("gpu_block"))
-          generic.blockSize = v.getInt();
+        generic.blockSize = genericAttr.getBlock();
+        rewriter.setInsertionPoint(op);
+        if (failed(generateGpuGeneric(rewriter, op, generic)))
+          return signalPassFailure();
+        continue;
       }
-      if (!llvm::is_contained({"none", "tf32", "auto"}, gemm.mma)) {
-        op->emitOpError("invalid GPU schedule: mma must be none, tf32 or auto");
-        return signalPassFailure();
-      }
-      if (generic.blockSize < 32 || generic.blockSize > 1024 || generic.blockSize % 32) {
-        op->emitOpError("invalid GPU schedule: the block size must be a multiple of 32 "
-                        "between 32 and 1024");
-        return signalPassFailure();
-      }
+      GpuGemmSchedule gemm = GpuGemmSchedule::fromParams(gemmAttr.getParams());
       rewriter.setInsertionPoint(op);
       FailureOr<bool> isGemm = generateGpuGemm(rewriter, op, gemm);
       if (failed(isGemm))

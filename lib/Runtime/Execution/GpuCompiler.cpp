@@ -309,6 +309,9 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
     return makeError("invalid neo-lower-to-ptx options '" + options.pipelineOptions +
                      "': " + optionErrors);
   pipelineOptions.format = "isa";
+  if (std::string error = checkGpuPipelineOptions(pipelineOptions); !error.empty())
+    return makeError("invalid neo-lower-to-ptx options '" + options.pipelineOptions +
+                     "': " + error);
   PassManager pm(&context);
   buildNeoLowerToPtxPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))

@@ -72,7 +72,14 @@ llvm::Expected<std::unique_ptr<CandidateRecords>> CandidateRecords::create(std::
       new CandidateRecords(std::string(path), std::move(target)));
 }
 
-CandidateRecords::~CandidateRecords() { llvm::sys::fs::remove(path); }
+llvm::Expected<std::unique_ptr<CandidateRecords>> CandidateRecords::inMemory() {
+  return std::unique_ptr<CandidateRecords>(new CandidateRecords("", ""));
+}
+
+CandidateRecords::~CandidateRecords() {
+  if (!path.empty())
+    llvm::sys::fs::remove(path);
+}
 
 llvm::Error CandidateRecords::set(const std::string &key, const tuning::ScheduleFields &schedule) {
   tuning::Record record;
@@ -88,10 +95,60 @@ llvm::Error CandidateRecords::set(const std::string &key, const tuning::Schedule
 llvm::Error CandidateRecords::clear() { return write(tuning::RecordSet()); }
 
 llvm::Error CandidateRecords::write(const tuning::RecordSet &set) {
+  if (path.empty()) {
+    if (set.empty())
+      return llvm::Error::success();
+    return llvm::createStringError("no candidate records file (no fused kernels to tune)");
+  }
   // Atomically, so that a compilation reading it never sees half a file.
   if (Status s = writeFileAtomically(path, {tuning::printRecords(set)}); !s.ok())
     return llvm::createStringError(std::make_error_code(std::errc::io_error), s.message());
   return llvm::Error::success();
+}
+
+/// The typed neo.schedule of schedule fields for the task's op.
+static FailureOr<Attribute> typedSchedule(MLIRContext *ctx, const OpTask &task,
+                                          const tuning::ScheduleFields &fields,
+                                          std::string &error) {
+  if (task.tunable.kind == TunableOp::Kind::Gemm) {
+    auto s = gemmScheduleFromFields(fields, task.tunable.gemm.vectorWidth, error);
+    if (failed(s))
+      return failure();
+    return scheduleAttr(ctx, *s);
+  }
+  auto s = genericScheduleFromFields(fields, error);
+  if (failed(s))
+    return failure();
+  return scheduleAttr(ctx, *s);
+}
+
+/// The module to compile for a candidate: a single op's module gets the
+/// schedule as the neo.schedule of its neo.compute (it follows the op to its
+/// linalg op), in memory; a fused kernel's schedule goes through the
+/// candidate records file, which the engine applies by key.
+static FailureOr<OwningOpRef<ModuleOp>>
+candidateModule(const OpTask &task, const std::optional<tuning::ScheduleFields> &schedule,
+                CandidateRecords &records, std::string &error) {
+  OwningOpRef<ModuleOp> module = task.module.get().clone();
+  if (task.numOps > 1 || !schedule) {
+    if (llvm::Error err = schedule ? records.set(task.tunable.key, *schedule) : records.clear()) {
+      error = llvm::toString(std::move(err));
+      return failure();
+    }
+    return module;
+  }
+  if (llvm::Error err = records.clear()) {
+    error = llvm::toString(std::move(err));
+    return failure();
+  }
+  FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, *schedule, error);
+  if (failed(attr))
+    return failure();
+  ComputeOp last;
+  module->walk([&](ComputeOp op) { last = op; });
+  if (last)
+    last->setAttr(kSchedule, *attr);
+  return module;
 }
 
 struct EngineMeasurer::Buffers : KernelBuffers {};
@@ -122,13 +179,12 @@ std::optional<double> EngineMeasurer::time(const std::optional<tuning::ScheduleF
       return std::nullopt;
     }
   }
-  if (llvm::Error err = schedule ? records.set(task.tunable.key, *schedule) : records.clear()) {
-    error = llvm::toString(std::move(err));
+  FailureOr<OwningOpRef<ModuleOp>> module = candidateModule(task, schedule, records, error);
+  if (failed(module))
     return std::nullopt;
-  }
   // A fresh engine per candidate: its code is freed with it.
   Engine engine(options.engine);
-  auto exe = engine.compile(*task.module);
+  auto exe = engine.compile(**module);
   if (!exe) {
     error = llvm::toString(exe.takeError());
     return std::nullopt;
@@ -178,12 +234,19 @@ Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFiel
     result.how =
         "interpreter, reduced to " +
         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
-    // The reduced op has another key: the schedule goes on the op itself.
-    DictionaryAttr attr = scheduleAttr(module->getContext(), task.tunable.kind, schedule);
-    module->walk([&](ComputeOp op) { op->setAttr(kSchedule, attr); });
   }
   result.status = Verification::Status::Failed;
-  if (llvm::Error err = records.set(task.tunable.key, schedule)) {
+  if (task.numOps == 1) {
+    // The schedule goes on the op itself (the reduced op has another key).
+    if (llvm::Error err = records.clear()) {
+      result.message = llvm::toString(std::move(err));
+      return result;
+    }
+    FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, schedule, result.message);
+    if (failed(attr))
+      return result;
+    module->walk([&](ComputeOp op) { op->setAttr(kSchedule, *attr); });
+  } else if (llvm::Error err = records.set(task.tunable.key, schedule)) {
     result.message = llvm::toString(std::move(err));
     return result;
   }

@@ -1,4 +1,4 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
 
 // neo-tile on contractions, with the default schedule (no neo.schedule, no
 // options): BLIS-style packed GEMMs. The register tile is 8 x 32 (two f32

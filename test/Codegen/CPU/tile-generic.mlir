@@ -1,4 +1,4 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
 
 // neo-tile on elementwise linalg ops with the default schedule (2 threads,
 // vectors of 16): the first parallel loop is split over threads

@@ -1,5 +1,5 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile{implicit-gemm=false}))' | FileCheck %s --check-prefix=OFF
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{implicit-gemm=false},neo-tile))' | FileCheck %s --check-prefix=OFF
 
 // neo-tile on a bilinear generic (a convolution), default schedule: an
 // implicit GEMM (CpuImplicitGemm.cpp). M = k (8 output channels), N = n*p*q

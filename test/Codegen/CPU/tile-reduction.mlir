@@ -1,4 +1,4 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
 
 // neo-tile on reductions (CpuReduction.cpp), default schedule: a vector
 // accumulator stays in registers across the reduction loop.

@@ -1,7 +1,7 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile{threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=32 gemm-nc=48 gemm-kc=16}))' | FileCheck %s --check-prefix=OPT
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=32 gemm-nc=48 gemm-kc=16},neo-tile))' | FileCheck %s --check-prefix=OPT
 
-// neo-tile with explicit schedules: an op's `neo.schedule` dictionary, or
+// neo-tile with explicit schedules: an op's typed `neo.schedule` attribute (kept by neo-select-schedules), or
 // the pass's options (which the dictionary overrides). Kept apart from the
 // default-schedule tests (tile-gemm.mlir, tile-generic.mlir) because the way
 // schedules are given is expected to change.
@@ -22,7 +22,7 @@
 // OPT-DAG: memref.alloc() {{.*}} : memref<3x16x16xf32>
 // OPT-DAG: memref.alloc() {{.*}} : memref<8x16x4xf32>
 func.func @gemm_dict(%a: memref<64x48xf32>, %b: memref<48x96xf32>, %c: memref<64x96xf32>) {
-  linalg.matmul {neo.schedule = {gemm = {mr = 4, nr = 16, mc = 32, nc = 48, kc = 16, threads = 1}}}
+  linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 16, mc = 32, nc = 48, kc = 16, threads = 1>}
       ins(%a, %b : memref<64x48xf32>, memref<48x96xf32>) outs(%c : memref<64x96xf32>)
   return
 }
@@ -61,7 +61,7 @@ func.func @generic_dict(%x: memref<8x40xf32>, %y: memref<8x40xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}
       ins(%x : memref<8x40xf32>) outs(%y : memref<8x40xf32>)
-      attrs = {neo.schedule = {vector = 8, threads = 4}} {
+      attrs = {neo.schedule = #neo.cpu_generic<vector = 8, threads = 4>} {
   ^bb0(%in: f32, %out: f32):
     %0 = arith.negf %in : f32
     linalg.yield %0 : f32

@@ -1,8 +1,9 @@
 //===- Passes.h - CPU code generation passes --------------------*- C++ -*-===//
 //
-// neo-tile, neo-vectorize and neo-fuse-elementwise: the passes that turn
-// linalg ops (on tensors or buffers) into packed GEMM kernels, threaded and
-// vectorized loops for the CPU. They never see a neo op.
+// neo-select-schedules, neo-tile, neo-vectorize and neo-fuse-elementwise:
+// the passes that turn linalg ops (on tensors or buffers) into packed GEMM
+// kernels, threaded and vectorized loops for the CPU. They never see a neo
+// op (only the neo dialect's schedule attributes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_CODEGEN_CPU_PASSES_H
@@ -20,6 +21,7 @@ namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }
 
 namespace neo {
+class NeoDialect;
 
 #define GEN_PASS_DECL
 #include "neo/Codegen/CPU/Passes.h.inc"

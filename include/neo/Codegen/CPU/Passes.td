@@ -4,25 +4,32 @@
 
 include "mlir/Pass/PassBase.td"
 
-def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
-  let summary = "Schedule linalg ops on buffers for the CPU: GEMM kernels, threads, vector tiles";
+def NeoSelectSchedules : Pass<"neo-select-schedules", "::mlir::func::FuncOp"> {
+  let summary = "Choose the CPU schedule of each linalg op on buffers (typed neo.schedule)";
   let description = [{
-    Runs after bufferization. `linalg.matmul` and `linalg.batch_matmul` become
-    packed, register-blocked loops (BLIS-style: A and B packed into panels, an
-    MR x NR tile of vector accumulators carried through the k loop), with the
-    outer N blocks split over threads. Other linalg ops get their outermost
-    parallel dim split over threads (`scf.forall`) and, when `linalg`'s
-    vectorizer accepts them, tiles of one vector along their innermost dim,
-    marked for `neo-vectorize`. An op's `neo.schedule` dictionary attribute
-    (`{gemm = {mr = 8, nr = 32, mc = 128, nc = 512, kc = 256, threads = 2}}`,
-    `{vector = 16, threads = 2}`) overrides the options; see docs/schedules.md.
-    With `records=FILE`, an op without that attribute whose signature (GEMM
-    problem or generic op) has a tuning record for the target gets the
-    recorded schedule; a corrupt or mismatched record is reported with a
-    warning and ignored.
+    Runs after bufferization, before `neo-tile`. Puts on every linalg op on
+    buffers a `neo.schedule` attribute that `neo-tile` applies:
+    `#neo.cpu_gemm<mr = 8, nr = 32, mc = 128, nc = 512, kc = 256, threads = 2>`
+    on contractions the packed GEMM generator handles and (with
+    `implicit-gemm`) on bilinear generics that run as implicit GEMMs,
+    `#neo.cpu_generic<vector = 16, threads = 2>` on every other op. The
+    schedule comes from, in order:
+
+    1. the op's own `neo.schedule` (written on a `neo.compute`, it follows it
+       to its linalg op): kept, and checked against the op (vector width of
+       its element type; a `#neo.cpu_gemm` on an op that is not a GEMM is an
+       error);
+    2. with `records=FILE`, the op's tuning record for the target (`target=`,
+       default: this host with `threads` threads); a corrupt or mismatched
+       record is reported with a warning and ignored;
+    3. the options (defaults). For f64 the default register tile narrows
+       until its accumulators fit in registers.
+
+    Ops marked `neo.serial` or inside an `scf.forall` (the members of a
+    row-blocked kernel) get `threads = 1`. An invalid option or schedule is
+    a pass failure. See docs/schedules.md.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::neo::NeoDialect"];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"2",
            "Ways to split the outer loops over threads (1: serial)">,
@@ -41,6 +48,32 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "Target of the records to use (default: this host with `threads` threads)">,
   ];
+}
+
+def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
+  let summary = "Apply the CPU schedules of linalg ops on buffers: GEMM kernels, threads, vector tiles";
+  let description = [{
+    Runs after `neo-select-schedules`, which decides; this pass only applies
+    the `neo.schedule` attribute of each linalg op on buffers.
+    `#neo.cpu_gemm<...>`: `linalg.matmul`, `linalg.batch_matmul` and other
+    contractions become packed, register-blocked loops (BLIS-style: A and B
+    packed into panels, an MR x NR tile of vector accumulators carried
+    through the k loop), with the outer N blocks split over threads;
+    bilinear generics (convolutions) become implicit GEMMs whose packing
+    gathers the operands; an op that neither generator accepts is an error.
+    `#neo.cpu_generic<vector = V, threads = T>`: row reductions keep vector
+    accumulators; other ops get their outermost parallel dim split over
+    threads (`scf.forall`) and, when `linalg`'s vectorizer accepts them,
+    tiles of one vector along their innermost dim, marked for
+    `neo-vectorize`. Ops inside an `scf.forall` or marked `neo.serial` run
+    serially whatever their schedule says. An op without a `neo.schedule` is
+    left as it is (it becomes plain loops later); any other attribute there
+    is an error. The schedules are consumed: no linalg op keeps its
+    `neo.schedule` after the pass. See docs/schedules.md.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::neo::NeoDialect"];
 }
 
 def NeoFuseElementwise : Pass<"neo-fuse-elementwise", "::mlir::func::FuncOp"> {

@@ -1,13 +1,15 @@
 //===- Schedule.h - CPU schedules of linalg ops -----------------*- C++ -*-===//
 //
 // A schedule says how neo-tile and neo-vectorize compile one linalg op for
-// the CPU. Schedules come from tuning records, from a `neo.schedule`
-// dictionary attribute on the op, or from defaults. See docs/schedules.md.
+// the CPU. neo-select-schedules puts one on each op as a typed `neo.schedule`
+// attribute (#neo.cpu_gemm, #neo.cpu_generic), from an explicit attribute,
+// tuning records or defaults; neo-tile applies it. See docs/schedules.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_CODEGEN_CPU_SCHEDULE_H
 #define NEO_CODEGEN_CPU_SCHEDULE_H
 
+#include "neo/Codegen/Schedules/ScheduleRules.h"
 #include "neo/Codegen/Utils/GemmAnalysis.h"
 
 #include "mlir/IR/Builders.h"
@@ -28,17 +30,8 @@ namespace neo {
 /// Packed, register-blocked matrix multiplication (BLIS-style): C[MxN] +=
 /// A[MxK] B[KxN] in blocks of MC x NC x KC, with A and B packed into
 /// contiguous panels and an MR x NR register tile of NR/V vectors per row.
-struct GemmSchedule {
-  int64_t mr = 8, nr = 32;            // register tile (nr: a multiple of the vector width)
-  int64_t mc = 128, nc = 512, kc = 256; // cache blocks
-  int64_t threads = 2;                // ways to split the outer loops (1: serial)
-
-  /// Reads fields from a dictionary {mr = 8, nr = 32, ...}; unknown keys fail.
-  static FailureOr<GemmSchedule> fromAttr(DictionaryAttr dict, std::string &error);
-  DictionaryAttr toAttr(MLIRContext *ctx) const;
-  /// Whether the parameters are usable for vectors of `vectorWidth` lanes.
-  bool isValid(int64_t vectorWidth, std::string &error) const;
-};
+/// What #neo.cpu_gemm holds; its rule is schedules::checkCpuGemm.
+using GemmSchedule = schedules::CpuGemmParams;
 
 /// Elementwise and reduction ops: the outermost parallel dim is split over
 /// `threads`, the innermost dim is vectorized by `vectorSize` lanes.
@@ -47,6 +40,9 @@ struct GenericSchedule {
   int64_t threads = 2;
 };
 
+/// The SIMD lanes the CPU GEMM generators use for elements of `type` (16 for
+/// f32, 8 otherwise).
+int64_t cpuGemmVectorWidth(Type type);
 
 /// If `op` is a contraction that the GEMM generator handles (analyzeGemm
 /// accepts it, with f32 or f64 operands of one element type), replaces it by

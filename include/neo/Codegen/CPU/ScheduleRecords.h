@@ -45,13 +45,13 @@ FailureOr<GemmSchedule> gemmScheduleFromFields(const tuning::ScheduleFields &fie
 FailureOr<GenericSchedule> genericScheduleFromFields(const tuning::ScheduleFields &fields,
                                                      std::string &error);
 
-/// The `neo.schedule` attribute that sets the schedule of `fields`:
-/// {gemm = {...}} for a GEMM, {vector = V, threads = T} otherwise.
-DictionaryAttr scheduleAttr(MLIRContext *ctx, TunableOp::Kind kind,
-                            const tuning::ScheduleFields &fields);
+/// The `neo.schedule` attribute of a schedule: #neo.cpu_gemm<...> or
+/// #neo.cpu_generic<...>.
+Attribute scheduleAttr(MLIRContext *ctx, const GemmSchedule &schedule);
+Attribute scheduleAttr(MLIRContext *ctx, const GenericSchedule &schedule);
 
 /// Checks the schedule of a record against its key (a tuning::Validator):
-/// "" when neo-tile can use it.
+/// "" when neo-select-schedules can use it.
 std::string validateScheduleRecord(const tuning::Record &record);
 
 } // namespace neo

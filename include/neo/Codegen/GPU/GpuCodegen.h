@@ -19,6 +19,7 @@
 #ifndef NEO_CODEGEN_GPU_GPUCODEGEN_H
 #define NEO_CODEGEN_GPU_GPUCODEGEN_H
 
+#include "neo/Codegen/Schedules/ScheduleRules.h"
 #include "neo/Codegen/Utils/GemmAnalysis.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -48,14 +49,18 @@ struct GpuGemmSchedule {
   /// Explicit schedules set 0.
   int64_t minBlocks = 0;
 
-  /// Reads {bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32,
-  /// mma = "auto"}; unknown keys fail.
-  static FailureOr<GpuGemmSchedule> fromAttr(DictionaryAttr dict, std::string &error);
-  /// Whether the parameters are consistent (for tensor cores when `mma`).
+  /// The schedule of a #neo.gpu_gemm attribute's parameters.
+  static GpuGemmSchedule fromParams(const schedules::GpuGemmParams &p);
+  /// Whether the parameters are usable for the kernel (tensor cores or
+  /// SIMT): schedules::checkGpuGemm.
   bool isValid(bool tensorCores, std::string &error) const;
   int64_t simtThreads() const { return (bm / tm) * (bn / tn); }
   int64_t mmaThreads() const { return (bm / wm) * (bn / wn) * 32; }
 };
+
+/// Whether neo-gpu-map runs `op` as a GEMM kernel (a contraction or an
+/// implicit GEMM with f32 or f64 results), i.e. takes a #neo.gpu_gemm.
+bool isGpuGemmCandidate(linalg::LinalgOp op);
 
 /// Elementwise ops and reductions.
 struct GpuGenericSchedule {

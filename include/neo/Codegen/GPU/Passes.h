@@ -1,6 +1,7 @@
 //===- Passes.h - GPU code generation passes --------------------*- C++ -*-===//
 //
-// neo-gpu-map (linalg on buffers to gpu.launch kernels), neo-gpu-finalize and
+// neo-gpu-select-schedules (the schedule of each op, once), neo-gpu-map
+// (linalg on buffers to gpu.launch kernels), neo-gpu-finalize and
 // neo-gpu-merge-modules (kernel modules after outlining and NVVM lowering).
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,7 @@ namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }
 
 namespace neo {
+class NeoDialect;
 
 #define GEN_PASS_DECL
 #include "neo/Codegen/GPU/Passes.h.inc"

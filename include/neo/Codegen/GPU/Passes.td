@@ -4,24 +4,23 @@
 
 include "mlir/Pass/PassBase.td"
 
-def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
-  let summary = "Map bufferized linalg ops onto GPU launches (GEMM tiles, pointwise, block reductions)";
+def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::FuncOp"> {
+  let summary = "Choose the GPU schedule of each bufferized linalg op (typed neo.schedule)";
   let description = [{
-    Runs after bufferization. Every linalg op (and memref.copy) of the function
-    becomes a `gpu.launch` with constant grid and block sizes: contractions
-    become block-tiled GEMM kernels with shared-memory operand tiles and
-    either SIMT register tiles or tensor cores (`gpu.subgroup_mma_*`);
-    reductions with a small parallel space run one block per output point;
-    the rest runs one thread per parallel point. An op's `neo.schedule`
-    dictionary may hold `gpu_gemm = {bm = 128, bn = 128, bk = 8, tm = 8, tn = 8,
-    wm = 64, wn = 32, mma = "auto"}` and `gpu_block = 256`. See docs/gpu.md.
+    Runs after bufferization, before `neo-gpu-map`. Turns `memref.copy` into
+    `linalg.copy` and puts on every linalg op outside a `gpu.launch` a
+    `neo.schedule` attribute that `neo-gpu-map` applies:
+    `#neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32,
+    mma = "auto", min_blocks = 264>` on contractions and bilinear generics
+    (implicit GEMMs) with f32 or f64 results, `#neo.gpu_generic<block = 256>`
+    on the rest. An op's own `neo.schedule` is kept (checked: a
+    `#neo.gpu_gemm` on an op that is not a GEMM is an error); else the
+    options decide. The default GEMM schedule carries `min_blocks` (the
+    kernel adapts its tiles, then splits K, on small problems); with any
+    `bm`...`wn` option given, or `min-blocks=0`, it is 0. An invalid option
+    or schedule is a pass failure. See docs/gpu.md, docs/schedules.md.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect", "::mlir::math::MathDialect",
-                           "::mlir::affine::AffineDialect",
-                           // memref.copy becomes linalg.copy before mapping.
-                           "::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::linalg::LinalgDialect"];
   let options = [
     Option<"bm", "bm", "int64_t", /*default=*/"128", "GEMM block tile rows">,
     Option<"bn", "bn", "int64_t", /*default=*/"128", "GEMM block tile columns">,
@@ -35,9 +34,32 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of elementwise and reduction kernels">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
-           "Below this many blocks, default GEMM schedules shrink their tiles and then "
-           "split K (0: never; ops with an explicit schedule never adapt)">,
+           "Below this many blocks, the default GEMM schedule shrinks its tiles and then "
+           "splits K (0: never; ops with an explicit schedule never adapt)">,
   ];
+}
+
+def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
+  let summary = "Apply the GPU schedules of bufferized linalg ops: GEMM tiles, pointwise, block reductions";
+  let description = [{
+    Runs after `neo-gpu-select-schedules`, which decides; this pass applies
+    the `neo.schedule` of every linalg op outside a `gpu.launch`, each
+    becoming a `gpu.launch` with constant grid and block sizes.
+    `#neo.gpu_gemm<...>`: contractions become block-tiled GEMM kernels with
+    shared-memory operand tiles and either SIMT register tiles or tensor
+    cores (`gpu.subgroup_mma_*`), bilinear generics implicit-GEMM kernels;
+    the schedule is checked against the kernel chosen (SIMT or tensor cores)
+    and its shared memory. A GEMM the kernels decline (a grid past the
+    launch limits) runs as a generic kernel of 256-thread blocks.
+    `#neo.gpu_generic<block = B>`: reductions with a small parallel space run
+    one block per output point, the rest one thread per parallel point.
+    An op without a `neo.schedule`, or with another attribute there, is an
+    error: every op must run on the GPU. See docs/gpu.md.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::math::MathDialect",
+                           "::mlir::affine::AffineDialect", "::mlir::neo::NeoDialect"];
 }
 
 def NeoGpuFinalize : Pass<"neo-gpu-finalize", "::mlir::gpu::GPUModuleOp"> {

@@ -15,15 +15,19 @@ namespace mlir {
 namespace neo {
 namespace tune {
 
-/// A records file holding just the candidate being compiled: the engine
-/// applies it by key, to the task's op or to the kernel fused from its ops.
+/// A records file holding just the candidate being compiled, for the kernels
+/// fused from several ops (the engine applies it by key); single ops get
+/// their candidate in memory, as the typed neo.schedule of their neo.compute,
+/// and leave this file empty.
 class CandidateRecords {
 public:
   /// A file in the system's temporary directory, removed by the destructor.
   static llvm::Expected<std::unique_ptr<CandidateRecords>> create(std::string target);
+  /// No file: clear() succeeds, set() fails (for runs without fused kernels).
+  static llvm::Expected<std::unique_ptr<CandidateRecords>> inMemory();
   ~CandidateRecords();
   llvm::Error set(const std::string &key, const tuning::ScheduleFields &schedule);
-  /// No record: neo-tile's defaults.
+  /// No record: neo-select-schedules' defaults.
   llvm::Error clear();
   const std::string &getPath() const { return path; }
 
@@ -41,8 +45,9 @@ struct MeasureOptions {
   uint64_t seed = 0;             // of the random inputs
 };
 
-/// Compiles the task's module with a candidate schedule (through `records`,
-/// the file that `options.engine.tuningRecords` names) and times it on
+/// Compiles the task's module with a candidate schedule (on the op itself,
+/// or for a fused kernel through `records`, the file that
+/// `options.engine.tuningRecords` names) and times it on
 /// random inputs: one warm-up run, then the median of up to `repeat` runs.
 class EngineMeasurer : public tuning::Measurer {
 public:
@@ -52,7 +57,7 @@ public:
   ~EngineMeasurer() override;
   std::optional<double> measure(const tuning::Point &p, double secondsLeft,
                                 std::string &error) override;
-  /// The time without a record (neo-tile's default schedule).
+  /// The time without a schedule (neo-select-schedules' default).
   std::optional<double> measureDefault(double secondsLeft, std::string &error);
 
 private:

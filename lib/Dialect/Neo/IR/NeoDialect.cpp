@@ -51,3 +51,43 @@ Operation *NeoDialect::materializeConstant(OpBuilder &builder, Attribute value,
       return arith::ConstantOp::create(builder, loc, type, typed);
   return nullptr;
 }
+
+//===----------------------------------------------------------------------===//
+// Schedule attributes: the rules are NeoScheduleRules'.
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checked(function_ref<InFlightDiagnostic()> emitError, StringRef what,
+                             const std::string &reason) {
+  if (reason.empty())
+    return success();
+  return emitError() << "invalid " << what << " schedule: " << reason;
+}
+
+LogicalResult CpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t mr,
+                                          int64_t nr, int64_t mc, int64_t nc, int64_t kc,
+                                          int64_t threads) {
+  return checked(emitError, "cpu_gemm",
+                 schedules::checkCpuGemm({mr, nr, mc, nc, kc, threads}, /*vectorWidth=*/0));
+}
+
+LogicalResult CpuGenericScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                             int64_t vector, int64_t threads) {
+  return checked(emitError, "cpu_generic", schedules::checkCpuGeneric({vector, threads}));
+}
+
+LogicalResult GpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bm,
+                                          int64_t bn, int64_t bk, int64_t tm, int64_t tn,
+                                          int64_t wm, int64_t wn, StringRef mma,
+                                          int64_t minBlocks) {
+  schedules::GpuGemmParams p;
+  p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
+  p.minBlocks = minBlocks;
+  if (!schedules::parseGpuMma(mma.str(), p.mma))
+    return emitError() << "invalid gpu_gemm schedule: mma must be \"none\", \"tf32\" or \"auto\"";
+  return checked(emitError, "gpu_gemm", schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any));
+}
+
+LogicalResult GpuGenericScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                             int64_t block) {
+  return checked(emitError, "gpu_generic", schedules::checkGpuGeneric({block}));
+}

@@ -4,6 +4,7 @@
 
 include "neo/Dialect/Neo/IR/NeoBase.td"
 include "mlir/IR/EnumAttr.td"
+include "neo/Dialect/Neo/IR/NeoScheduleAttrs.td"
 
 def Neo_ReductionKind : I32EnumAttr<"ReductionKind",
     "how a neo.compute combines the body's values over its reduction dims", [

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "neo/Codegen/Schedules/ScheduleRules.h"
 #include "neo/Dialect/Neo/IR/NeoDialect.h"
 
 #include <optional>

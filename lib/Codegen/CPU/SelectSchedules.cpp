@@ -1,0 +1,182 @@
+//===- SelectSchedules.cpp - neo-select-schedules: CPU schedules of ops ---===//
+//
+// Decides the schedule of every linalg op on buffers once, as a typed
+// `neo.schedule` attribute that neo-tile applies: the op's own attribute,
+// else its tuning record, else the pass options.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Codegen/CPU/Passes.h"
+#include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Tuning/Target.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOSELECTSCHEDULES
+#include "neo/Codegen/CPU/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
+
+/// The element type of the op's (first) output, or null.
+static Type outputElementType(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() == 0)
+    return Type();
+  return getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+}
+
+namespace {
+/// Which schedule an op takes: the GEMM generator's, the implicit GEMM's or
+/// the generic one.
+enum class OpClass { Gemm, ImplicitGemm, Generic };
+
+struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSelectSchedulesPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    recordSet.reset();
+    GemmSchedule gemm = optionGemm();
+    if (std::string error = schedules::checkCpuGemm(gemm, /*vectorWidth=*/0); !error.empty())
+      return emitError(UnknownLoc::get(ctx))
+             << "neo-select-schedules: invalid gemm options: " << error;
+    if (std::string error = schedules::checkCpuGeneric({vectorSize, threads}); !error.empty())
+      return emitError(UnknownLoc::get(ctx)) << "neo-select-schedules: invalid options: " << error;
+    if (records.empty())
+      return success();
+    tuning::LoadOptions options;
+    options.target = target.empty() ? tuning::hostTarget(threads) : std::string(target);
+    options.validate = validateScheduleRecord;
+    std::vector<tuning::Diagnostic> diagnostics;
+    auto set =
+        std::make_shared<tuning::RecordSet>(tuning::loadRecords(records, options, diagnostics));
+    Location loc = FileLineColLoc::get(ctx, records, 0, 0);
+    for (const tuning::Diagnostic &d : diagnostics)
+      if (d.severity == tuning::Diagnostic::Severity::Warning)
+        emitWarning(loc) << "neo-select-schedules: " << d.message;
+    recordTarget = options.target;
+    if (!set->empty())
+      recordSet = std::move(set);
+    return success();
+  }
+
+  GemmSchedule optionGemm() const {
+    GemmSchedule gemm;
+    gemm.mr = gemmMR;
+    gemm.nr = gemmNR;
+    gemm.mc = gemmMC;
+    gemm.nc = gemmNC;
+    gemm.kc = gemmKC;
+    gemm.threads = threads;
+    return gemm;
+  }
+
+  /// What neo-tile does with the op. The GEMM generator takes contractions
+  /// (analyzeTunable's Gemm kind: f32 or f64, one element type); the
+  /// implicit one bilinear generics.
+  OpClass classify(linalg::LinalgOp op, std::optional<TunableOp> &tunable) {
+    tunable = analyzeTunable(op);
+    if (tunable && tunable->kind == TunableOp::Kind::Gemm)
+      return OpClass::Gemm;
+    if (implicitGemm && succeeded(analyzeCpuImplicitGemm(op)))
+      return OpClass::ImplicitGemm;
+    return OpClass::Generic;
+  }
+
+  /// Checks an explicit schedule against the op.
+  LogicalResult checkExplicit(linalg::LinalgOp op, Attribute attr, OpClass cls) {
+    if (auto gemm = dyn_cast<CpuGemmScheduleAttr>(attr)) {
+      if (cls == OpClass::Generic)
+        return op->emitOpError("has a #neo.cpu_gemm schedule but is not a GEMM that the CPU "
+                               "generators handle");
+      int64_t width = cpuGemmVectorWidth(outputElementType(op));
+      if (std::string error = schedules::checkCpuGemm(gemm.getParams(), width); !error.empty())
+        return op->emitOpError("invalid cpu_gemm schedule: ") << error;
+      return success();
+    }
+    if (isa<CpuGenericScheduleAttr>(attr))
+      return success(); // The verifier's rule is the whole rule.
+    return op->emitOpError("neo.schedule must be a #neo.cpu_gemm or #neo.cpu_generic "
+                           "attribute, not ")
+           << attr;
+  }
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics())
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      std::optional<TunableOp> tunable;
+      OpClass cls = classify(op, tunable);
+      if (Attribute explicitAttr = op->getAttr(kSchedule)) {
+        if (failed(checkExplicit(op, explicitAttr, cls)))
+          return signalPassFailure();
+        continue;
+      }
+      GemmSchedule gemm = optionGemm();
+      GenericSchedule generic;
+      generic.vectorSize = vectorSize;
+      generic.threads = threads;
+      // A generic record of an implicit GEMM (its key is a generic one, and
+      // neo-tune measured the generic schedule) makes it a generic.
+      if (recordSet && tunable && applyRecord(*tunable, gemm, generic) &&
+          tunable->kind == TunableOp::Kind::Generic)
+        cls = OpClass::Generic;
+      // Ops of a row-blocked kernel run inside its parallel block loop.
+      bool serial = op->hasAttr("neo.serial") || op->getParentOfType<scf::ForallOp>();
+      if (serial)
+        gemm.threads = generic.threads = 1;
+      if (cls == OpClass::Generic) {
+        op->setAttr(kSchedule, scheduleAttr(ctx, generic));
+        continue;
+      }
+      // The defaults (and records) are for f32's 16 lanes: with f64's 8,
+      // narrow the register tile so that its accumulators fit.
+      if (Type elem = outputElementType(op); elem && elem.isF64())
+        while (gemm.nr > 8 && gemm.nr % 16 == 0 && gemm.mr * (gemm.nr / 8) > 30)
+          gemm.nr /= 2;
+      int64_t width = cpuGemmVectorWidth(outputElementType(op));
+      if (std::string error = schedules::checkCpuGemm(gemm, width); !error.empty()) {
+        op->emitOpError("invalid cpu_gemm schedule from the options: ") << error;
+        return signalPassFailure();
+      }
+      op->setAttr(kSchedule, scheduleAttr(ctx, gemm));
+    }
+  }
+
+  /// Takes the recorded schedule of the op for the target, if there is one
+  /// (records are validated when loaded); returns whether there was.
+  bool applyRecord(const TunableOp &tunable, GemmSchedule &gemm, GenericSchedule &generic) {
+    const tuning::Record *record = recordSet->lookup(tunable.key, recordTarget);
+    if (!record)
+      return false;
+    std::string error;
+    if (tunable.kind == TunableOp::Kind::Gemm) {
+      auto s = gemmScheduleFromFields(record->schedule, tunable.gemm.vectorWidth, error);
+      if (succeeded(s))
+        gemm = *s;
+      return succeeded(s);
+    }
+    auto s = genericScheduleFromFields(record->schedule, error);
+    if (succeeded(s))
+      generic = *s;
+    return succeeded(s);
+  }
+
+private:
+  /// Shared by the copies of the pass that run on several threads.
+  std::shared_ptr<const tuning::RecordSet> recordSet;
+  std::string recordTarget;
+};
+
+} // namespace

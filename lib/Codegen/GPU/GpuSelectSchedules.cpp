@@ -1,0 +1,96 @@
+//===- GpuSelectSchedules.cpp - neo-gpu-select-schedules ------------------===//
+//
+// Decides the GPU schedule of every bufferized linalg op once, as a typed
+// `neo.schedule` attribute that neo-gpu-map applies: the op's own
+// attribute, else the pass options.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Codegen/GPU/GpuCodegen.h"
+#include "neo/Codegen/GPU/Passes.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOGPUSELECTSCHEDULES
+#include "neo/Codegen/GPU/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
+
+namespace {
+
+struct NeoGpuSelectSchedulesPass
+    : public neo::impl::NeoGpuSelectSchedulesBase<NeoGpuSelectSchedulesPass> {
+  using Base::Base;
+
+  /// The schedules of the options, checked once.
+  LogicalResult initialize(MLIRContext *ctx) override {
+    gemm = schedules::GpuGemmParams();
+    gemm.bm = bm, gemm.bn = bn, gemm.bk = bk, gemm.tm = tm, gemm.tn = tn, gemm.wm = wm,
+    gemm.wn = wn, gemm.minBlocks = minBlocks;
+    Location loc = UnknownLoc::get(ctx);
+    if (!schedules::parseGpuMma(mma, gemm.mma))
+      return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: mma must be "
+                               "\"none\", \"tf32\" or \"auto\", not \""
+                            << mma << "\"";
+    if (std::string error = schedules::checkGpuGemm(gemm, schedules::GpuGemmKernel::Any);
+        !error.empty())
+      return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: " << error;
+    if (std::string error = schedules::checkGpuGeneric({blockSize}); !error.empty())
+      return emitError(loc) << "neo-gpu-select-schedules: invalid options: " << error;
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+    // Copies between buffers become linalg.copy, scheduled like any other op.
+    SmallVector<memref::CopyOp> copies;
+    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(), copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
+    WalkResult result = func.walk([&](linalg::LinalgOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return WalkResult::advance();
+      bool isGemm = isGpuGemmCandidate(op);
+      if (Attribute attr = op->getAttr(kSchedule)) {
+        if (isa<GpuGemmScheduleAttr>(attr) && !isGemm) {
+          op->emitOpError("has a #neo.gpu_gemm schedule but is not a GEMM that the GPU "
+                          "kernels handle");
+          return WalkResult::interrupt();
+        }
+        if (!isa<GpuGemmScheduleAttr, GpuGenericScheduleAttr>(attr)) {
+          op->emitOpError("neo.schedule must be a #neo.gpu_gemm or #neo.gpu_generic "
+                          "attribute, not ")
+              << attr;
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      }
+      if (isGemm)
+        op->setAttr(kSchedule, GpuGemmScheduleAttr::get(ctx, gemm));
+      else
+        op->setAttr(kSchedule, GpuGenericScheduleAttr::get(ctx, blockSize));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+private:
+  schedules::GpuGemmParams gemm;
+};
+
+} // namespace

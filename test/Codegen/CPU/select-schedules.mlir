@@ -1,0 +1,69 @@
+// neo-select-schedules decides the CPU schedule of every linalg op on
+// buffers once: the op's own (kept), else its tuning record, else the
+// options. neo-tile then applies what it finds.
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=64 gemm-nc=128 gemm-kc=64}))' | FileCheck %s --check-prefix=OPTS
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{records=%S/../../Tuning/Inputs/records.json target=lit}))' 2>/dev/null | FileCheck %s --check-prefix=RECORDS
+
+// CHECK-LABEL: func.func @mm(
+// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 32, mc = 128, nc = 512, kc = 256, threads = 2>}
+// OPTS-LABEL: func.func @mm(
+// OPTS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 16, mc = 64, nc = 128, kc = 64, threads = 1>}
+// The recorded schedule (tile-records.mlir shows what neo-tile makes of it).
+// RECORDS-LABEL: func.func @mm(
+// RECORDS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 48, mc = 32, nc = 96, kc = 40, threads = 1>}
+func.func @mm(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x96xf32>, memref<96x160xf32>) outs(%c : memref<128x160xf32>)
+  return
+}
+
+// -----
+
+// f64: the default register tile narrows until its accumulators fit (8 lanes).
+// CHECK-LABEL: func.func @mm_f64(
+// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 16, mc = 128, nc = 512, kc = 256, threads = 2>}
+func.func @mm_f64(%a: memref<16x16xf64>, %b: memref<16x16xf64>, %c: memref<16x16xf64>) {
+  linalg.matmul ins(%a, %b : memref<16x16xf64>, memref<16x16xf64>) outs(%c : memref<16x16xf64>)
+  return
+}
+
+// -----
+
+// Other ops get a generic schedule; the members of a row-blocked kernel run
+// serially.
+// CHECK-LABEL: func.func @generic(
+// CHECK: linalg.generic {{.*}}neo.schedule = #neo.cpu_generic<vector = 16, threads = 2>
+// CHECK: linalg.generic {{.*}}neo.schedule = #neo.cpu_generic<vector = 16, threads = 1>
+// OPTS-LABEL: func.func @generic(
+// OPTS: neo.schedule = #neo.cpu_generic<vector = 8, threads = 1>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @generic(%x: memref<64x100xf32>, %y: memref<64x100xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x100xf32>) outs(%y : memref<64x100xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.tanh %v : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x100xf32>) outs(%y : memref<64x100xf32>) attrs = {neo.serial} {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// An explicit schedule is kept, whatever the options and records say.
+// CHECK-LABEL: func.func @explicit(
+// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 2, nr = 16, mc = 16, nc = 32, kc = 8, threads = 1>}
+// OPTS-LABEL: func.func @explicit(
+// OPTS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 2, nr = 16, mc = 16, nc = 32, kc = 8, threads = 1>}
+// RECORDS-LABEL: func.func @explicit(
+// RECORDS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 2, nr = 16, mc = 16, nc = 32, kc = 8, threads = 1>}
+func.func @explicit(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160xf32>) {
+  linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 2, nr = 16, mc = 16, nc = 32, kc = 8, threads = 1>}
+      ins(%a, %b : memref<128x96xf32>, memref<96x160xf32>) outs(%c : memref<128x160xf32>)
+  return
+}

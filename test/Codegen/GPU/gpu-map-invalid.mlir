@@ -1,0 +1,36 @@
+// neo-gpu-map applies schedules; what it cannot apply is an error (a pass
+// failure), never a crash or a silent fallback.
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-map))' -verify-diagnostics
+
+func.func @too_much_shared(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
+  // expected-error @below {{its tiles need 66048 bytes of shared memory, more than the 49152 a kernel holds statically}}
+  linalg.matmul {neo.schedule = #neo.gpu_gemm<bm = 256, bn = 256, bk = 32, tm = 16, tn = 16, wm = 64, wn = 32, mma = "auto">}
+      ins(%a, %b : memref<256x256xf32>, memref<256x256xf32>) outs(%c : memref<256x256xf32>)
+  return
+}
+
+// -----
+
+// Valid fields, but not for the SIMT kernel: 16 threads.
+func.func @simt_rule(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  // expected-error @below {{invalid gpu_gemm schedule: the SIMT tile needs tm, tn in {4, 8, 12, 16} dividing bm, bn, between 32 and 1024 threads}}
+  linalg.matmul {neo.schedule = #neo.gpu_gemm<bm = 16, bn = 16, bk = 8, tm = 4, tn = 4, wm = 16, wn = 16, mma = "none">}
+      ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @unscheduled(%x: memref<100xf32>, %y: memref<100xf32>) {
+  // expected-error @below {{has no neo.schedule: run neo-gpu-select-schedules first}}
+  linalg.copy ins(%x : memref<100xf32>) outs(%y : memref<100xf32>)
+  return
+}
+
+// -----
+
+func.func @untyped(%x: memref<100xf32>, %y: memref<100xf32>) {
+  // expected-error @below {{neo.schedule must be a #neo.gpu_gemm or #neo.gpu_generic attribute}}
+  linalg.copy {neo.schedule = {gpu_block = 128}} ins(%x : memref<100xf32>) outs(%y : memref<100xf32>)
+  return
+}
