@@ -31,9 +31,14 @@
 #include <string>
 #include <vector>
 
-using namespace mlir;
+using mlir::DictionaryAttr;
+using mlir::FailureOr;
+using mlir::MLIRContext;
 using namespace mlir::neo;
-using namespace mlir::neo::tuning;
+using tuning::Diagnostic;
+using tuning::LoadOptions;
+using tuning::Record;
+using tuning::RecordSet;
 
 static bool sameRecord(const Record &x, const Record &y) {
   return x.key == y.key && x.target == y.target && x.schedule == y.schedule &&
@@ -65,12 +70,14 @@ static void requireApplicable(const Record &record, MLIRContext *ctx, llvm::Stri
   if (key.starts_with("gemm ")) {
     int64_t vectorWidth = key.drop_front(5).split(' ').first == "f64" ? 8 : 16;
     FailureOr<GemmSchedule> s = gemmScheduleFromFields(record.schedule, vectorWidth, error);
-    if (failed(s))
+    if (mlir::failed(s))
       neo_fuzz::fuzzAbort("a validated GEMM record has no schedule: " + error, input);
     DictionaryAttr attr = scheduleAttr(ctx, TunableOp::Kind::Gemm, record.schedule);
     auto gemm = attr.getAs<DictionaryAttr>("gemm");
-    FailureOr<GemmSchedule> back = gemm ? GemmSchedule::fromAttr(gemm, error) : failure();
-    if (failed(back))
+    FailureOr<GemmSchedule> back = mlir::failure();
+    if (gemm)
+      back = GemmSchedule::fromAttr(gemm, error);
+    if (mlir::failed(back))
       neo_fuzz::fuzzAbort(
           "the neo.schedule of a validated GEMM record does not read back: " + error, input);
     if (toFields(*back) != record.schedule || !back->isValid(vectorWidth, error))
@@ -79,7 +86,7 @@ static void requireApplicable(const Record &record, MLIRContext *ctx, llvm::Stri
     return;
   }
   FailureOr<GenericSchedule> s = genericScheduleFromFields(record.schedule, error);
-  if (failed(s))
+  if (mlir::failed(s))
     neo_fuzz::fuzzAbort("a validated generic record has no schedule: " + error, input);
   // neo-tile's own check of the schedules it applies.
   if (s->vectorSize < 1 || s->vectorSize > 64 || s->threads < 1)
@@ -114,10 +121,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // 1. Unvalidated, as saveRecords reads files: print and parse back.
   LoadOptions plain;
   std::vector<Diagnostic> diagnostics;
-  RecordSet records = parseRecords(text, "fuzz.json", plain, diagnostics);
-  std::string printed = printRecords(records);
+  RecordSet records = tuning::parseRecords(text, "fuzz.json", plain, diagnostics);
+  std::string printed = tuning::printRecords(records);
   std::vector<Diagnostic> again;
-  RecordSet reparsed = parseRecords(printed, "printed.json", plain, again);
+  RecordSet reparsed = tuning::parseRecords(printed, "printed.json", plain, again);
   if (!again.empty())
     neo_fuzz::fuzzAbort("printed records do not parse back cleanly: " + again[0].message +
                             "\nprinted:\n" + printed,
@@ -130,7 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   LoadOptions validated;
   validated.validate = validateScheduleRecord;
   std::vector<Diagnostic> validationDiagnostics;
-  RecordSet usable = parseRecords(text, "fuzz.json", validated, validationDiagnostics);
+  RecordSet usable = tuning::parseRecords(text, "fuzz.json", validated, validationDiagnostics);
   for (const Record &r : usable.sorted()) {
     std::string reason = validateScheduleRecord(r);
     if (!reason.empty())
@@ -147,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     LoadOptions one = validated;
     one.target = all[size % all.size()].target;
     std::vector<Diagnostic> oneDiagnostics;
-    RecordSet kept = parseRecords(text, "fuzz.json", one, oneDiagnostics);
+    RecordSet kept = tuning::parseRecords(text, "fuzz.json", one, oneDiagnostics);
     for (const Record &r : kept.sorted())
       if (r.target != one.target)
         neo_fuzz::fuzzAbort("a record of another target was kept", input);
@@ -165,7 +172,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!saveRecords(path, usable, saveDiagnostics, error))
     neo_fuzz::fuzzAbort("saveRecords failed in a writable directory: " + error, input);
   std::vector<Diagnostic> loadDiagnostics;
-  RecordSet saved = loadRecords(path, plain, loadDiagnostics);
+  RecordSet saved = tuning::loadRecords(path, plain, loadDiagnostics);
   std::string warning = firstWarning(loadDiagnostics);
   if (!warning.empty())
     neo_fuzz::fuzzAbort("a saved file loads with a warning: " + warning, input);
