@@ -203,7 +203,32 @@ bool Parser::parseStatement(Statement &stmt) {
   return true;
 }
 
-std::unique_ptr<Expr> Parser::parseExpr() { return parseOr(); }
+std::unique_ptr<Expr> Parser::withDepth(std::unique_ptr<Expr> e) {
+  for (const auto &op : e->operands)
+    e->depth = std::max(e->depth, op->depth + 1);
+  if (e->depth > kMaxExprDepth) {
+    error(e->loc, "expression is nested too deeply (more than " + llvm::Twine(kMaxExprDepth) +
+                      " levels): split it into several statements");
+    return nullptr;
+  }
+  return e;
+}
+
+bool Parser::enterNesting() {
+  if (nesting >= kMaxExprDepth)
+    return errorAtToken("expression is nested too deeply (more than " + llvm::Twine(kMaxExprDepth) +
+                        " levels): split it into several statements");
+  ++nesting;
+  return true;
+}
+
+std::unique_ptr<Expr> Parser::parseExpr() {
+  if (!enterNesting())
+    return nullptr;
+  auto e = parseOr();
+  --nesting;
+  return e;
+}
 
 std::unique_ptr<Expr> Parser::parseOr() {
   auto lhs = parseAnd();
@@ -216,7 +241,7 @@ std::unique_ptr<Expr> Parser::parseOr() {
     auto e = std::make_unique<Expr>(Expr::Kind::Or, loc);
     e->operands.push_back(std::move(lhs));
     e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
+    lhs = withDepth(std::move(e));
   }
   return lhs;
 }
@@ -232,7 +257,7 @@ std::unique_ptr<Expr> Parser::parseAnd() {
     auto e = std::make_unique<Expr>(Expr::Kind::And, loc);
     e->operands.push_back(std::move(lhs));
     e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
+    lhs = withDepth(std::move(e));
   }
   return lhs;
 }
@@ -241,12 +266,15 @@ std::unique_ptr<Expr> Parser::parseNot() {
   if (tok.is(TokenKind::KwNot)) {
     SMLoc loc = tok.getLoc();
     consume();
+    if (!enterNesting())
+      return nullptr;
     auto operand = parseNot();
+    --nesting;
     if (!operand)
       return nullptr;
     auto e = std::make_unique<Expr>(Expr::Kind::Not, loc);
     e->operands.push_back(std::move(operand));
-    return e;
+    return withDepth(std::move(e));
   }
   return parseCompare();
 }
@@ -274,6 +302,9 @@ std::unique_ptr<Expr> Parser::parseCompare() {
   e->compareOp = *op;
   e->operands.push_back(std::move(lhs));
   e->operands.push_back(std::move(rhs));
+  e = withDepth(std::move(e));
+  if (!e)
+    return nullptr;
   switch (tok.kind) {
   case TokenKind::Less: case TokenKind::LessEqual: case TokenKind::Greater:
   case TokenKind::GreaterEqual: case TokenKind::EqualEqual: case TokenKind::NotEqual:
@@ -298,7 +329,7 @@ std::unique_ptr<Expr> Parser::parseAdditive() {
     e->binaryOp = op;
     e->operands.push_back(std::move(lhs));
     e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
+    lhs = withDepth(std::move(e));
   }
   return lhs;
 }
@@ -323,7 +354,7 @@ std::unique_ptr<Expr> Parser::parseMultiplicative() {
     e->binaryOp = op;
     e->operands.push_back(std::move(lhs));
     e->operands.push_back(std::move(rhs));
-    lhs = std::move(e);
+    lhs = withDepth(std::move(e));
   }
   return lhs;
 }
@@ -332,12 +363,15 @@ std::unique_ptr<Expr> Parser::parseUnary() {
   if (tok.is(TokenKind::Minus)) {
     SMLoc loc = tok.getLoc();
     consume();
+    if (!enterNesting())
+      return nullptr;
     auto operand = parseUnary();
+    --nesting;
     if (!operand)
       return nullptr;
     auto e = std::make_unique<Expr>(Expr::Kind::Neg, loc);
     e->operands.push_back(std::move(operand));
-    return e;
+    return withDepth(std::move(e));
   }
   if (tok.is(TokenKind::Identifier)) {
     std::optional<ReduceKind> kind =
@@ -414,12 +448,15 @@ std::unique_ptr<Expr> Parser::parseReduction(ReduceKind kind, SMLoc loc) {
   size_t depth = scope.size();
   for (auto &b : e->bindings)
     scope.push_back(b->name);
+  if (!enterNesting())
+    return nullptr;
   auto body = parseMultiplicative();
+  --nesting;
   scope.resize(depth);
   if (!body)
     return nullptr;
   e->operands.push_back(std::move(body));
-  return e;
+  return withDepth(std::move(e));
 }
 
 bool Parser::parseSignedNumber(double &value) {
@@ -498,6 +535,9 @@ std::unique_ptr<Expr> Parser::parsePrimary() {
     }
     if (!expect(TokenKind::RSquare, "to end the indices of '" + name + "'"))
       return nullptr;
+    e = withDepth(std::move(e));
+    if (!e)
+      return nullptr;
     if (consumeIf(TokenKind::KwPad)) {
       double pad;
       if (!parseSignedNumber(pad))
@@ -519,7 +559,7 @@ std::unique_ptr<Expr> Parser::parsePrimary() {
     }
     if (!expect(TokenKind::RParen, "to end the arguments of '" + name + "'"))
       return nullptr;
-    return e;
+    return withDepth(std::move(e));
   }
   auto e = std::make_unique<Expr>(Expr::Kind::Var, loc);
   e->name = name;

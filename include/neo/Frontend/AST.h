@@ -85,6 +85,10 @@ struct Expr {
   ReduceKind reduceKind = ReduceKind::Sum;
   std::vector<std::unique_ptr<IndexBinding>> bindings;
 
+  // Levels of the tree from this node down (1: a leaf); set by the parser,
+  // which rejects trees deeper than Parser::kMaxExprDepth.
+  unsigned depth = 1;
+
   // Filled by semantic analysis.
   ExprType type = ExprType::Unknown;
   IndexBinding *binding = nullptr; // Var: what it refers to.

@@ -29,6 +29,12 @@ public:
 
   std::optional<Program> parseProgram();
 
+  /// The deepest expression accepted, in levels of its tree and of nested
+  /// parentheses, unary minus, `not` and reductions: the parser, Sema and
+  /// IRGen recurse over expressions, and a deeper one would overflow the
+  /// stack (found by neo-gen-fuzzer); it is an error instead.
+  static constexpr unsigned kMaxExprDepth = 512;
+
 private:
   bool parseFunction(Function &fn);
   bool parseTensorType(TensorTypeSpec &type);
@@ -46,6 +52,12 @@ private:
   std::unique_ptr<Expr> parsePrimary();
   std::unique_ptr<Expr> parseReduction(ReduceKind kind, llvm::SMLoc loc);
   bool parseSignedNumber(double &value);
+  /// Sets the depth of `e` from its operands; null (after an error) when it
+  /// is deeper than kMaxExprDepth.
+  std::unique_ptr<Expr> withDepth(std::unique_ptr<Expr> e);
+  /// Enters one level of nesting; false (after an error) when that is more
+  /// than kMaxExprDepth. Each successful call is paired with `--nesting`.
+  bool enterNesting();
 
   /// Whether the tokens after `max`/`min` form a reduction head `( i, j < 4 )`
   /// over fresh index variables.
@@ -71,6 +83,9 @@ private:
   Token tok;
   DiagnosticFn emitError;
   bool failed = false;
+  /// Levels of parentheses, indices, arguments, unary minus, `not` and
+  /// reductions being parsed.
+  unsigned nesting = 0;
   /// Index variables bound in the enclosing scopes (the left-hand side and
   /// the reductions being parsed): used to tell `max(k) e` from `max(a, b)`.
   std::vector<std::string> scope;
