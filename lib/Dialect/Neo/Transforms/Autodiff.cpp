@@ -177,15 +177,17 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
     gradResultAttrs.push_back(combined.getResultAttrDict(numResults + j));
   grad.setAllResultAttrs(gradResultAttrs);
 
-  // Unique names in the module.
+  // Unique names in the module. (Not a SymbolTable: with the new functions
+  // in it, the module may hold a name twice, and a SymbolTable sees only one
+  // of the two; neo-options-fuzzer found `neo-autodiff,neo-autodiff` leaving
+  // two @f_fwdbwd.)
   if (auto module = func->getParentOfType<ModuleOp>()) {
-    SymbolTable table(module);
     for (func::FuncOp f : {combined, grad}) {
-      Operation *other = table.lookup(f.getName());
-      if (other && other != f.getOperation())
-        return f.emitError("neo-autodiff: a function named '")
-                   << f.getName() << "' already exists",
-               failure();
+      for (func::FuncOp other : module.getOps<func::FuncOp>())
+        if (other != f && other.getName() == f.getName())
+          return f.emitError("neo-autodiff: a function named '")
+                     << f.getName() << "' already exists",
+                 failure();
     }
   }
 
