@@ -1,6 +1,6 @@
-// RUN: neo-opt %s --neo-eqsat-fuse="max-nodes=6 report=%t.json" -o /dev/null
+// RUN: neo-opt %s --neo-eqsat-fuse="max-nodes=6 report=%t.json" -o %t.discard
 // RUN: FileCheck %s < %t.json
-// RUN: neo-opt %s --neo-eqsat-fuse="max-iterations=1 report=%t2.json" -o /dev/null
+// RUN: neo-opt %s --neo-eqsat-fuse="max-iterations=1 report=%t2.json" -o %t.discard
 // RUN: FileCheck %s --check-prefix=ITER < %t2.json
 // RUN: not neo-opt %s --neo-eqsat-fuse="rules=bogus" 2>&1 | FileCheck %s --check-prefix=RULE
 // RUN: not neo-opt %s --neo-eqsat-fuse="extractor=magic" 2>&1 | FileCheck %s --check-prefix=EXTRACT

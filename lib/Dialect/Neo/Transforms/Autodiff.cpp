@@ -60,12 +60,20 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
           t && isa<FloatType>(t.getElementType()))
         wrt.push_back(i);
   }
-  for (unsigned i : wrt)
+  for (unsigned i : wrt) {
     if (i >= type.getNumInputs())
       return func.emitError("neo-autodiff: argument #")
                  << i << " does not exist (the function has " << type.getNumInputs()
                  << " arguments)",
              failure();
+    // (wrt= naming a memref argument of a bufferized function asserted:
+    // neo-options-fuzzer finding.)
+    auto t = dyn_cast<RankedTensorType>(type.getInput(i));
+    if (!t || !isa<FloatType>(t.getElementType()))
+      return func.emitError("neo-autodiff: argument #")
+                 << i << " is not a tensor of floats (its type is " << type.getInput(i) << ")",
+             failure();
+  }
 
   // The combined function: a copy of f with one dy argument per result.
   OpBuilder moduleBuilder(ctx);
