@@ -286,22 +286,24 @@ const char *const kStrings[] = {"",
 /// Options that name files read or written: only safe paths.
 const char *const kFileOptions[] = {"report", "records", "tuning-records", "toolkit"};
 
-std::string &scratchDir() {
-  static std::string dir = [] {
+/// The scratch directory (made on first use). Leaked, not a static string:
+/// removeScratch runs at exit, after static strings made later are gone.
+const std::string &scratchDir() {
+  static const std::string *dir = [] {
     char name[] = "/tmp/neo-options-fuzzer-XXXXXX";
     if (!mkdtemp(name))
       neo_fuzz::fuzzAbort("cannot make a scratch directory");
-    return std::string(name);
+    return new std::string(name);
   }();
-  return dir;
+  return *dir;
 }
 
 /// A tuning-records file in the scratch directory (valid records, one with
 /// a schedule that validation rejects).
 std::string recordsFile() {
-  static std::string path = [] {
-    std::string p = scratchDir() + "/records.json";
-    std::ofstream os(p);
+  static const std::string *path = [] {
+    auto *p = new std::string(scratchDir() + "/records.json");
+    std::ofstream os(*p);
     os << R"({"format": "neo-tuning-records", "version": 1, "records": [
   {"key": "gemm f32 batch=1 m=8 n=8 k=8 layout=mk,kn,mn", "target": "x86_64/1threads",
    "schedule": {"mr": 4, "nr": 16, "mc": 8, "nc": 16, "kc": 8, "threads": 1}, "time_ms": 0.5},
@@ -310,7 +312,7 @@ std::string recordsFile() {
 )";
     return p;
   }();
-  return path;
+  return *path;
 }
 
 void removeScratch() {
