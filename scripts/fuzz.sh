@@ -48,8 +48,8 @@ run_one() {
   if "$build/bin/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 \
        -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \
        "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
-    echo "[fuzz] $t: clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
-         grep -o '[0-9]*$') runs in ${seconds}s)"
+    echo "[fuzz] $t: clean ($(grep -a -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
+         grep -a -o '[0-9]*$') runs in ${seconds}s)"
   else
     echo "[fuzz] $t: FINDING (log: $log)"
     tail -n 40 "$log"
