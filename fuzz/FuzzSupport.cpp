@@ -5,6 +5,7 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -89,4 +90,8 @@ void neo_fuzz::requireRoundTrip(Operation *op, MLIRContext *context, llvm::Strin
                     " form does not parse back: " + errors + "printed:\n" + text,
                 input);
   }
+}
+
+void neo_fuzz::VerifyEachPass::runAfterPass(Pass *pass, Operation *op) {
+  requireValid(op, "pass '" + pass->getArgument() + "'", input);
 }

@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -55,6 +56,17 @@ void requireValid(mlir::Operation *op, const llvm::Twine &what, llvm::StringRef 
 /// Prints `op` (custom and generic forms), parses both back and aborts when
 /// either fails: the printer and parser of every op must round-trip.
 void requireRoundTrip(mlir::Operation *op, mlir::MLIRContext *context, llvm::StringRef input);
+
+/// Verifies the IR after every pass that succeeds, naming the pass (the
+/// pass manager's own verifier only says that verification failed).
+class VerifyEachPass : public mlir::PassInstrumentation {
+public:
+  explicit VerifyEachPass(llvm::StringRef input) : input(input) {}
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override;
+
+private:
+  llvm::StringRef input;
+};
 
 } // namespace neo_fuzz
 

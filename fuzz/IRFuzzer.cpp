@@ -18,8 +18,6 @@
 using namespace mlir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (size > 4096)
-    return 0;
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
 
   static DialectRegistry *registry = [] {

@@ -4,8 +4,11 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# Targets: neo-frontend-fuzzer, neo-ir-fuzzer, neo-pipeline-fuzzer,
-# neo-npy-fuzzer, neo-tuning-fuzzer (default: all). Each starts from its seed
+# Targets: neo-frontend-fuzzer, neo-gen-fuzzer, neo-ir-fuzzer,
+# neo-pipeline-fuzzer, neo-options-fuzzer, neo-npy-fuzzer, neo-tuning-fuzzer
+# (default: all). CI runs `scripts/fuzz.sh 60`; a long run is
+# `scripts/fuzz.sh 600` (docs/testing.md). Inputs are up to 64 KiB
+# (-max_len); each must finish in 20 s (-timeout). Each starts from its seed
 # corpus fuzz/corpus/TARGET/ (read-only) plus what earlier runs found in
 # build-asan/fuzz/corpus/TARGET/. A finding (crash, leak, timeout, sanitizer
 # report) is saved under build-asan/fuzz/artifacts/TARGET/ and the script
@@ -16,8 +19,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 shift || true
-all_targets=(neo-frontend-fuzzer neo-ir-fuzzer neo-pipeline-fuzzer neo-npy-fuzzer
-             neo-tuning-fuzzer)
+all_targets=(neo-frontend-fuzzer neo-gen-fuzzer neo-ir-fuzzer neo-pipeline-fuzzer
+             neo-options-fuzzer neo-npy-fuzzer neo-tuning-fuzzer)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 
@@ -40,12 +43,13 @@ run_one() {
   local dict=()
   [ -f "$root/fuzz/dict/$t.dict" ] && dict=(-dict="$root/fuzz/dict/$t.dict")
   # -timeout: an input that takes longer is a hang; -rss_limit_mb: an
-  # input that needs more memory is an unchecked huge allocation.
+  # input that needs more memory is an unchecked huge allocation; -max_len:
+  # inputs up to 64 KiB (the targets have no size caps of their own).
   if "$build/bin/$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=3072 \
-       -max_len=4096 -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \
+       -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \
        "$work" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
-    echo "[fuzz] $t: clean ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
-         grep -o '[0-9]*$') runs in ${seconds}s)"
+    echo "[fuzz] $t: clean ($(grep -a -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
+         grep -a -o '[0-9]*$') runs in ${seconds}s)"
   else
     echo "[fuzz] $t: FINDING (log: $log)"
     tail -n 40 "$log"

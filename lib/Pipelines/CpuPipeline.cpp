@@ -6,16 +6,48 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
+
+namespace {
+/// Returns a copy (`bufferization.alloc_tensor copy(...)`) of each tensor
+/// that a function returns more than once, so that every result has a
+/// buffer of its own: buffer-results-to-out-params crashes on a value
+/// returned twice, which CSE makes of two equal statements (neo-gen-fuzzer
+/// finding: `t[i] = a[i] * 2` and `u[i] = a[i] * 2` both returned).
+struct DistinctReturnedTensors
+    : public PassWrapper<DistinctReturnedTensors, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DistinctReturnedTensors)
+  StringRef getArgument() const final { return "neo-distinct-returned-tensors"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<bufferization::BufferizationDialect>();
+  }
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      llvm::SmallPtrSet<Value, 8> seen;
+      OpBuilder b(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type || seen.insert(operand.get()).second)
+          continue;
+        operand.set(bufferization::AllocTensorOp::create(b, ret.getLoc(), type, ValueRange{},
+                                                         operand.get()));
+      }
+    });
+  }
+};
+} // namespace
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
                                       bool fuseElementwise, bool gpu) {
@@ -39,6 +71,7 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
 }
 
 void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
+  pm.addNestedPass<func::FuncOp>(std::make_unique<DistinctReturnedTensors>());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion = bufferization::LayoutMapOption::IdentityLayoutMap;

@@ -39,8 +39,12 @@ struct NeoGpuMergeModulesPass : public neo::impl::NeoGpuMergeModulesBase<NeoGpuM
     for (gpu::GPUModuleOp m : modules) {
       StringRef prefix = m.getSymName();
       SmallVector<Operation *> inner;
-      for (Operation &op : m.getBody()->without_terminator())
+      unsigned kernels = 0;
+      for (Operation &op : m.getBody()->without_terminator()) {
         inner.push_back(&op);
+        if (auto f = dyn_cast<gpu::GPUFuncOp>(op); f && f.isKernel())
+          ++kernels;
+      }
       // Rename every symbol while the module still holds all its uses (a
       // kernel's calls of a helper included), then move them.
       for (Operation *op : inner) {
@@ -49,10 +53,18 @@ struct NeoGpuMergeModulesPass : public neo::impl::NeoGpuMergeModulesBase<NeoGpuM
           op->emitError("neo-gpu-merge-modules: unexpected op in a gpu.module");
           return signalPassFailure();
         }
-        // A module with one kernel names it after the module; helpers get a prefix.
-        std::string name = isa<gpu::GPUFuncOp>(op) && cast<gpu::GPUFuncOp>(op).isKernel()
-                               ? prefix.str()
-                               : (prefix + "_" + sym.getName()).str();
+        // A module with one kernel names it after the module; helpers, and
+        // the kernels of a module with several (one merged already), get a
+        // prefix. (Naming several kernels after their module made launches
+        // call the wrong kernel: neo-options-fuzzer finding.)
+        std::string name =
+            kernels == 1 && isa<gpu::GPUFuncOp>(op) && cast<gpu::GPUFuncOp>(op).isKernel()
+                ? prefix.str()
+                : (prefix + "_" + sym.getName()).str();
+        if (SymbolTable::lookupSymbolIn(merged, name)) {
+          m.emitError("neo-gpu-merge-modules: two symbols would be named '") << name << "'";
+          return signalPassFailure();
+        }
         SymbolRefAttr oldRef = SymbolRefAttr::get(b.getStringAttr(prefix),
                                                   {FlatSymbolRefAttr::get(sym.getNameAttr())});
         if (failed(

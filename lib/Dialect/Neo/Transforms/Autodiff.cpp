@@ -65,12 +65,20 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
           t && isa<FloatType>(t.getElementType()))
         wrt.push_back(i);
   }
-  for (unsigned i : wrt)
+  for (unsigned i : wrt) {
     if (i >= type.getNumInputs())
       return func.emitError("neo-autodiff: argument #")
                  << i << " does not exist (the function has " << type.getNumInputs()
                  << " arguments)",
              failure();
+    // (wrt= naming a memref argument of a bufferized function asserted:
+    // neo-options-fuzzer finding.)
+    auto t = dyn_cast<RankedTensorType>(type.getInput(i));
+    if (!t || !isa<FloatType>(t.getElementType()))
+      return func.emitError("neo-autodiff: argument #")
+                 << i << " is not a tensor of floats (its type is " << type.getInput(i) << ")",
+             failure();
+  }
 
   // The names of the new functions, checked before anything is created: a
   // name that is empty or taken would make a module with an invalid or an
@@ -215,6 +223,20 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
   for (unsigned j = 0; j < gradTypes.size(); ++j)
     gradResultAttrs.push_back(combined.getResultAttrDict(numResults + j));
   grad.setAllResultAttrs(gradResultAttrs);
+
+  // Unique names in the module. (Not a SymbolTable: with the new functions
+  // in it, the module may hold a name twice, and a SymbolTable sees only one
+  // of the two; neo-options-fuzzer found `neo-autodiff,neo-autodiff` leaving
+  // two @f_fwdbwd.)
+  if (auto module = func->getParentOfType<ModuleOp>()) {
+    for (func::FuncOp f : {combined, grad}) {
+      for (func::FuncOp other : module.getOps<func::FuncOp>())
+        if (other != f && other.getName() == f.getName())
+          return f.emitError("neo-autodiff: a function named '")
+                     << f.getName() << "' already exists",
+                 failure();
+    }
+  }
 
   succeeded = true;
   cleanUp(combined);
