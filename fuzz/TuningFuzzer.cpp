@@ -8,7 +8,7 @@
 //    (validateScheduleRecord), every record it keeps is one that neo-tile
 //    can apply: its fields give a valid GemmSchedule (for the vector width of
 //    its key's element type) or GenericSchedule, and the `neo.schedule`
-//    attribute made from them reads back (GemmSchedule::fromAttr) to the
+//    attribute made from them (#neo.cpu_gemm) reads back to the
 //    same fields;
 //  - keeping one target keeps only that target's records;
 //  - saveRecords over a file holding the input keeps each saved record (or
@@ -17,6 +17,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzSupport.h"
+
+#include "neo/Codegen/Schedules/ScheduleRules.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "neo/Codegen/CPU/Schedule.h"
 #include "neo/Codegen/CPU/ScheduleRecords.h"
@@ -73,15 +76,13 @@ static void requireApplicable(const Record &record, MLIRContext *ctx, llvm::Stri
     FailureOr<GemmSchedule> s = gemmScheduleFromFields(record.schedule, vectorWidth, error);
     if (mlir::failed(s))
       neo_fuzz::fuzzAbort("a validated GEMM record has no schedule: " + error, input);
-    DictionaryAttr attr = scheduleAttr(ctx, TunableOp::Kind::Gemm, record.schedule);
-    auto gemm = attr.getAs<DictionaryAttr>("gemm");
-    FailureOr<GemmSchedule> back = mlir::failure();
-    if (gemm)
-      back = GemmSchedule::fromAttr(gemm, error);
-    if (mlir::failed(back))
-      neo_fuzz::fuzzAbort(
-          "the neo.schedule of a validated GEMM record does not read back: " + error, input);
-    if (toFields(*back) != record.schedule || !back->isValid(vectorWidth, error))
+    // The typed attribute neo-select-schedules attaches, read back as neo-tile does.
+    auto attr = mlir::dyn_cast<mlir::neo::CpuGemmScheduleAttr>(scheduleAttr(ctx, *s));
+    if (!attr)
+      neo_fuzz::fuzzAbort("the neo.schedule of a validated GEMM record is not a cpu_gemm", input);
+    GemmSchedule back = attr.getParams();
+    if (toFields(back) != record.schedule ||
+        !mlir::neo::schedules::checkCpuGemm(back, vectorWidth).empty())
       neo_fuzz::fuzzAbort("the neo.schedule of a validated GEMM record reads back differently",
                           input);
     return;
@@ -90,7 +91,7 @@ static void requireApplicable(const Record &record, MLIRContext *ctx, llvm::Stri
   if (mlir::failed(s))
     neo_fuzz::fuzzAbort("a validated generic record has no schedule: " + error, input);
   // neo-tile's own check of the schedules it applies.
-  if (s->vectorSize < 1 || s->vectorSize > 64 || s->threads < 1)
+  if (!mlir::neo::schedules::checkCpuGeneric({s->vectorSize, s->threads}).empty())
     neo_fuzz::fuzzAbort("a validated generic record fails neo-tile's schedule check", input);
   if (toFields(*s) != record.schedule)
     neo_fuzz::fuzzAbort("a validated generic record's fields do not round-trip", input);
