@@ -99,8 +99,7 @@ struct KnownBug {
 /// Known bugs that this fuzzer finds, fixed on other branches (issue 18).
 /// An input whose pipeline sets one of these options to a matching value is
 /// skipped. Remove an entry when its fix lands (the fuzzer then checks it).
-const std::vector<KnownBug> kKnownBugs = {
-};
+const std::vector<KnownBug> kKnownBugs = {};
 
 //===----------------------------------------------------------------------===//
 // The registry
