@@ -111,8 +111,9 @@ NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int op
  * (may be NULL) are options of neo-lower-to-ptx (e.g. "chip=sm_90"), and
  * `pipelineOptions`/`optLevel` are ignored. NEO_DEVICE_CUDA without a usable
  * driver or device fails with the driver's reason; NEO_DEVICE_AUTO then
- * compiles for the CPU. */
-NeoExecutable *neoCompileForDevice(NeoModule *module, NeoDevice device,
+ * compiles for the CPU. `device` is one of NeoDevice, passed as an int so that
+ * any other value is a clear error rather than an invalid enum. */
+NeoExecutable *neoCompileForDevice(NeoModule *module, int device,
                                    const char *pipelineOptions, int optLevel,
                                    const char *gpuPipelineOptions);
 /* The device an executable runs on (NEO_DEVICE_CPU or NEO_DEVICE_CUDA). */

@@ -346,13 +346,13 @@ NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int op
   return new NeoExecutable{module->ctx, std::move(*exe)};
 }
 
-NeoExecutable *neoCompileForDevice(NeoModule *module, NeoDevice device,
+NeoExecutable *neoCompileForDevice(NeoModule *module, int device,
                                    const char *pipelineOptions, int optLevel,
                                    const char *gpuPipelineOptions) {
   if (!module)
     return nullptr;
   ErrorCollector errors(module->ctx);
-  int rawDevice = static_cast<int>(device);
+  int rawDevice = device;
   if (rawDevice < NEO_DEVICE_CPU || rawDevice > NEO_DEVICE_AUTO) {
     errors.set("unknown device " + llvm::Twine(rawDevice) +
                " (expected NEO_DEVICE_CPU, NEO_DEVICE_CUDA or NEO_DEVICE_AUTO)");

@@ -230,7 +230,7 @@ TEST(CAPI, Devices) {
               std::string::npos)
         << neoGetLastError(h.ctx);
   }
-  EXPECT_EQ(neoCompileForDevice(m, static_cast<NeoDevice>(7), nullptr, 3, nullptr), nullptr);
+  EXPECT_EQ(neoCompileForDevice(m, 7, nullptr, 3, nullptr), nullptr);
   EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("unknown device 7"), std::string::npos);
   neoModuleDestroy(m);
 }
