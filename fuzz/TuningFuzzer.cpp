@@ -118,7 +118,11 @@ static const std::string &scratchDir() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text(reinterpret_cast<const char *>(data), size);
   llvm::StringRef input = text;
-  static MLIRContext *ctx = new MLIRContext(MLIRContext::Threading::DISABLED);
+  static MLIRContext *ctx = [] {
+    auto *c = new MLIRContext(MLIRContext::Threading::DISABLED);
+    c->loadDialect<mlir::neo::NeoDialect>(); // the typed schedule attributes
+    return c;
+  }();
 
   // 1. Unvalidated, as saveRecords reads files: print and parse back.
   LoadOptions plain;
