@@ -8,6 +8,7 @@
 #include "neo/Codegen/CPU/Passes.h"
 #include "neo/Codegen/CPU/Schedule.h"
 #include "neo/Codegen/CPU/ScheduleRecords.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Tuning/Target.h"
 
@@ -23,8 +24,6 @@ namespace neo {
 
 using namespace mlir;
 using namespace mlir::neo;
-
-static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 
 /// The element type of the op's (first) output, or null.
 static Type outputElementType(linalg::LinalgOp op) {
@@ -118,7 +117,7 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     for (linalg::LinalgOp op : ops) {
       std::optional<TunableOp> tunable;
       OpClass cls = classify(op, tunable);
-      if (Attribute explicitAttr = op->getAttr(kSchedule)) {
+      if (Attribute explicitAttr = op->getAttr(kScheduleAttrName)) {
         if (failed(checkExplicit(op, explicitAttr, cls)))
           return signalPassFailure();
         continue;
@@ -137,7 +136,7 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
       if (serial)
         gemm.threads = generic.threads = 1;
       if (cls == OpClass::Generic) {
-        op->setAttr(kSchedule, scheduleAttr(ctx, generic));
+        op->setAttr(kScheduleAttrName, scheduleAttr(ctx, generic));
         continue;
       }
       // The defaults (and records) are for f32's 16 lanes: with f64's 8,
@@ -150,7 +149,7 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
         op->emitOpError("invalid cpu_gemm schedule from the options: ") << error;
         return signalPassFailure();
       }
-      op->setAttr(kSchedule, scheduleAttr(ctx, gemm));
+      op->setAttr(kScheduleAttrName, scheduleAttr(ctx, gemm));
     }
   }
 

@@ -1,6 +1,7 @@
 //===- Tile.cpp - neo-tile: CPU schedules of linalg ops --------------------===//
 #include "neo/Codegen/CPU/Passes.h"
 #include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,7 +31,6 @@ using namespace mlir;
 using namespace mlir::neo;
 
 static constexpr llvm::StringLiteral kVectorSizes = "neo.vector_sizes";
-static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 
 /// Whether `expr` never decreases when dim `d` grows. Tiling takes the slice
 /// of an operand from the indices at the first and last point of a tile,
@@ -175,7 +175,7 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
-      Attribute attr = op->getAttr(kSchedule);
+      Attribute attr = op->getAttr(kScheduleAttrName);
       if (!attr)
         continue; // Unscheduled: plain loops later.
       // Ops of a row-blocked kernel run inside its parallel block loop.
@@ -215,7 +215,7 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
       tileGeneric(rewriter, op, generic);
     }
     // Applied: what is left of the ops (untiled ones, tiles) drops it.
-    func.walk([](linalg::LinalgOp op) { op->removeAttr(kSchedule); });
+    func.walk([](linalg::LinalgOp op) { op->removeAttr(kScheduleAttrName); });
   }
 };
 

@@ -1,6 +1,7 @@
 //===- GpuMap.cpp - neo-gpu-map: linalg ops on buffers to GPU launches ----===//
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/GPU/Passes.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -22,8 +23,6 @@ namespace neo {
 
 using namespace mlir;
 using namespace mlir::neo;
-
-static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 
 namespace {
 
@@ -47,7 +46,7 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
-      Attribute attr = op->getAttr(kSchedule);
+      Attribute attr = op->getAttr(kScheduleAttrName);
       if (!attr) {
         op->emitOpError("has no neo.schedule: run neo-gpu-select-schedules first");
         return signalPassFailure();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/GPU/Passes.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,8 +23,6 @@ namespace neo {
 
 using namespace mlir;
 using namespace mlir::neo;
-
-static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 
 namespace {
 
@@ -65,7 +64,7 @@ struct NeoGpuSelectSchedulesPass
       if (op->getParentOfType<gpu::LaunchOp>())
         return WalkResult::advance();
       bool isGemm = isGpuGemmCandidate(op);
-      if (Attribute attr = op->getAttr(kSchedule)) {
+      if (Attribute attr = op->getAttr(kScheduleAttrName)) {
         if (isa<GpuGemmScheduleAttr>(attr) && !isGemm) {
           op->emitOpError("has a #neo.gpu_gemm schedule but is not a GEMM that the GPU "
                           "kernels handle");
@@ -80,9 +79,9 @@ struct NeoGpuSelectSchedulesPass
         return WalkResult::advance();
       }
       if (isGemm)
-        op->setAttr(kSchedule, GpuGemmScheduleAttr::get(ctx, gemm));
+        op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, gemm));
       else
-        op->setAttr(kSchedule, GpuGenericScheduleAttr::get(ctx, blockSize));
+        op->setAttr(kScheduleAttrName, GpuGenericScheduleAttr::get(ctx, blockSize));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -1,5 +1,6 @@
 //===- Measure.cpp - Timing and checking candidate schedules --------------===//
 #include "neo/Tuning/Measure/Measure.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Runtime/Support/Tolerance.h"
@@ -23,7 +24,6 @@ using namespace mlir::neo;
 using namespace mlir::neo::tune;
 using namespace mlir::neo::runtime;
 
-static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 static constexpr llvm::StringLiteral kKernel = "kernel";
 
 static double seconds() {
@@ -147,7 +147,7 @@ candidateModule(const OpTask &task, const std::optional<tuning::ScheduleFields> 
   ComputeOp last;
   module->walk([&](ComputeOp op) { last = op; });
   if (last)
-    last->setAttr(kSchedule, *attr);
+    last->setAttr(kScheduleAttrName, *attr);
   return module;
 }
 
@@ -245,7 +245,7 @@ Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFiel
     FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, schedule, result.message);
     if (failed(attr))
       return result;
-    module->walk([&](ComputeOp op) { op->setAttr(kSchedule, *attr); });
+    module->walk([&](ComputeOp op) { op->setAttr(kScheduleAttrName, *attr); });
   } else if (llvm::Error err = records.set(task.tunable.key, schedule)) {
     result.message = llvm::toString(std::move(err));
     return result;

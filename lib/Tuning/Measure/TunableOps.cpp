@@ -1,5 +1,6 @@
 //===- TunableOps.cpp - The ops of a program that neo-tune explores -------===//
 #include "neo/Tuning/Measure/TunableOps.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
@@ -19,8 +20,6 @@
 using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::tune;
-
-static constexpr llvm::StringLiteral kSchedule = "neo.schedule";
 
 /// `func.func @kernel(reads...) -> result` computing `ops` (in program
 /// order; the last is the result), with `argTypes` for the reads from
@@ -69,7 +68,7 @@ static SmallVector<ComputeOp> fusionGroup(ComputeOp root) {
     for (Value v : c.getInputs()) {
       auto p = v.getDefiningOp<ComputeOp>();
       if (!p || members.contains(p) || p.getNumReductionDims() != 0 || !v.hasOneUse() ||
-          p->hasAttr(kSchedule) || p->getBlock() != root->getBlock())
+          p->hasAttr(kScheduleAttrName) || p->getBlock() != root->getBlock())
         continue;
       members.insert(p);
       worklist.push_back(p);
@@ -92,7 +91,7 @@ static std::vector<TunableOp> scheduledOps(ModuleOp module, const CpuPipelineOpt
   if (failed(pm.run(*copy)))
     return out;
   copy->walk([&](linalg::LinalgOp op) {
-    if (op->hasAttr(kSchedule) || isa<linalg::FillOp>(op))
+    if (op->hasAttr(kScheduleAttrName) || isa<linalg::FillOp>(op))
       return;
     if (std::optional<TunableOp> t = analyzeTunable(op))
       out.push_back(std::move(*t));
@@ -112,14 +111,14 @@ static ComputeOp findCompute(ModuleOp module) {
 static std::optional<TunableOp> analyzeLowered(ModuleOp single, const CpuPipelineOptions &options) {
   OwningOpRef<ModuleOp> copy = single.clone();
   MLIRContext *ctx = single.getContext();
-  findCompute(*copy)->setAttr(kSchedule, DictionaryAttr::get(ctx));
+  findCompute(*copy)->setAttr(kScheduleAttrName, DictionaryAttr::get(ctx));
   PassManager pm(ctx);
   buildNeoLowerToCpuPipeline(pm, options);
   if (failed(pm.run(*copy)))
     return std::nullopt;
   std::optional<TunableOp> tunable;
   copy->walk([&](linalg::LinalgOp op) {
-    if (op->hasAttr(kSchedule))
+    if (op->hasAttr(kScheduleAttrName))
       tunable = analyzeTunable(op);
   });
   return tunable;
@@ -170,7 +169,7 @@ FailureOr<Discovery> tune::findTunableOps(ModuleOp module, StringRef function,
         continue;
       func.walk([&](linalg::LinalgOp op) {
         // Fills are the lowering's initializations, not ops of the program.
-        if (op->hasAttr(kSchedule) || isa<linalg::FillOp>(op))
+        if (op->hasAttr(kScheduleAttrName) || isa<linalg::FillOp>(op))
           return;
         if (std::optional<TunableOp> t = analyzeTunable(op))
           if (programKeys.insert(t->key).second)
@@ -190,7 +189,7 @@ FailureOr<Discovery> tune::findTunableOps(ModuleOp module, StringRef function,
       continue;
     foundFunction = true;
     func.walk([&](ComputeOp op) {
-      if (op->hasAttr(kSchedule))
+      if (op->hasAttr(kScheduleAttrName))
         return;
       OwningOpRef<ModuleOp> single = groupModule({op});
       std::optional<TunableOp> tunable = analyzeLowered(*single, *options);
@@ -232,7 +231,7 @@ FailureOr<Discovery> tune::findTunableOps(ModuleOp module, StringRef function,
       if (!selected(func))
         continue;
       func.walk([&](ComputeOp op) {
-        if (op->hasAttr(kSchedule) || op.getNumReductionDims() != 0)
+        if (op->hasAttr(kScheduleAttrName) || op.getNumReductionDims() != 0)
           return;
         SmallVector<ComputeOp> group = fusionGroup(op);
         if (group.size() < 2)

@@ -1,0 +1,17 @@
+//===- NeoAttrNames.h - Names of the discardable neo attributes -*- C++ -*-===//
+#ifndef NEO_DIALECT_NEO_IR_NEOATTRNAMES_H
+#define NEO_DIALECT_NEO_IR_NEOATTRNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+namespace neo {
+
+/// The schedule of an op (#neo.cpu_gemm<...>, ...): set by the select passes,
+/// applied by neo-tile and neo-gpu-map, forwarded by convert-neo-to-linalg.
+constexpr llvm::StringLiteral kScheduleAttrName = "neo.schedule";
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_DIALECT_NEO_IR_NEOATTRNAMES_H
