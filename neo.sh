@@ -35,7 +35,10 @@ case "$cmd" in
   bench)
     shift
     "$root/scripts/build.sh" neo-run neo-opt neo-translate >/dev/null
-    /usr/bin/python3 "$root/bench/run.py" "$@"
+    # The peers' venv (PyTorch 2.x, JAX from PyPI); created once, then quick.
+    # If it cannot be made, the peers show as n/a in the report.
+    py=$("$root/scripts/bench-env.sh") || py=
+    /usr/bin/python3 "$root/bench/run.py" ${py:+--python "$py"} "$@"
     ;;
   *)
     sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'

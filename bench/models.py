@@ -1,9 +1,30 @@
 """The benchmark set: each entry is a .neo function at benchmark size, the
-arguments to differentiate, and an independent PyTorch implementation."""
-import torch
-import torch.nn.functional as F
+arguments to differentiate, and an independent PyTorch implementation (the
+JAX ones are in models_jax.py, keyed by the function's name).
 
-sig = torch.sigmoid
+PyTorch is imported on first use, so that the orchestrator (bench/run.py,
+Debian's python) can read the .neo sources without importing any PyTorch;
+the peers (bench/peer.py, in the venv of scripts/bench-env.sh) call the
+references."""
+import importlib
+
+
+class _Lazy:
+    def __init__(self, name):
+        self._name, self._module = name, None
+
+    def __getattr__(self, attr):
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attr)
+
+
+torch = _Lazy("torch")
+F = _Lazy("torch.nn.functional")
+
+
+def sig(x):
+    return torch.sigmoid(x)
 
 
 def lstm(H, B, I):
