@@ -69,16 +69,18 @@ int main(int argc, char **argv) {
         return 1;
       }
     } else {
-      for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 7) / 7.0f;
-      for (size_t i = 0; i < b.size(); ++i) b[i] = float(i % 5) / 5.0f;
+      for (size_t i = 0; i < a.size(); ++i)
+        a[i] = float(i % 7) / 7.0f;
+      for (size_t i = 0; i < b.size(); ++i)
+        b[i] = float(i % 5) / 5.0f;
     }
     double cores = 0;
     double ms = medianMs(reps, cores, [&] {
       if (dnnl)
         dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
       else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k,
-                    b.data(), n, 0.0f, c.data(), n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                    n, 0.0f, c.data(), n);
     });
     if (argc >= 10) {
       FILE *f = std::fopen(argv[9], "wb");
@@ -106,8 +108,7 @@ int main(int argc, char **argv) {
   }
   if (argc >= 2 && !std::strcmp(argv[1], "version")) {
     const dnnl_version_t *v = dnnl_version();
-    std::printf("onednn %d.%d.%d (cpu runtime %u)\n", v->major, v->minor, v->patch,
-                v->cpu_runtime);
+    std::printf("onednn %d.%d.%d (cpu runtime %u)\n", v->major, v->minor, v->patch, v->cpu_runtime);
     std::printf("openblas %s\n", openblas_get_config());
     return 0;
   }

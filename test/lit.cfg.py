@@ -33,8 +33,21 @@ config.substitutions.append(("%neo_split", '--split-input-file="# ' + '-' * 5 + 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
+# The LLVM optimization level of the code neo-run compiles (`--param
+# jit_opt=N`). The ASan suite uses 0: libLLVM.so is not instrumented, nor is
+# the JIT-compiled code, so LLVM's optimizer and instruction selection (most
+# of a test's time at -O3) check nothing there, while Neo's own code (the
+# frontend, every MLIR pass, the runtime) does the same work at any level.
+# The Release suite keeps neo-run's default (-O3), the code users run.
+jit_opt = lit_config.params.get("jit_opt", "0" if config.neo_asan_runtime else "")
+run_args = ["-O%s" % jit_opt] if jit_opt else []
+if jit_opt:
+    lit_config.note("neo-run compiles at -O%s in this suite" % jit_opt)
+config.environment["NEO_RUN_ARGS"] = " ".join(run_args)
+
 tool_dirs = [config.neo_tools_dir, config.llvm_tools_dir]
-tools = ["neo-opt", "neo-translate", "neo-run", "neo-tune", "neo-cuda-runner"]
+tools = ["neo-opt", "neo-translate", ToolSubst("neo-run", extra_args=run_args), "neo-tune",
+         "neo-cuda-runner"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # `cuda-device`: a CUDA device is usable here (`neo-cuda-runner --probe`

@@ -106,7 +106,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     select.threads = options.threads;
     select.records = options.tuningRecords;
     select.target = options.tuningTarget;
-    pm.addNestedPass<func::FuncOp>(createNeoSelectSchedules(select));
+    pm.addNestedPass<func::FuncOp>(options.tuningRecordSet
+                                       ? createNeoSelectSchedules(select, options.tuningRecordSet)
+                                       : createNeoSelectSchedules(select));
     pm.addNestedPass<func::FuncOp>(createNeoTile());
     pm.addNestedPass<func::FuncOp>(createNeoVectorize());
     pm.addPass(createCanonicalizerPass());

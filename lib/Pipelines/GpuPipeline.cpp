@@ -88,9 +88,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   // Phase 6: PTX (or a cubin/fatbin through ptxas) in gpu.binary ops.
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
+  // Empty: MLIR's own discovery of the toolkit.
   binary.toolkitPath = options.toolkit;
-  if (binary.toolkitPath.empty())
-    if (const char *cuda = std::getenv("CUDA_HOME"))
-      binary.toolkitPath = cuda;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }

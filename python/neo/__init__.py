@@ -16,6 +16,7 @@ The package talks to libNeoCAPI.so through ctypes; set NEO_LIBRARY to use a
 library other than the one of this repository's build tree.
 """
 import ctypes
+import os
 import sys as _sys
 import threading
 
@@ -64,6 +65,19 @@ def default_context():
     if _default is None:
         _default = Context()
     return _default
+
+
+def _with_environment_records(options):
+    """The pipeline options with `tuning-records=$NEO_TUNING_RECORDS` added
+    when the variable is set and the options name no records (the native
+    library reads no environment variable)."""
+    path = os.environ.get("NEO_TUNING_RECORDS", "")
+    if not path or "tuning-records" in options:
+        return options
+    if any(c in path for c in " ,{}'\""):
+        raise NeoError("NEO_TUNING_RECORDS=%r: pass a path without spaces, commas, quotes "
+                       "or braces, or options='tuning-records=...'" % (path,))
+    return (options + " " if options else "") + "tuning-records=" + path
 
 
 class Module:
@@ -132,6 +146,7 @@ class Module:
         neo-lower-to-ptx's (e.g. "chip=sm_90")."""
         if device not in _capi.DEVICES:
             raise NeoError("device must be 'cpu', 'cuda' or 'auto', got %r" % (device,))
+        options = _with_environment_records(options)
         with self.context._lock:
             if device == "cpu":
                 exe = _capi.compile(self._handle, options.encode(), opt_level)

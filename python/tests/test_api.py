@@ -93,3 +93,23 @@ def test_select_and_conditions():
     f.output(f.compute("y", [i, j], dsl.select(j <= i, x[i, j], 0.0)))
     a = rand(4, 4)
     np.testing.assert_allclose(f.module().compile()(a), np.tril(a))
+
+
+def test_tuning_records_from_the_environment(tmp_path, monkeypatch):
+    """The package (not the native library) maps NEO_TUNING_RECORDS to the
+    pipeline option; explicit options win; a corrupt file is ignored."""
+    monkeypatch.delenv("NEO_TUNING_RECORDS", raising=False)
+    assert neo._with_environment_records("threads=1") == "threads=1"
+    path = tmp_path / "records.json"
+    path.write_text('{"format": ')
+    monkeypatch.setenv("NEO_TUNING_RECORDS", str(path))
+    assert neo._with_environment_records("threads=1") == "threads=1 tuning-records=%s" % path
+    assert neo._with_environment_records("") == "tuning-records=%s" % path
+    assert neo._with_environment_records("tuning-records=x.json") == "tuning-records=x.json"
+    src = "def f(a: f32[3, 4]) -> y {\n  y[i, j] = a[i, j] * 2\n}"
+    fn = neo.Module.from_source(src).compile(options="threads=1", opt_level=0)
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_allclose(fn(a), 2 * a)
+    monkeypatch.setenv("NEO_TUNING_RECORDS", str(tmp_path / "a b.json"))
+    with pytest.raises(neo.NeoError, match="NEO_TUNING_RECORDS"):
+        neo.Module.from_source(src).compile()

@@ -9,6 +9,8 @@ import tempfile
 import numpy as np
 
 NEO_RUN = os.environ.get("NEO_RUN", "neo-run")
+# Extra neo-run arguments of the suite (lit.cfg.py: -O0 in the ASan suite).
+NEO_RUN_ARGS = os.environ.get("NEO_RUN_ARGS", "").split()
 
 
 def output_names(source, function):
@@ -26,7 +28,7 @@ def run(source, function, **inputs):
         path = os.path.join(d, "op.neo")
         with open(path, "w") as f:
             f.write(source)
-        args = [NEO_RUN, path, "--function", function, "--output-dir", d, "--check",
+        args = [NEO_RUN] + NEO_RUN_ARGS + [path, "--function", function, "--output-dir", d, "--check",
                 "--print-limit", "0"]
         for name, value in inputs.items():
             p = os.path.join(d, "in_%s.npy" % name)
@@ -80,7 +82,7 @@ def grad(source, function, inputs, output_adjoints):
                               input=imported, capture_output=True, text=True)
         if proc.returncode != 0:
             raise AssertionError("neo-autodiff failed:\n" + proc.stderr)
-        args = [NEO_RUN, mlir, "--function", function + "_grad", "--output-dir", d,
+        args = [NEO_RUN] + NEO_RUN_ARGS + [mlir, "--function", function + "_grad", "--output-dir", d,
                 "--check", "--print-limit", "0"]
         for i, value in enumerate(list(inputs) + list(output_adjoints)):
             p = os.path.join(d, "in%d.npy" % i)

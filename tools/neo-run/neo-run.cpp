@@ -89,6 +89,16 @@ static cl::opt<std::string> cacheDir("cache-dir",
 static cl::opt<std::string> pipelineOptions(
     "pipeline-options", cl::desc("Options of neo-lower-to-cpu, e.g. 'fuse-elementwise=false'"),
     cl::cat(category));
+static cl::opt<std::string>
+    tuningRecords("tuning-records",
+                  cl::desc("Tuning records (JSON, from neo-tune) to take schedules from "
+                           "(default: $NEO_TUNING_RECORDS; the pipeline option "
+                           "tuning-records= wins)"),
+                  cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> dumpLLVM("dump-llvm",
+                                     cl::desc("Write the optimized LLVM IR of the compiled "
+                                              "module to this file (for debugging codegen)"),
+                                     cl::value_desc("file"), cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3),
                                   cl::Prefix, cl::cat(category));
 static cl::opt<bool> gradcheck(
@@ -402,12 +412,20 @@ int main(int argc, char **argv) {
   engineOptions.cacheDir = cacheDir;
   engineOptions.optLevel = optLevel;
   engineOptions.pipelineOptions = pipelineOptions;
+  // The tool, not the library, reads the environment.
+  engineOptions.tuningRecords = tuningRecords;
+  if (tuningRecords.empty())
+    if (const char *env = std::getenv("NEO_TUNING_RECORDS"))
+      engineOptions.tuningRecords = env;
+  engineOptions.dumpLLVMPath = dumpLLVM;
   reportTuningRecordProblems(engineOptions);
   if (gradcheck)
     return runGradCheck(*module, *sig, inputs, engineOptions);
 
   GpuCompileOptions gpuOptions;
   gpuOptions.pipelineOptions = gpuPipelineOptions;
+  if (const char *cuda = std::getenv("CUDA_HOME"))
+    gpuOptions.cudaHome = cuda;
   gpuOptions.chip = chip;
   if (!emitBundleDir.empty()) {
     // Never delete a directory the user did not ask to replace (checked here

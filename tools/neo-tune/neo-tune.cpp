@@ -308,18 +308,14 @@ int main(int argc, char **argv) {
   if (recordsFile.empty())
     warn("no --records FILE: the results are not saved");
 
-  // Single ops get their candidates in memory; kernels fused from several
-  // ops through a records file of their own (not the environment's), for the
-  // target the pipeline computes, created only when there are such kernels.
-  bool anyFused = llvm::any_of(*tasks, [](const OpTask &t) { return t.numOps > 1; });
-  auto candidates = anyFused ? CandidateRecords::create(target) : CandidateRecords::inMemory();
-  if (!candidates)
-    return fail(llvm::toString(candidates.takeError()));
+  // Candidates are compiled in memory: single ops with the schedule on the
+  // op, kernels fused from several ops with in-memory records for the
+  // target the pipeline computes (no temporary file, and never the
+  // records of the environment or of --records).
   MeasureOptions measure;
   measure.engine.optLevel = optLevel;
   measure.engine.pipelineOptions = pipeline;
-  measure.engine.tuningRecords = (*candidates)->getPath();
-  measure.engine.tuningRecordsFromEnvironment = false;
+  measure.target = target;
   measure.repeat = repeat;
   measure.seed = seed;
   tuning::HostCaches caches = tuning::hostCaches();
@@ -354,7 +350,7 @@ int main(int argc, char **argv) {
     tuning::TunerOptions options;
     options.trials = trials;
     options.seed = seed + i;
-    EngineMeasurer measurer(task, scheduleOf, measure, **candidates);
+    EngineMeasurer measurer(task, scheduleOf, measure);
     // The baseline: neo-tile's defaults, measured as the first trial when the
     // search space holds them, else on their own.
     std::optional<double> baselineMs;
@@ -438,8 +434,7 @@ int main(int argc, char **argv) {
         verification.how = "not checked";
         break;
       }
-      verification =
-          verifySchedule(task, scheduleOf(t.point), measure, **candidates, verifyMaxPoints);
+      verification = verifySchedule(task, scheduleOf(t.point), measure, verifyMaxPoints);
       if (verification.status == Verification::Status::Failed) {
         warn("the schedule " + formatSchedule(scheduleOf(t.point)) + " of '" + task.tunable.key +
              "' does not match the interpreter (" + verification.message + "); not recorded");

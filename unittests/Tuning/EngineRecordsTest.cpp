@@ -9,6 +9,7 @@
 #include "neo/Registration.h"
 #include "neo/Runtime/Execution/Engine.h"
 #include "neo/Tuning/Target.h"
+#include "neo/Tuning/TuningRecords.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -62,7 +63,6 @@ TEST(EngineRecords, TheCacheKeyFollowsTheRecordsContent) {
   std::string path = (dir + "/records.json").str();
 
   EngineOptions options;
-  options.tuningRecordsFromEnvironment = false;
   Engine plain(options);
   auto none = plain.compile(*module);
   ASSERT_TRUE(bool(none)) << llvm::toString(none.takeError());
@@ -89,25 +89,55 @@ TEST(EngineRecords, TheCacheKeyFollowsTheRecordsContent) {
   EXPECT_EQ(run(**first), want);
   EXPECT_EQ(run(**edited), want);
 
-  // From the environment, unless told not to.
+  // The library reads no environment variable (the tools do).
   ASSERT_EQ(setenv("NEO_TUNING_RECORDS", path.c_str(), 1), 0);
-  EngineOptions fromEnv;
-  Engine envEngine(fromEnv);
-  auto viaEnv = envEngine.compile(*module);
-  ASSERT_TRUE(bool(viaEnv)) << llvm::toString(viaEnv.takeError());
-  EXPECT_EQ((*viaEnv)->getKey(), (*edited)->getKey());
-  fromEnv.tuningRecordsFromEnvironment = false;
-  Engine noEnv(fromEnv);
-  auto ignored = noEnv.compile(*module);
+  Engine envEngine(EngineOptions{});
+  auto ignored = envEngine.compile(*module);
   ASSERT_TRUE(bool(ignored));
   EXPECT_EQ((*ignored)->getKey(), (*none)->getKey());
+  unsetenv("NEO_TUNING_RECORDS");
 
+  // Records in memory: the same schedule as the file's gives the same code
+  // (another key, since the key names where they came from), and they take
+  // precedence over a file.
+  tuning::Record record;
+  record.key = "gemm f32 batch=1 m=40 n=50 k=30 layout=mk,kn,mn";
+  record.target = tuning::hostTarget(2);
+  record.schedule = {{"mr", 5}, {"nr", 16}, {"mc", 10}, {"nc", 32}, {"kc", 11}, {"threads", 2}};
+  record.timeMs = 1;
+  auto set = std::make_shared<tuning::RecordSet>();
+  set->add(record);
+  EngineOptions inMemory;
+  inMemory.tuningRecordSet = set;
+  Engine memoryEngine(inMemory);
+  auto fromMemory = memoryEngine.compile(*module);
+  ASSERT_TRUE(bool(fromMemory)) << llvm::toString(fromMemory.takeError());
+  EXPECT_NE((*fromMemory)->getKey(), (*none)->getKey());
+  EXPECT_EQ(run(**fromMemory), want);
+  inMemory.tuningRecords = path;
+  Engine both(inMemory);
+  auto withFile = both.compile(*module);
+  ASSERT_TRUE(bool(withFile));
+  EXPECT_EQ(run(**withFile), want);
+
+  // An invalid in-memory record is an error, not silently ignored.
+  record.schedule["mr"] = 0;
+  auto bad = std::make_shared<tuning::RecordSet>();
+  bad->add(record);
+  EngineOptions badOptions;
+  badOptions.tuningRecordSet = bad;
+  Engine badEngine(badOptions);
+  auto rejected = badEngine.compile(*module);
+  ASSERT_FALSE(bool(rejected));
+  EXPECT_NE(llvm::toString(rejected.takeError()).find("invalid in-memory record"),
+            std::string::npos);
+
+  Engine envEngine2(options);
   // A corrupt file still compiles (the records are ignored).
   std::ofstream(path) << "{\"format\": ";
-  auto corrupt = envEngine.compile(*module);
+  auto corrupt = envEngine2.compile(*module);
   ASSERT_TRUE(bool(corrupt)) << llvm::toString(corrupt.takeError());
   EXPECT_EQ(run(**corrupt), want);
-  unsetenv("NEO_TUNING_RECORDS");
   llvm::sys::fs::remove_directories(dir);
 }
 

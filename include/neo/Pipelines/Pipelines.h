@@ -5,8 +5,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <memory>
+
 namespace mlir {
 namespace neo {
+namespace tuning {
+class RecordSet;
+} // namespace tuning
 
 /// Options of `neo-lower-to-cpu`.
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
@@ -51,6 +56,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(memrefs), 'schedule' (tiled and vectorized), 'loops' (scf), "
                      "or '' for the LLVM dialect"),
       llvm::cl::init("")};
+
+  /// Not a textual option: tuning records held in memory (built by the
+  /// caller, e.g. neo-tune's candidate), used instead of `tuning-records`.
+  std::shared_ptr<const tuning::RecordSet> tuningRecordSet;
 };
 
 /// neo -> linalg on tensors -> bufferization (functions take their results as
@@ -94,7 +103,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "fatbin, or '' to stop at the NVVM dialect"),
       llvm::cl::init("isa")};
   PassOptions::Option<std::string> toolkit{
-      *this, "toolkit", llvm::cl::desc("CUDA toolkit path for format=bin (default: CUDA_HOME)"),
+      *this, "toolkit",
+      llvm::cl::desc(
+          "CUDA toolkit path for format=bin (default: MLIR's discovery; neo-run passes CUDA_HOME)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> stopAfter{
       *this, "stop-after",

@@ -40,6 +40,10 @@ enum class OpClass { Gemm, ImplicitGemm, Generic };
 struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSelectSchedulesPass> {
   using Base::Base;
 
+  NeoSelectSchedulesPass(const NeoSelectSchedulesOptions &options,
+                         std::shared_ptr<const tuning::RecordSet> records)
+      : Base(options), givenRecords(std::move(records)) {}
+
   LogicalResult initialize(MLIRContext *ctx) override {
     recordSet.reset();
     GemmSchedule gemm = optionGemm();
@@ -48,6 +52,8 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
              << "neo-select-schedules: invalid gemm options: " << error;
     if (std::string error = schedules::checkCpuGeneric({vectorSize, threads}); !error.empty())
       return emitError(UnknownLoc::get(ctx)) << "neo-select-schedules: invalid options: " << error;
+    if (givenRecords)
+      return useGivenRecords(ctx);
     if (records.empty())
       return success();
     tuning::LoadOptions options;
@@ -63,6 +69,23 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     recordTarget = options.target;
     if (!set->empty())
       recordSet = std::move(set);
+    return success();
+  }
+
+  /// Records given in memory: checked like a file's (an invalid one is an
+  /// error here, since no user file is at fault but the caller's code).
+  LogicalResult useGivenRecords(MLIRContext *ctx) {
+    recordTarget = target.empty() ? tuning::hostTarget(threads) : std::string(target);
+    for (const tuning::Record &record : givenRecords->sorted()) {
+      if (record.target != recordTarget)
+        continue;
+      if (std::string error = validateScheduleRecord(record); !error.empty())
+        return emitError(UnknownLoc::get(ctx))
+               << "neo-select-schedules: invalid in-memory record for " << record.key << ": "
+               << error;
+    }
+    if (!givenRecords->empty())
+      recordSet = givenRecords;
     return success();
   }
 
@@ -176,6 +199,14 @@ private:
   /// Shared by the copies of the pass that run on several threads.
   std::shared_ptr<const tuning::RecordSet> recordSet;
   std::string recordTarget;
+  /// Records given by createNeoSelectSchedules(options, records).
+  std::shared_ptr<const tuning::RecordSet> givenRecords;
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::neo::createNeoSelectSchedules(const NeoSelectSchedulesOptions &options,
+                                    std::shared_ptr<const tuning::RecordSet> records) {
+  return std::make_unique<NeoSelectSchedulesPass>(options, std::move(records));
+}

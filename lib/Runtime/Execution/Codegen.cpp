@@ -3,6 +3,7 @@
 
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
+#include "neo/Support/FileIO.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -56,12 +57,7 @@ std::string runtime::getTuningRecordsPath(const EngineOptions &options) {
   if (succeeded(pipeline.parseFromString(options.pipelineOptions, os)) &&
       !pipeline.tuningRecords.empty())
     return pipeline.tuningRecords;
-  if (!options.tuningRecords.empty())
-    return options.tuningRecords;
-  if (options.tuningRecordsFromEnvironment)
-    if (const char *env = std::getenv("NEO_TUNING_RECORDS"))
-      return env;
-  return "";
+  return options.tuningRecords;
 }
 
 static llvm::Error makeError(const llvm::Twine &message) {
@@ -125,6 +121,7 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
                      "': " + optionErrors);
   if (pipelineOptions.tuningRecords.empty())
     pipelineOptions.tuningRecords = getTuningRecordsPath(options);
+  pipelineOptions.tuningRecordSet = options.tuningRecordSet;
   PassManager pm(&context);
   buildNeoLowerToCpuPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
@@ -164,12 +161,13 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   if (llvm::Error err = optimize(llvmModule.get()))
     return std::move(err);
 
-  // NEO_DUMP_LLVM=FILE writes the optimized LLVM IR (for debugging codegen).
-  if (const char *dump = std::getenv("NEO_DUMP_LLVM")) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(dump, ec);
-    if (!ec)
-      llvmModule->print(os, nullptr);
+  // The optimized LLVM IR, for debugging code generation.
+  if (!options.dumpLLVMPath.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    if (Status s = writeFileAtomically(options.dumpLLVMPath, {std::string_view(text)}); !s.ok())
+      return makeError("cannot write the LLVM IR: " + s.message());
   }
 
   llvm::SmallVector<char, 0> object;

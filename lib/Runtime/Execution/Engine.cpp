@@ -272,6 +272,8 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
         readWholeFile(options.tuningRecords, records, tuning::kDefaultMaxRecordsFileBytes).ok();
     add(readable ? llvm::StringRef(records) : llvm::StringRef("<unreadable>"));
   }
+  if (options.tuningRecordSet)
+    add("tuning-record-set:" + tuning::printRecords(*options.tuningRecordSet));
   std::array<uint8_t, 32> digest = hash.final();
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
@@ -296,7 +298,6 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
   // Resolve the tuning records once, for the key and the compilation alike.
   EngineOptions effective = options;
   effective.tuningRecords = getTuningRecordsPath(options);
-  effective.tuningRecordsFromEnvironment = false;
   std::string key = cacheKey(source, effective);
 
   std::shared_ptr<Entry> entry;

@@ -199,8 +199,6 @@ std::string mlir::neo::runtime::findPtxas(llvm::StringRef cudaHome) {
   llvm::SmallVector<std::string> homes;
   if (!cudaHome.empty())
     homes.push_back(cudaHome.str());
-  if (const char *env = std::getenv("CUDA_HOME"))
-    homes.push_back(env);
   homes.push_back("/usr/local/cuda");
   for (const std::string &home : homes) {
     llvm::SmallString<256> path(home);
@@ -344,7 +342,8 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
   if (options.cubin && !bundle.ptx.empty()) {
     std::string ptxas = findPtxas(options.cudaHome);
     if (ptxas.empty()) {
-      bundle.ptxasLog = "ptxas not found (set CUDA_HOME): the bundle has PTX only";
+      bundle.ptxasLog = "ptxas not found (in the CUDA toolkit given, /usr/local/cuda or PATH): the "
+                        "bundle has PTX only";
     } else {
       auto cubin = assemblePtx(ptxas, bundle.ptx, options.chip, bundle.ptxasLog);
       if (!cubin)

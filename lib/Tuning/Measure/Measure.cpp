@@ -63,47 +63,17 @@ struct KernelBuffers {
   }
 };
 
-llvm::Expected<std::unique_ptr<CandidateRecords>> CandidateRecords::create(std::string target) {
-  llvm::SmallString<128> path;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("neo-tune-candidate", "json", path))
-    return llvm::createStringError(ec, "cannot create a temporary records file");
-  llvm::sys::RemoveFileOnSignal(path);
-  return std::unique_ptr<CandidateRecords>(
-      new CandidateRecords(std::string(path), std::move(target)));
-}
-
-llvm::Expected<std::unique_ptr<CandidateRecords>> CandidateRecords::inMemory() {
-  return std::unique_ptr<CandidateRecords>(new CandidateRecords("", ""));
-}
-
-CandidateRecords::~CandidateRecords() {
-  if (!path.empty())
-    llvm::sys::fs::remove(path);
-}
-
-llvm::Error CandidateRecords::set(const std::string &key, const tuning::ScheduleFields &schedule) {
+std::shared_ptr<const tuning::RecordSet>
+tune::candidateRecords(const std::string &key, const std::string &target,
+                       const tuning::ScheduleFields &schedule) {
   tuning::Record record;
   record.key = key;
   record.target = target;
   record.schedule = schedule;
   record.timeMs = 1;
-  tuning::RecordSet set;
-  set.add(record);
-  return write(set);
-}
-
-llvm::Error CandidateRecords::clear() { return write(tuning::RecordSet()); }
-
-llvm::Error CandidateRecords::write(const tuning::RecordSet &set) {
-  if (path.empty()) {
-    if (set.empty())
-      return llvm::Error::success();
-    return llvm::createStringError("no candidate records file (no fused kernels to tune)");
-  }
-  // Atomically, so that a compilation reading it never sees half a file.
-  if (Status s = writeFileAtomically(path, {tuning::printRecords(set)}); !s.ok())
-    return llvm::createStringError(std::make_error_code(std::errc::io_error), s.message());
-  return llvm::Error::success();
+  auto set = std::make_shared<tuning::RecordSet>();
+  set->add(record);
+  return set;
 }
 
 /// The typed neo.schedule of schedule fields for the task's op.
@@ -122,24 +92,20 @@ static FailureOr<Attribute> typedSchedule(MLIRContext *ctx, const OpTask &task,
   return scheduleAttr(ctx, *s);
 }
 
-/// The module to compile for a candidate: a single op's module gets the
-/// schedule as the neo.schedule of its neo.compute (it follows the op to its
-/// linalg op), in memory; a fused kernel's schedule goes through the
-/// candidate records file, which the engine applies by key.
+/// The module and engine options to compile a candidate with: a single op's
+/// module gets the schedule as the neo.schedule of its neo.compute (it
+/// follows the op to its linalg op); a fused kernel's schedule goes into
+/// in-memory records that the engine applies by key. Both in memory.
 static FailureOr<OwningOpRef<ModuleOp>>
 candidateModule(const OpTask &task, const std::optional<tuning::ScheduleFields> &schedule,
-                CandidateRecords &records, std::string &error) {
+                const MeasureOptions &options, EngineOptions &engine, std::string &error) {
   OwningOpRef<ModuleOp> module = task.module.get().clone();
-  if (task.numOps > 1 || !schedule) {
-    if (llvm::Error err = schedule ? records.set(task.tunable.key, *schedule) : records.clear()) {
-      error = llvm::toString(std::move(err));
-      return failure();
-    }
+  engine = options.engine;
+  if (!schedule)
     return module;
-  }
-  if (llvm::Error err = records.clear()) {
-    error = llvm::toString(std::move(err));
-    return failure();
+  if (task.numOps > 1) {
+    engine.tuningRecordSet = candidateRecords(task.tunable.key, options.target, *schedule);
+    return module;
   }
   FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, *schedule, error);
   if (failed(attr))
@@ -153,9 +119,8 @@ candidateModule(const OpTask &task, const std::optional<tuning::ScheduleFields> 
 
 struct EngineMeasurer::Buffers : KernelBuffers {};
 
-EngineMeasurer::EngineMeasurer(OpTask &task, ScheduleOf scheduleOf, const MeasureOptions &options,
-                               CandidateRecords &records)
-    : task(task), scheduleOf(std::move(scheduleOf)), options(options), records(records) {}
+EngineMeasurer::EngineMeasurer(OpTask &task, ScheduleOf scheduleOf, const MeasureOptions &options)
+    : task(task), scheduleOf(std::move(scheduleOf)), options(options) {}
 
 EngineMeasurer::~EngineMeasurer() = default;
 
@@ -179,11 +144,13 @@ std::optional<double> EngineMeasurer::time(const std::optional<tuning::ScheduleF
       return std::nullopt;
     }
   }
-  FailureOr<OwningOpRef<ModuleOp>> module = candidateModule(task, schedule, records, error);
+  EngineOptions engineOptions;
+  FailureOr<OwningOpRef<ModuleOp>> module =
+      candidateModule(task, schedule, options, engineOptions, error);
   if (failed(module))
     return std::nullopt;
   // A fresh engine per candidate: its code is freed with it.
-  Engine engine(options.engine);
+  Engine engine(engineOptions);
   auto exe = engine.compile(**module);
   if (!exe) {
     error = llvm::toString(exe.takeError());
@@ -216,8 +183,7 @@ std::optional<double> EngineMeasurer::time(const std::optional<tuning::ScheduleF
 }
 
 Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFields &schedule,
-                                  const MeasureOptions &options, CandidateRecords &records,
-                                  double maxPoints) {
+                                  const MeasureOptions &options, double maxPoints) {
   Verification result;
   OwningOpRef<ModuleOp> module;
   result.how = "interpreter";
@@ -236,22 +202,18 @@ Verification tune::verifySchedule(const OpTask &task, const tuning::ScheduleFiel
         llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), "x");
   }
   result.status = Verification::Status::Failed;
+  EngineOptions engineOptions = options.engine;
   if (task.numOps == 1) {
     // The schedule goes on the op itself (the reduced op has another key).
-    if (llvm::Error err = records.clear()) {
-      result.message = llvm::toString(std::move(err));
-      return result;
-    }
     FailureOr<Attribute> attr = typedSchedule(module->getContext(), task, schedule, result.message);
     if (failed(attr))
       return result;
     module->walk([&](ComputeOp op) { op->setAttr(kScheduleAttrName, *attr); });
-  } else if (llvm::Error err = records.set(task.tunable.key, schedule)) {
-    result.message = llvm::toString(std::move(err));
-    return result;
+  } else {
+    engineOptions.tuningRecordSet = candidateRecords(task.tunable.key, options.target, schedule);
   }
 
-  Engine engine(options.engine);
+  Engine engine(engineOptions);
   auto exe = engine.compile(*module);
   if (!exe) {
     result.message = llvm::toString(exe.takeError());

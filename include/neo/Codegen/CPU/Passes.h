@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <memory>
+
 namespace mlir {
 namespace arith { class ArithDialect; }
 namespace linalg { class LinalgDialect; }
@@ -22,9 +24,19 @@ namespace vector { class VectorDialect; }
 
 namespace neo {
 class NeoDialect;
+namespace tuning {
+class RecordSet;
+} // namespace tuning
 
 #define GEN_PASS_DECL
 #include "neo/Codegen/CPU/Passes.h.inc"
+
+/// neo-select-schedules with tuning records held in memory (e.g. the
+/// candidate that neo-tune measures) instead of a `records=` file: the
+/// records for `options.target` (default: this host) are validated like a
+/// file's and take precedence over `options.records`.
+std::unique_ptr<Pass> createNeoSelectSchedules(const NeoSelectSchedulesOptions &options,
+                                               std::shared_ptr<const tuning::RecordSet> records);
 
 #define GEN_PASS_REGISTRATION
 #include "neo/Codegen/CPU/Passes.h.inc"

@@ -29,6 +29,9 @@
 
 namespace mlir {
 namespace neo {
+namespace tuning {
+class RecordSet;
+} // namespace tuning
 namespace runtime {
 
 struct EngineOptions {
@@ -40,13 +43,18 @@ struct EngineOptions {
   /// Options of the neo-lower-to-cpu pipeline, in its textual syntax
   /// (e.g. "fuse-elementwise=false").
   std::string pipelineOptions;
-  /// Tuning records that neo-tile takes schedules from (docs/schedules.md),
-  /// unless the pipeline options name a file (`tuning-records=`). When
-  /// empty, the file named by the environment variable NEO_TUNING_RECORDS is
-  /// used if `tuningRecordsFromEnvironment`. The cache key includes the
-  /// content of the file, so editing it recompiles.
+  /// Tuning records that neo-select-schedules takes schedules from
+  /// (docs/schedules.md), unless the pipeline options name a file
+  /// (`tuning-records=`). The cache key includes the content of the file, so
+  /// editing it recompiles. (The library reads no environment variable: the
+  /// tools and the Python package map NEO_TUNING_RECORDS to this.)
   std::string tuningRecords;
-  bool tuningRecordsFromEnvironment = true;
+  /// Records held in memory (e.g. neo-tune's candidate); they take
+  /// precedence over every file, and their printed form is in the cache key.
+  std::shared_ptr<const tuning::RecordSet> tuningRecordSet;
+  /// When not empty, the optimized LLVM IR of each compilation is written
+  /// to this file (for debugging code generation; neo-run --dump-llvm).
+  std::string dumpLLVMPath;
 };
 
 struct EngineStats {
@@ -82,8 +90,7 @@ private:
 llvm::Expected<std::vector<FunctionSignature>> getSignatures(ModuleOp module);
 
 /// The tuning records a compilation with `options` reads ("" for none): the
-/// `tuning-records` pipeline option, else `options.tuningRecords`, else
-/// $NEO_TUNING_RECORDS (if `options.tuningRecordsFromEnvironment`).
+/// `tuning-records` pipeline option, else `options.tuningRecords`.
 std::string getTuningRecordsPath(const EngineOptions &options);
 
 } // namespace runtime

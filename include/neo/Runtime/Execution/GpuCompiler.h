@@ -31,8 +31,9 @@ struct GpuCompileOptions {
   std::string pipelineOptions;
   /// The chip for ptxas (must agree with the pipeline's `chip`).
   std::string chip = "sm_90";
-  /// Assemble a cubin with ptxas (from `cudaHome`, else $CUDA_HOME, else
-  /// PATH); a missing ptxas only leaves the bundle without a cubin.
+  /// Assemble a cubin with ptxas (from `cudaHome`, else /usr/local/cuda,
+  /// else PATH; neo-run passes $CUDA_HOME); a missing ptxas only leaves the
+  /// bundle without a cubin.
   bool cubin = true;
   std::string cudaHome;
 };
@@ -54,7 +55,8 @@ struct GpuBundleData {
 llvm::Expected<GpuBundleData> compileGpuBundle(ModuleOp module, llvm::StringRef function,
                                                const GpuCompileOptions &options);
 
-/// Finds ptxas: `cudaHome`/bin, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH.
+/// Finds ptxas: `cudaHome`/bin, /usr/local/cuda/bin, PATH (the library reads
+/// no environment variable; callers pass $CUDA_HOME as `cudaHome`).
 std::string findPtxas(llvm::StringRef cudaHome);
 
 /// Assembles `ptx` for `chip` with ptxas -O3.

@@ -15,45 +15,28 @@ namespace mlir {
 namespace neo {
 namespace tune {
 
-/// A records file holding just the candidate being compiled, for the kernels
-/// fused from several ops (the engine applies it by key); single ops get
-/// their candidate in memory, as the typed neo.schedule of their neo.compute,
-/// and leave this file empty.
-class CandidateRecords {
-public:
-  /// A file in the system's temporary directory, removed by the destructor.
-  static llvm::Expected<std::unique_ptr<CandidateRecords>> create(std::string target);
-  /// No file: clear() succeeds, set() fails (for runs without fused kernels).
-  static llvm::Expected<std::unique_ptr<CandidateRecords>> inMemory();
-  ~CandidateRecords();
-  llvm::Error set(const std::string &key, const tuning::ScheduleFields &schedule);
-  /// No record: neo-select-schedules' defaults.
-  llvm::Error clear();
-  const std::string &getPath() const { return path; }
-
-private:
-  llvm::Error write(const tuning::RecordSet &set);
-  CandidateRecords(std::string path, std::string target)
-      : path(std::move(path)), target(std::move(target)) {}
-  std::string path, target;
-};
+/// The records for a kernel fused from several ops: just `schedule` for
+/// `key` on `target`, held in memory (the engine applies it by key through
+/// EngineOptions::tuningRecordSet; no file is written).
+std::shared_ptr<const tuning::RecordSet> candidateRecords(const std::string &key,
+                                                          const std::string &target,
+                                                          const tuning::ScheduleFields &schedule);
 
 struct MeasureOptions {
   runtime::EngineOptions engine; // pipeline options, optimization level, records
+  std::string target;            // of fused kernels' candidate records
   unsigned repeat = 5;           // timed runs per candidate (the median counts)
   double maxRunSeconds = 2.0;    // timed runs stop after this long
   uint64_t seed = 0;             // of the random inputs
 };
 
 /// Compiles the task's module with a candidate schedule (on the op itself,
-/// or for a fused kernel through `records`, the file that
-/// `options.engine.tuningRecords` names) and times it on
+/// or for a fused kernel as in-memory records, candidateRecords) and times it on
 /// random inputs: one warm-up run, then the median of up to `repeat` runs.
 class EngineMeasurer : public tuning::Measurer {
 public:
   using ScheduleOf = std::function<tuning::ScheduleFields(const tuning::Point &)>;
-  EngineMeasurer(OpTask &task, ScheduleOf scheduleOf, const MeasureOptions &options,
-                 CandidateRecords &records);
+  EngineMeasurer(OpTask &task, ScheduleOf scheduleOf, const MeasureOptions &options);
   ~EngineMeasurer() override;
   std::optional<double> measure(const tuning::Point &p, double secondsLeft,
                                 std::string &error) override;
@@ -67,7 +50,6 @@ private:
   OpTask &task;
   ScheduleOf scheduleOf;
   const MeasureOptions &options;
-  CandidateRecords &records;
   std::unique_ptr<Buffers> buffers;
 };
 
@@ -83,8 +65,7 @@ struct Verification {
 /// reduced copy (reduceForVerification) with the schedule as their
 /// neo.schedule attribute; larger fused kernels are skipped.
 Verification verifySchedule(const OpTask &task, const tuning::ScheduleFields &schedule,
-                            const MeasureOptions &options, CandidateRecords &records,
-                            double maxPoints);
+                            const MeasureOptions &options, double maxPoints);
 
 } // namespace tune
 } // namespace neo
