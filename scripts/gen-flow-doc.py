@@ -407,7 +407,9 @@ the results (`tensor.parallel_insert_slice`).
 [runtime.md](runtime.md#neo-lower-to-cpu), [schedules.md](schedules.md). The
 pipeline starts again from the neo IR of step 4 and runs everything from
 there; `stop-after` stops it after a phase (`linalg`, `bufferize`,
-`schedule`, `loops`, or nothing for the LLVM dialect).
+`schedule`, `loops`, or nothing for the LLVM dialect). `cpu=x86-64-v4`
+(AVX-512) makes the schedules, and so this page, the same on every machine;
+without it they follow the host ([schedules.md](schedules.md#targets-the-cpu-a-schedule-is-for)).
 
 ### 6.1 `stop-after=linalg`
 
@@ -416,7 +418,7 @@ Canonicalization and CSE, `convert-neo-to-linalg`, and elementwise fusion
 constants are hoisted, the unused `linalg.index` ops are gone, and CSE
 merged the identical `tensor.empty` ops.
 """)
-    cpu_linalg = step("neo-opt fused.mlir --neo-lower-to-cpu=\"stop-after=linalg\"")
+    cpu_linalg = step("neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4 stop-after=linalg\"")
     p.code("mlir", check_full(cpu_linalg, "the CPU linalg phase"))
 
     p.text("""
@@ -428,10 +430,10 @@ kernels write in place, the matmul's result is the only temporary
 (`memref.alloc` ... `memref.dealloc`), and the backward kernel overwrites it
 in place since nothing reads it afterwards.
 """)
-    cpu_buf = step("neo-opt fused.mlir --neo-lower-to-cpu=\"stop-after=bufferize\"")
+    cpu_buf = step("neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4 stop-after=bufferize\"")
     p.code("mlir", check_full(cpu_buf, "the CPU bufferize phase"))
 
-    cpu_sched = run("neo-opt fused.mlir --neo-lower-to-cpu=\"stop-after=schedule\"")
+    cpu_sched = run("neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4 stop-after=schedule\"")
     p.text("""
 ### 6.3 `stop-after=schedule`
 
@@ -447,13 +449,13 @@ and vectorized along their innermost dim (`vector<6xf32>`, a whole row);
 loss, a reduction with no parallel dim, stays serial. %d lines; the loops,
 allocations and kernels are kept:
 """ % lines_of(cpu_sched))
-    p.code("sh", "neo-opt fused.mlir --neo-lower-to-cpu=\"stop-after=schedule\"")
+    p.code("sh", "neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4 stop-after=schedule\"")
     structure = (r"^#|^module|func\.func|scf\.(for|forall|parallel|if)\b|"
                  r"memref\.(alloc|dealloc)\b|linalg\.|omp\.(parallel|wsloop|loop_nest)\b|"
                  r"^\s*return\b")
     p.code("mlir", skeleton(cpu_sched, structure))
 
-    cpu_loops = run("neo-opt fused.mlir --neo-lower-to-cpu=\"stop-after=loops\"")
+    cpu_loops = run("neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4 stop-after=loops\"")
     p.text("""
 ### 6.4 `stop-after=loops`
 
@@ -462,10 +464,10 @@ stores, and each `scf.forall` becomes an OpenMP parallel loop
 (`omp.parallel` / `omp.wsloop` / `omp.loop_nest`). %d lines; the rest
 continues like 6.3, so the outline is cut after the first parallel loop:
 """ % lines_of(cpu_loops))
-    p.code("sh", "neo-opt fused.mlir --neo-lower-to-cpu=\"stop-after=loops\"")
+    p.code("sh", "neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4 stop-after=loops\"")
     p.code("mlir", first_region(skeleton(cpu_loops, structure), r"omp\.parallel"))
 
-    llvm = run("neo-opt fused.mlir --neo-lower-to-cpu")
+    llvm = run("neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4\"")
     counts = collections.Counter(n for n in map(op_name, llvm.split("\n")) if n)
     p.text("""
 ### 6.5 The LLVM dialect
@@ -478,7 +480,7 @@ branches between blocks. %d lines; the signature and the start of the
 forward GEMM's k step, where each `llvm.intr.fmuladd` updates one
 `vector<16xf32>` accumulator:
 """ % lines_of(llvm))
-    p.code("sh", "neo-opt fused.mlir --neo-lower-to-cpu")
+    p.code("sh", "neo-opt fused.mlir --neo-lower-to-cpu=\"cpu=x86-64-v4\"")
     p.code("mlir", llvm_excerpt(llvm, "llvm.intr.fmuladd", 30))
     p.text("Its ops by count:")
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -50,6 +50,28 @@ tools = ["neo-opt", "neo-translate", ToolSubst("neo-run", extra_args=run_args), 
          "neo-cuda-runner"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The host's vector ISA (from /proc/cpuinfo): `host-x86_64`, `host-avx2`
+# (AVX2 and FMA), `host-avx512` (AVX-512F). Tests of the code for narrower
+# ISAs (test/Integration/CPU/isa_targets.py) run the levels the host has.
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+import platform
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("host-x86_64")
+    _flags = _cpu_flags()
+    if {"avx2", "fma"} <= _flags:
+        config.available_features.add("host-avx2")
+    if "avx512f" in _flags:
+        config.available_features.add("host-avx512")
+
 # `cuda-device`: a CUDA device is usable here (`neo-cuda-runner --probe`
 # succeeds), so tests that run kernels on a GPU say `REQUIRES: cuda-device`.
 def _has_cuda_device():

@@ -104,6 +104,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     NeoSelectSchedulesOptions select;
     select.implicitGemm = options.implicitGemm;
     select.threads = options.threads;
+    select.cpu = options.cpu;
     select.records = options.tuningRecords;
     select.target = options.tuningTarget;
     pm.addNestedPass<func::FuncOp>(options.tuningRecordSet

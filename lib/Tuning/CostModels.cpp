@@ -130,12 +130,19 @@ double GemmCostModel::predict(const Point &p) const {
   double nv = double(p[kNV]), mr = double(b.mr), nr = double(b.nr);
   double Mp = double(roundUp(shape.m, b.mr)), Np = double(roundUp(shape.n, b.nr));
 
-  // Micro-kernel, per k step: mr*nv FMAs on two ports, nv + mr loads on two
-  // ports, and each accumulator's chain of FMAs (latency 4).
+  // Micro-kernel, per k step: mr*nv FMAs (each generator vector is
+  // V/nativeLanes native ones) on the FMA ports, nv + mr loads on two ports,
+  // and each accumulator's chain of FMAs (latency 4).
+  double split = std::max(1.0, V / double(std::max<int64_t>(1, shape.nativeLanes)));
   double fmas = mr * nv;
-  double perK = std::max({fmas / 2, (nv + mr) / 2, 4.0}) + 0.5;
-  if (fmas + nv + 1 > 32) // accumulators, B vectors and the A broadcast
-    perK *= 1.5;
+  double nativeFmas = fmas * split, nativeB = nv * split;
+  double ports = double(std::max<int64_t>(1, shape.fmaUnits));
+  double perK = std::max({nativeFmas / ports, (nativeB + mr) / 2, 4.0}) + 0.5;
+  // Accumulators, B vectors and the A broadcast beyond the registers spill
+  // (measured on AVX2: an 8x16 f32 tile, 16 ymm accumulators, runs 2.8x
+  // slower than 6x16).
+  if (nativeFmas + nativeB + 1 > double(shape.vectorRegisters))
+    perK *= 2.5;
   // Cache fit: B and A micro-panels in L1, the packed A block in L2, the
   // packed B block (one per worker) in L3.
   double kc = double(b.kc);

@@ -1,9 +1,11 @@
 //===- Target.cpp - What tuning records are specific to -------------------===//
 #include "neo/Tuning/Target.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 #include <algorithm>
 #include <fstream>
@@ -76,4 +78,116 @@ tuning::HostCaches tuning::hostCaches() {
       caches.l3 = size;
   }
   return caches;
+}
+
+/// The widest vector ISA of a feature set.
+static void classify(tuning::CpuTarget &t, const llvm::StringMap<bool> &features, bool x86) {
+  auto has = [&](const char *f) { return features.lookup(f); };
+  t.fmaUnits = 2;
+  if (x86) {
+    if (has("avx512f")) {
+      t.isa = "avx512", t.vectorBytes = 64, t.vectorRegisters = 32;
+    } else if (has("avx2") && has("fma")) {
+      t.isa = "avx2", t.vectorBytes = 32, t.vectorRegisters = 16;
+    } else if (has("avx")) {
+      t.isa = "avx", t.vectorBytes = 32, t.vectorRegisters = 16, t.fmaUnits = 0;
+    } else if (has("sse4.2")) {
+      t.isa = "sse4", t.vectorBytes = 16, t.vectorRegisters = 16, t.fmaUnits = 0;
+    } else {
+      t.isa = "generic", t.vectorBytes = 16, t.vectorRegisters = 16, t.fmaUnits = 0;
+    }
+  } else if (t.arch == "aarch64") {
+    t.isa = has("sve") ? "sve" : "neon";
+    t.vectorBytes = 16, t.vectorRegisters = 32;
+  }
+}
+
+/// The features of an x86 CPU, with the ones they imply (LLVM lists
+/// "avx512vl" for x86-64-v4, not "avx512f").
+static llvm::StringMap<bool> cpuFeatures(llvm::StringRef cpu) {
+  llvm::SmallVector<llvm::StringRef, 64> enabled;
+  llvm::X86::getFeaturesForCPU(cpu, enabled, /*NeedPlus=*/false);
+  llvm::StringMap<bool> features;
+  for (llvm::StringRef f : enabled) {
+    features[f] = true;
+    llvm::X86::updateImpliedFeatures(f, /*Enabled=*/true, features);
+  }
+  return features;
+}
+
+const tuning::CpuTarget &tuning::hostCpuTarget() {
+  static const CpuTarget host = [] {
+    CpuTarget t;
+    llvm::Triple triple(llvm::sys::getProcessTriple());
+    t.arch = triple.getArchName().str();
+    classify(t, llvm::sys::getHostCPUFeatures(), triple.isX86());
+    t.caches = hostCaches();
+    return t;
+  }();
+  return host;
+}
+
+std::string tuning::CpuTarget::recordsTarget(int64_t threads) const {
+  if (name == "host")
+    return hostTarget(threads);
+  return arch + "-" + isa + "-" + name + "/" + std::to_string(threads) + "threads";
+}
+
+std::optional<tuning::CpuTarget> tuning::parseCpuTarget(const std::string &name,
+                                                        std::string &error) {
+  if (name.empty() || name == "host" || name == "native")
+    return hostCpuTarget();
+  const CpuTarget &host = hostCpuTarget();
+  if (host.arch != "x86_64") {
+    error = "cpu=" + name + ": only 'host' is supported on " + host.arch;
+    return std::nullopt;
+  }
+  CpuTarget t;
+  t.name = name;
+  t.arch = host.arch;
+  t.caches = host.caches;
+  t.llvmCpu = name;
+  llvm::StringMap<bool> features;
+  // The x86-64 micro-architecture levels are CPUs to LLVM too.
+  if (!llvm::X86::parseArchX86(name, /*Only64Bit=*/true)) {
+    error = "cpu=" + name +
+            ": unknown CPU (use host, x86-64-v2, x86-64-v3, x86-64-v4 or an x86 CPU name "
+            "such as znver3 or sapphirerapids)";
+    return std::nullopt;
+  }
+  features = cpuFeatures(name);
+  classify(t, features, /*x86=*/true);
+  return t;
+}
+
+bool tuning::hostCanRun(const CpuTarget &target) {
+  if (target.name == "host" || target.llvmCpu.empty())
+    return true;
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  // Features the host does not report (an unknown key) are not held against
+  // it; the vector ISA features always are.
+  for (const auto &f : cpuFeatures(target.llvmCpu))
+    if (f.second && host.count(f.first()) && !host.lookup(f.first()))
+      return false;
+  return true;
+}
+
+tuning::GemmTile tuning::defaultGemmTile(const CpuTarget &target, int64_t elementBytes,
+                                         int64_t generatorLanes) {
+  int64_t lanes = target.lanes(elementBytes);
+  int64_t V = std::max<int64_t>(1, generatorLanes);
+  int64_t nr = std::max<int64_t>(V, 2 * lanes);
+  nr = (nr + V - 1) / V * V;
+  int64_t nativePerRow = std::max<int64_t>(1, nr / lanes);
+  int64_t accumulators = std::max<int64_t>(1, target.vectorRegisters - 4);
+  int64_t mr = std::clamp<int64_t>(accumulators / nativePerRow, 1, 8);
+  GemmTile tile;
+  tile.mr = mr;
+  tile.nr = nr;
+  // About 16 register tiles of rows per packed A block and 16 columns of B
+  // (the A block in L2, a B micro-panel of kc rows in L1).
+  tile.mc = mr * 16;
+  tile.nc = std::max<int64_t>(512, nr * 16);
+  tile.kc = 256;
+  return tile;
 }

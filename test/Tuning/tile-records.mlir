@@ -1,12 +1,13 @@
+// (The default schedules checked here are the AVX-512 ones: cpu=x86-64-v4.)
 // neo-select-schedules takes the schedule of a contraction from tuning records when the
 // op has no neo.schedule of its own; bad records are warnings, never errors.
 //
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/records.json target=lit},neo-tile))" 2>&1 | FileCheck %s
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/records.json target=another-cpu/2threads},neo-tile))" 2>&1 | FileCheck %s --check-prefix=OTHER
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/records.json target=nowhere},neo-tile))" 2>&1 | FileCheck %s --check-prefix=DEFAULT
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/corrupt.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=CORRUPT,DEFAULT
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%S/Inputs/version2.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=VERSION,DEFAULT
-// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{records=%t.missing.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=MISSING,DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 records=%S/Inputs/records.json target=lit},neo-tile))" 2>&1 | FileCheck %s
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 records=%S/Inputs/records.json target=another-cpu/2threads},neo-tile))" 2>&1 | FileCheck %s --check-prefix=OTHER
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 records=%S/Inputs/records.json target=nowhere},neo-tile))" 2>&1 | FileCheck %s --check-prefix=DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 records=%S/Inputs/corrupt.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=CORRUPT,DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 records=%S/Inputs/version2.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=VERSION,DEFAULT
+// RUN: neo-opt %s --pass-pipeline="builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 records=%t.missing.json target=lit},neo-tile))" 2>&1 | FileCheck %s --check-prefixes=MISSING,DEFAULT
 
 // The two bad records for "lit" are reported; the record for another target is not.
 // CHECK-DAG: warning: neo-select-schedules: {{.*}}records.json: record #2 ('gemm f32 batch=1 m=128 n=160 k=96 layout=mk,kn,mn') has an invalid schedule: the register tile needs more than 30 vector registers; ignored

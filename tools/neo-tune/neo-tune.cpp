@@ -189,7 +189,8 @@ struct Space {
   std::optional<tuning::Point> initial;
 };
 
-Space buildSpace(const OpTask &task, const tuning::HostCaches &caches, int64_t threads) {
+Space buildSpace(const OpTask &task, const tuning::CpuTarget &cpu, int64_t threads) {
+  const tuning::HostCaches &caches = cpu.caches;
   Space space;
   if (task.tunable.kind == TunableOp::Kind::Gemm) {
     const GemmProblem &g = task.tunable.gemm;
@@ -200,6 +201,9 @@ Space buildSpace(const OpTask &task, const tuning::HostCaches &caches, int64_t t
     shape.k = g.k;
     shape.vectorWidth = g.vectorWidth;
     shape.elementBytes = g.elementType == "f64" ? 8 : 4;
+    shape.nativeLanes = cpu.lanes(shape.elementBytes);
+    shape.vectorRegisters = cpu.vectorRegisters;
+    shape.fmaUnits = std::max<int64_t>(1, cpu.fmaUnits);
     // Layouts are "A,B,C" roles; B packs with vectors when n is innermost.
     llvm::StringRef bLayout = llvm::StringRef(g.layout).split(',').second.split(',').first;
     shape.bRowsContiguous = bLayout.ends_with("n");
@@ -210,15 +214,21 @@ Space buildSpace(const OpTask &task, const tuning::HostCaches &caches, int64_t t
                                                           (void)gemmScheduleFromFields(f, v, why);
                                                           return why;
                                                         });
+    // The starting point: neo-select-schedules' default for the cpu.
+    tuning::GemmTile tile = tuning::defaultGemmTile(cpu, shape.elementBytes, v);
     GemmSchedule defaults;
+    defaults.mr = tile.mr, defaults.nr = tile.nr, defaults.mc = tile.mc, defaults.nc = tile.nc;
+    defaults.kc = tile.kc;
     defaults.threads = threads;
     space.initial = gemm->fromSchedule(toFields(defaults));
     space.scheduleOf = [m = gemm.get()](const tuning::Point &p) { return m->toSchedule(p); };
     space.model = std::move(gemm);
     return space;
   }
+  tuning::GenericShape genericShape = task.tunable.generic;
+  genericShape.nativeLanes = cpu.lanes(genericShape.elementBytes);
   auto generic = std::make_unique<tuning::GenericCostModel>(
-      task.tunable.generic, caches, threads, [](const tuning::ScheduleFields &f) {
+      genericShape, caches, threads, [](const tuning::ScheduleFields &f) {
         std::string why;
         (void)genericScheduleFromFields(f, why);
         return why;
@@ -268,7 +278,11 @@ int main(int argc, char **argv) {
   int64_t targetThreads = threads > 0 ? int64_t(threads) : int64_t(parsed->threads);
   if (targetThreads < 1)
     return fail("threads must be at least 1");
-  std::string target = tuning::hostTarget(targetThreads);
+  std::string cpuError;
+  std::optional<tuning::CpuTarget> cpu = tuning::parseCpuTarget(parsed->cpu, cpuError);
+  if (!cpu)
+    return fail(cpuError);
+  std::string target = cpu->recordsTarget(targetThreads);
   if (printTarget) {
     llvm::outs() << target << "\n";
     return 0;
@@ -318,7 +332,6 @@ int main(int argc, char **argv) {
   measure.target = target;
   measure.repeat = repeat;
   measure.seed = seed;
-  tuning::HostCaches caches = tuning::hostCaches();
   Progress progress(!quiet);
   bool ok = true;
 
@@ -342,7 +355,7 @@ int main(int argc, char **argv) {
         verifyBest ? std::min(share / 3, 0.3 + std::min(task.points, double(verifyMaxPoints)) / 3e7)
                    : 0;
 
-    Space space = buildSpace(task, caches, targetThreads);
+    Space space = buildSpace(task, *cpu, targetThreads);
     tuning::CostModel *model = space.model.get();
     const auto &scheduleOf = space.scheduleOf;
     std::optional<tuning::Point> initial = space.initial;

@@ -41,6 +41,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "threads",
       llvm::cl::desc("Ways to split outer loops over OpenMP threads (1: serial code)"),
       llvm::cl::init(2)};
+  PassOptions::Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("The CPU to compile for: host (default), x86-64-v3 (AVX2+FMA), x86-64-v4 "
+                     "(AVX-512) or an LLVM CPU name (znver3, sapphirerapids, ...); schedules "
+                     "follow its vector registers and the execution engine generates its "
+                     "instructions"),
+      llvm::cl::init("host")};
   PassOptions::Option<std::string> tuningRecords{
       *this, "tuning-records",
       llvm::cl::desc("Tuning records (JSON) that neo-select-schedules takes schedules from "

@@ -34,6 +34,13 @@ struct GemmShape {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   int64_t vectorWidth = 16; // lanes of the generator's vectors
   int64_t elementBytes = 4;
+  // The target (CpuTarget): native lanes for this element type, vector
+  // registers and FMA pipes. A generator vector wider than a native one is
+  // split by LLVM, and a register tile whose accumulators, B vectors and A
+  // broadcast do not fit in the registers spills.
+  int64_t nativeLanes = 16;
+  int64_t vectorRegisters = 32;
+  int64_t fmaUnits = 2;
   bool bRowsContiguous = true; // B packs with vector loads
 };
 

@@ -1,6 +1,7 @@
 //===- ScheduleRecords.cpp - neo-tile's schedules as tuning records -------===//
 #include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Tuning/Target.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -142,7 +143,8 @@ std::optional<TunableOp> mlir::neo::analyzeTunable(linalg::LinalgOp op) {
                   : Type();
   int64_t bits = elem && elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 32;
   shape.elementBytes = std::max<int64_t>(1, bits / 8);
-  shape.nativeLanes = std::max<int64_t>(1, 64 / shape.elementBytes);
+  // The host's (neo-tune sets the target's when given another cpu).
+  shape.nativeLanes = tuning::hostCpuTarget().lanes(shape.elementBytes);
   shape.vectorizable = succeeded(linalg::vectorizeOpPrecondition(op));
   return tunable;
 }

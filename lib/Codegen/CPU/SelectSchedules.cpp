@@ -46,10 +46,17 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
 
   LogicalResult initialize(MLIRContext *ctx) override {
     recordSet.reset();
-    GemmSchedule gemm = optionGemm();
-    if (std::string error = schedules::checkCpuGemm(gemm, /*vectorWidth=*/0); !error.empty())
-      return emitError(UnknownLoc::get(ctx))
-             << "neo-select-schedules: invalid gemm options: " << error;
+    std::string cpuError;
+    std::optional<tuning::CpuTarget> parsed = tuning::parseCpuTarget(cpu, cpuError);
+    if (!parsed)
+      return emitError(UnknownLoc::get(ctx)) << "neo-select-schedules: " << cpuError;
+    cpuTarget = *parsed;
+    for (int64_t bytes : {4, 8}) {
+      GemmSchedule gemm = optionGemm(bytes);
+      if (std::string error = schedules::checkCpuGemm(gemm, /*vectorWidth=*/0); !error.empty())
+        return emitError(UnknownLoc::get(ctx))
+               << "neo-select-schedules: invalid gemm options: " << error;
+    }
     if (std::string error = schedules::checkCpuGeneric({vectorSize, threads}); !error.empty())
       return emitError(UnknownLoc::get(ctx)) << "neo-select-schedules: invalid options: " << error;
     if (givenRecords)
@@ -57,7 +64,7 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     if (records.empty())
       return success();
     tuning::LoadOptions options;
-    options.target = target.empty() ? tuning::hostTarget(threads) : std::string(target);
+    options.target = target.empty() ? cpuTarget.recordsTarget(threads) : std::string(target);
     options.validate = validateScheduleRecord;
     std::vector<tuning::Diagnostic> diagnostics;
     auto set =
@@ -75,7 +82,7 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
   /// Records given in memory: checked like a file's (an invalid one is an
   /// error here, since no user file is at fault but the caller's code).
   LogicalResult useGivenRecords(MLIRContext *ctx) {
-    recordTarget = target.empty() ? tuning::hostTarget(threads) : std::string(target);
+    recordTarget = target.empty() ? cpuTarget.recordsTarget(threads) : std::string(target);
     for (const tuning::Record &record : givenRecords->sorted()) {
       if (record.target != recordTarget)
         continue;
@@ -89,13 +96,18 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     return success();
   }
 
-  GemmSchedule optionGemm() const {
+  /// The GEMM schedule of the options for elements of `elementBytes`: the
+  /// fields left at 0 from the target's default tile.
+  GemmSchedule optionGemm(int64_t elementBytes) const {
+    int64_t lanes = elementBytes == 4 ? 16 : 8; // the generator's (cpuGemmVectorWidth)
+    tuning::GemmTile tile = tuning::defaultGemmTile(cpuTarget, elementBytes, lanes);
     GemmSchedule gemm;
-    gemm.mr = gemmMR;
-    gemm.nr = gemmNR;
-    gemm.mc = gemmMC;
-    gemm.nc = gemmNC;
-    gemm.kc = gemmKC;
+    gemm.mr = gemmMR ? int64_t(gemmMR) : tile.mr;
+    gemm.nr = gemmNR ? int64_t(gemmNR) : tile.nr;
+    // Blocks that are multiples of an explicit tile.
+    gemm.mc = gemmMC ? int64_t(gemmMC) : gemm.mr * (tile.mc / tile.mr);
+    gemm.nc = gemmNC ? int64_t(gemmNC) : gemm.nr * (tile.nc / tile.nr);
+    gemm.kc = gemmKC ? int64_t(gemmKC) : tile.kc;
     gemm.threads = threads;
     return gemm;
   }
@@ -145,7 +157,8 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
           return signalPassFailure();
         continue;
       }
-      GemmSchedule gemm = optionGemm();
+      Type elem = outputElementType(op);
+      GemmSchedule gemm = optionGemm(elem && elem.isF64() ? 8 : 4);
       GenericSchedule generic;
       generic.vectorSize = vectorSize;
       generic.threads = threads;
@@ -162,11 +175,6 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
         op->setAttr(kScheduleAttrName, scheduleAttr(ctx, generic));
         continue;
       }
-      // The defaults (and records) are for f32's 16 lanes: with f64's 8,
-      // narrow the register tile so that its accumulators fit.
-      if (Type elem = outputElementType(op); elem && elem.isF64())
-        while (gemm.nr > 8 && gemm.nr % 16 == 0 && gemm.mr * (gemm.nr / 8) > 30)
-          gemm.nr /= 2;
       int64_t width = cpuGemmVectorWidth(outputElementType(op));
       if (std::string error = schedules::checkCpuGemm(gemm, width); !error.empty()) {
         op->emitOpError("invalid cpu_gemm schedule from the options: ") << error;
@@ -199,6 +207,7 @@ private:
   /// Shared by the copies of the pass that run on several threads.
   std::shared_ptr<const tuning::RecordSet> recordSet;
   std::string recordTarget;
+  tuning::CpuTarget cpuTarget;
   /// Records given by createNeoSelectSchedules(options, records).
   std::shared_ptr<const tuning::RecordSet> givenRecords;
 };

@@ -4,6 +4,7 @@
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 #include "neo/Support/FileIO.h"
+#include "neo/Tuning/Target.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -146,6 +148,18 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
+  // A named CPU (cpu=x86-64-v3, ...): its instructions only, not the host's.
+  std::string cpuError;
+  std::optional<tuning::CpuTarget> cpu = tuning::parseCpuTarget(pipelineOptions.cpu, cpuError);
+  if (!cpu)
+    return makeError(cpuError);
+  if (!cpu->llvmCpu.empty()) {
+    if (!tuning::hostCanRun(*cpu))
+      return makeError("cpu=" + cpu->name + ": this host (" + tuning::hostCpuTarget().isa +
+                       ") cannot run its instructions (" + cpu->isa + ")");
+    builder->setCPU(cpu->llvmCpu);
+    builder->getFeatures() = llvm::SubtargetFeatures();
+  }
   builder->setCodeGenOptLevel(options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                               : options.optLevel == 2 ? llvm::CodeGenOptLevel::Default
                               : options.optLevel == 1 ? llvm::CodeGenOptLevel::Less

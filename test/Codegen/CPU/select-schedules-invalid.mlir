@@ -2,12 +2,14 @@
 // no output), not "error: invalid gemm schedule" followed by exit 0 and the
 // output (issue 18).
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules))' -verify-diagnostics
-// RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{gemm-mr=0}))' 2>&1 | FileCheck %s --check-prefix=MR
+// RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{gemm-mr=-1}))' 2>&1 | FileCheck %s --check-prefix=MR
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{gemm-mc=4611686018427387904 gemm-kc=4611686018427387904}))' 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{vector-size=0}))' 2>&1 | FileCheck %s --check-prefix=VECTOR
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=0}))' 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{gemm-nr=24 gemm-nc=480}))' 2>&1 | FileCheck %s --check-prefix=NR
+// RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=pentium-nope}))' 2>&1 | FileCheck %s --check-prefix=CPU
 // MR: error: neo-select-schedules: invalid gemm options: the register tile must have 1 <= mr <= 32
+// CPU: error: neo-select-schedules: cpu=pentium-nope: unknown CPU (use host, x86-64-v2, x86-64-v3, x86-64-v4
 // MR-NOT: func.func
 // HUGE: error: neo-select-schedules: invalid gemm options: cache blocks must be between 1 and 16777216
 // VECTOR: error: neo-select-schedules: invalid options: vector must be between 1 and 64

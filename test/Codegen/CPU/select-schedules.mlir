@@ -1,12 +1,25 @@
 // neo-select-schedules decides the CPU schedule of every linalg op on
 // buffers once: the op's own (kept), else its tuning record, else the
 // options. neo-tile then applies what it finds.
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules))' | FileCheck %s
+// The defaults follow the cpu's vector registers (x86-64-v4: 32 zmm, v3:
+// 16 ymm); on the host they are one of the two (or another ISA's).
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4}))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v3}))' | FileCheck %s --check-prefix=V3
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=znver3 gemm-mr=4}))' | FileCheck %s --check-prefix=ZEN3
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules))' | FileCheck %s --check-prefix=HOST
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=64 gemm-nc=128 gemm-kc=64}))' | FileCheck %s --check-prefix=OPTS
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{records=%S/../../Tuning/Inputs/records.json target=lit}))' 2>/dev/null | FileCheck %s --check-prefix=RECORDS
 
 // CHECK-LABEL: func.func @mm(
 // CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 32, mc = 128, nc = 512, kc = 256, threads = 2>}
+// AVX2: 6 rows of two ymm vectors, 12 accumulators.
+// V3-LABEL: func.func @mm(
+// V3: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 16, mc = 96, nc = 512, kc = 256, threads = 2>}
+// An explicit field wins, the blocks follow it.
+// ZEN3-LABEL: func.func @mm(
+// ZEN3: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 16, mc = 64, nc = 512, kc = 256, threads = 2>}
+// HOST-LABEL: func.func @mm(
+// HOST: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = {{[0-9]+}}, nr = {{16|32}},
 // OPTS-LABEL: func.func @mm(
 // OPTS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 16, mc = 64, nc = 128, kc = 64, threads = 1>}
 // The recorded schedule (tile-records.mlir shows what neo-tile makes of it).
@@ -19,9 +32,11 @@ func.func @mm(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160
 
 // -----
 
-// f64: the default register tile narrows until its accumulators fit (8 lanes).
+// f64 (the generator's vectors have 8 lanes): two native vectors per row.
 // CHECK-LABEL: func.func @mm_f64(
 // CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 16, mc = 128, nc = 512, kc = 256, threads = 2>}
+// V3-LABEL: func.func @mm_f64(
+// V3: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 8, mc = 96, nc = 512, kc = 256, threads = 2>}
 func.func @mm_f64(%a: memref<16x16xf64>, %b: memref<16x16xf64>, %c: memref<16x16xf64>) {
   linalg.matmul ins(%a, %b : memref<16x16xf64>, memref<16x16xf64>) outs(%c : memref<16x16xf64>)
   return

@@ -1,8 +1,9 @@
+// (The default schedules checked here are the AVX-512 ones: cpu=x86-64-v4.)
 // neo-tile applies the schedules it finds and decides nothing: a GEMM
 // schedule becomes packed panels of its blocks, a generic one vector tiles
 // of its width; an op without a schedule is left as it is.
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-tile))' | FileCheck %s
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=1},neo-tile))' | FileCheck %s --check-prefix=DEFAULT
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 threads=1},neo-tile))' | FileCheck %s --check-prefix=DEFAULT
 
 // mr 4, nr 16, mc 8, nc 32, kc 8, serial: B panels [nc/nr][kc][nr], A panels
 // [mc/mr][kc][mr], the edge tile.

@@ -1,4 +1,5 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
+// (The default schedules checked here are the AVX-512 ones: cpu=x86-64-v4.)
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile))' | FileCheck %s
 
 // neo-tile on contractions, with the default schedule (no neo.schedule, no
 // options): BLIS-style packed GEMMs. The register tile is 8 x 32 (two f32

@@ -1,5 +1,6 @@
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules,neo-tile))' | FileCheck %s
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=32 gemm-nc=48 gemm-kc=16},neo-tile))' | FileCheck %s --check-prefix=OPT
+// (The default schedules checked here are the AVX-512 ones: cpu=x86-64-v4.)
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=32 gemm-nc=48 gemm-kc=16},neo-tile))' | FileCheck %s --check-prefix=OPT
 
 // neo-tile with explicit schedules: an op's typed `neo.schedule` attribute (kept by neo-select-schedules), or
 // the pass's options (which the dictionary overrides). Kept apart from the

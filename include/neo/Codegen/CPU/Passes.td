@@ -20,10 +20,13 @@ def NeoSelectSchedules : Pass<"neo-select-schedules", "::mlir::func::FuncOp"> {
        its element type; a `#neo.cpu_gemm` on an op that is not a GEMM is an
        error);
     2. with `records=FILE`, the op's tuning record for the target (`target=`,
-       default: this host with `threads` threads); a corrupt or mismatched
+       default: the `cpu` with `threads` threads); a corrupt or mismatched
        record is reported with a warning and ignored;
-    3. the options (defaults). For f64 the default register tile narrows
-       until its accumulators fit in registers.
+    3. the options; fields left at 0 come from the target CPU (`cpu=`,
+       default the host): two native vectors per row and as many rows as
+       leave four vector registers free, e.g. 6x16 f32 on AVX2 (12 of 16
+       ymm registers) and 8x32 on AVX-512 (16 of 32 zmm), 6x8 and 8x16 for
+       f64.
 
     Ops marked `neo.serial` or inside an `scf.forall` (the members of a
     row-blocked kernel) get `threads = 1`. An invalid option or schedule is
@@ -35,11 +38,18 @@ def NeoSelectSchedules : Pass<"neo-select-schedules", "::mlir::func::FuncOp"> {
            "Ways to split the outer loops over threads (1: serial)">,
     Option<"vectorSize", "vector-size", "int64_t", /*default=*/"16",
            "Vector lanes of elementwise and reduction tiles">,
-    Option<"gemmMR", "gemm-mr", "int64_t", /*default=*/"8", "GEMM register tile rows">,
-    Option<"gemmNR", "gemm-nr", "int64_t", /*default=*/"32", "GEMM register tile columns">,
-    Option<"gemmMC", "gemm-mc", "int64_t", /*default=*/"128", "GEMM row block">,
-    Option<"gemmNC", "gemm-nc", "int64_t", /*default=*/"512", "GEMM column block">,
-    Option<"gemmKC", "gemm-kc", "int64_t", /*default=*/"256", "GEMM depth block">,
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
+           "The CPU to choose schedules for: host, x86-64-v3 (AVX2), x86-64-v4 "
+           "(AVX-512) or an LLVM CPU name; the GEMM defaults follow its vector "
+           "registers">,
+    Option<"gemmMR", "gemm-mr", "int64_t", /*default=*/"0",
+           "GEMM register tile rows (0: from the cpu)">,
+    Option<"gemmNR", "gemm-nr", "int64_t", /*default=*/"0",
+           "GEMM register tile columns (0: from the cpu)">,
+    Option<"gemmMC", "gemm-mc", "int64_t", /*default=*/"0", "GEMM row block (0: from the cpu)">,
+    Option<"gemmNC", "gemm-nc", "int64_t", /*default=*/"0",
+           "GEMM column block (0: from the cpu)">,
+    Option<"gemmKC", "gemm-kc", "int64_t", /*default=*/"0", "GEMM depth block (0: from the cpu)">,
     Option<"implicitGemm", "implicit-gemm", "bool", /*default=*/"true",
            "Run bilinear generics (convolutions, forward and backward) as GEMMs "
            "whose packing gathers the operands">,
