@@ -21,12 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // No size cap: the frontend's own limits (shapes, extents) bound the work.
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
 
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    neo::registerFrontendDialects(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  const DialectRegistry &registry = neo_fuzz::registryOnce(neo::registerFrontendDialects);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   neo_fuzz::DiagnosticCollector diagnostics(&context);
   (void)neo_fuzz::importChecked(input, &context, diagnostics, input);
   return 0;

@@ -95,3 +95,13 @@ void neo_fuzz::requireRoundTrip(Operation *op, MLIRContext *context, llvm::Strin
 void neo_fuzz::VerifyEachPass::runAfterPass(Pass *pass, Operation *op) {
   requireValid(op, "pass '" + pass->getArgument() + "'", input);
 }
+
+const mlir::DialectRegistry &
+neo_fuzz::registryOnce(void (*registerDialects)(mlir::DialectRegistry &)) {
+  static mlir::DialectRegistry *registry = [&] {
+    auto *r = new mlir::DialectRegistry;
+    registerDialects(*r);
+    return r;
+  }();
+  return *registry;
+}

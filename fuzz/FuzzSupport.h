@@ -24,6 +24,12 @@
 
 namespace neo_fuzz {
 
+/// One dialect registry per process, filled once by `registerDialects` (e.g.
+/// neo::registerNeoCompilerDialects; a process calls it with one function),
+/// for the target's per-input contexts.
+/// Never freed: libFuzzer runs inputs until the process ends.
+const mlir::DialectRegistry &registryOnce(void (*registerDialects)(mlir::DialectRegistry &));
+
 /// A copy of `input` followed by a NUL byte. MLIR's lexer reads the byte
 /// after a token to end it and stops only at a NUL; files and the buffers
 /// that Neo's own entry points make (importNeoString, the C API) always have

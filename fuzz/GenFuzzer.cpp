@@ -469,12 +469,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::errs() << "--- generated program (" << program.size() << " bytes) ---\n"
                  << program << "---\n";
 
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    neo::registerNeoCompilerDialects(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  const DialectRegistry &registry = neo_fuzz::registryOnce(neo::registerNeoCompilerDialects);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   neo_fuzz::DiagnosticCollector diagnostics(&context);
   OwningOpRef<ModuleOp> module = neo_fuzz::importChecked(program, &context, diagnostics, program);
   if (!module || program.size() > kMaxPipelineProgram ||

@@ -20,12 +20,8 @@ using namespace mlir;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
 
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    neo::registerNeoDialects(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  const DialectRegistry &registry = neo_fuzz::registryOnce(neo::registerNeoDialects);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   neo_fuzz::DiagnosticCollector diagnostics(&context);
   ParserConfig config(&context);
   OwningOpRef<ModuleOp> module =

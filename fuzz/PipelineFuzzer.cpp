@@ -47,12 +47,8 @@ static constexpr int64_t kMaxOps = 300;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
 
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    neo::registerNeoCompilerDialects(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  const DialectRegistry &registry = neo_fuzz::registryOnce(neo::registerNeoCompilerDialects);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   neo_fuzz::DiagnosticCollector diagnostics(&context);
   bool isMlir = input.contains("func.func") || input.ltrim().starts_with("module");
   OwningOpRef<ModuleOp> module;

@@ -137,14 +137,12 @@ std::optional<tuning::CpuTarget> tuning::parseCpuTarget(const std::string &name,
                                                         std::string &error) {
   if (name.empty() || name == "host" || name == "native")
     return hostCpuTarget();
+  // x86 names are accepted on any host (schedules can be chosen for them
+  // anywhere); only running their code needs an x86 host (hostCanRun).
   const CpuTarget &host = hostCpuTarget();
-  if (host.arch != "x86_64") {
-    error = "cpu=" + name + ": only 'host' is supported on " + host.arch;
-    return std::nullopt;
-  }
   CpuTarget t;
   t.name = name;
-  t.arch = host.arch;
+  t.arch = "x86_64";
   t.caches = host.caches;
   t.llvmCpu = name;
   llvm::StringMap<bool> features;
@@ -160,17 +158,23 @@ std::optional<tuning::CpuTarget> tuning::parseCpuTarget(const std::string &name,
   return t;
 }
 
-bool tuning::hostCanRun(const CpuTarget &target) {
+std::vector<std::string> tuning::missingHostFeatures(const CpuTarget &target) {
   if (target.name == "host" || target.llvmCpu.empty())
-    return true;
+    return {};
+  if (target.arch != hostCpuTarget().arch)
+    return {"arch " + target.arch};
   llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-  // Features the host does not report (an unknown key) are not held against
-  // it; the vector ISA features always are.
+  // Features the host does not report at all (an unknown key) are not held
+  // against it.
+  std::vector<std::string> missing;
   for (const auto &f : cpuFeatures(target.llvmCpu))
     if (f.second && host.count(f.first()) && !host.lookup(f.first()))
-      return false;
-  return true;
+      missing.push_back(f.first().str());
+  llvm::sort(missing);
+  return missing;
 }
+
+bool tuning::hostCanRun(const CpuTarget &target) { return missingHostFeatures(target).empty(); }
 
 tuning::GemmTile tuning::defaultGemmTile(const CpuTarget &target, int64_t elementBytes,
                                          int64_t generatorLanes) {

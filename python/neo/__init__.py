@@ -80,6 +80,15 @@ def _with_environment_records(options):
     return (options + " " if options else "") + "tuning-records=" + path
 
 
+def _with_environment_toolkit(gpu_options):
+    """The GPU pipeline options with `toolkit=$CUDA_HOME` (where ptxas is
+    looked for first) when the variable is set and the options name none."""
+    home = os.environ.get("CUDA_HOME", "")
+    if not home or "toolkit" in gpu_options or any(c in home for c in " ,{}'\""):
+        return gpu_options
+    return (gpu_options + " " if gpu_options else "") + "toolkit=" + home
+
+
 class Module:
     """A module of neo IR: functions imported from .neo source or MLIR."""
 
@@ -147,6 +156,7 @@ class Module:
         if device not in _capi.DEVICES:
             raise NeoError("device must be 'cpu', 'cuda' or 'auto', got %r" % (device,))
         options = _with_environment_records(options)
+        gpu_options = _with_environment_toolkit(gpu_options)
         with self.context._lock:
             if device == "cpu":
                 exe = _capi.compile(self._handle, options.encode(), opt_level)

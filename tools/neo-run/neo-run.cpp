@@ -97,7 +97,9 @@ static cl::opt<std::string>
                   cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> dumpLLVM("dump-llvm",
                                      cl::desc("Write the optimized LLVM IR of the compiled "
-                                              "module to this file (for debugging codegen)"),
+                                              "module to this file (for debugging codegen; "
+                                              "only when it is compiled, not loaded from "
+                                              "--cache-dir)"),
                                      cl::value_desc("file"), cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level"), cl::init(3),
                                   cl::Prefix, cl::cat(category));
@@ -419,8 +421,11 @@ int main(int argc, char **argv) {
       engineOptions.tuningRecords = env;
   engineOptions.dumpLLVMPath = dumpLLVM;
   reportTuningRecordProblems(engineOptions);
-  if (gradcheck)
+  if (gradcheck) {
+    if (check)
+      return fail("--gradcheck checks the gradient only: run --check separately");
     return runGradCheck(*module, *sig, inputs, engineOptions);
+  }
 
   GpuCompileOptions gpuOptions;
   gpuOptions.pipelineOptions = gpuPipelineOptions;

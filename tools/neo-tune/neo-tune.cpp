@@ -282,7 +282,10 @@ int main(int argc, char **argv) {
   std::optional<tuning::CpuTarget> cpu = tuning::parseCpuTarget(parsed->cpu, cpuError);
   if (!cpu)
     return fail(cpuError);
-  std::string target = cpu->recordsTarget(targetThreads);
+  // The pipeline's tuning-target, when given, is what its compilations look
+  // records up under: the records and the candidates use it too.
+  std::string target = parsed->tuningTarget.empty() ? cpu->recordsTarget(targetThreads)
+                                                    : std::string(parsed->tuningTarget);
   if (printTarget) {
     llvm::outs() << target << "\n";
     return 0;

@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::neo;
@@ -97,28 +98,51 @@ TEST(EngineRecords, TheCacheKeyFollowsTheRecordsContent) {
   EXPECT_EQ((*ignored)->getKey(), (*none)->getKey());
   unsetenv("NEO_TUNING_RECORDS");
 
-  // Records in memory: the same schedule as the file's gives the same code
-  // (another key, since the key names where they came from), and they take
-  // precedence over a file.
+  // Records in memory: applied (the code differs from the defaults' and
+  // from the file's, whose schedule is another), and they take precedence
+  // over a file (with both, the code is the in-memory one's).
+  auto dumpOf = [&](EngineOptions o, const char *name) {
+    o.dumpLLVMPath = (dir + "/" + name + ".ll").str();
+    Engine e(o);
+    auto exe = e.compile(*module);
+    EXPECT_TRUE(bool(exe)) << (exe ? "" : llvm::toString(exe.takeError()));
+    if (exe)
+      EXPECT_EQ(run(**exe), want);
+    std::ifstream in(o.dumpLLVMPath);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
   tuning::Record record;
   record.key = "gemm f32 batch=1 m=40 n=50 k=30 layout=mk,kn,mn";
   record.target = tuning::hostTarget(2);
-  record.schedule = {{"mr", 5}, {"nr", 16}, {"mc", 10}, {"nc", 32}, {"kc", 11}, {"threads", 2}};
+  record.schedule = {{"mr", 3}, {"nr", 16}, {"mc", 6}, {"nc", 32}, {"kc", 7}, {"threads", 2}};
   record.timeMs = 1;
   auto set = std::make_shared<tuning::RecordSet>();
   set->add(record);
   EngineOptions inMemory;
   inMemory.tuningRecordSet = set;
-  Engine memoryEngine(inMemory);
-  auto fromMemory = memoryEngine.compile(*module);
-  ASSERT_TRUE(bool(fromMemory)) << llvm::toString(fromMemory.takeError());
-  EXPECT_NE((*fromMemory)->getKey(), (*none)->getKey());
-  EXPECT_EQ(run(**fromMemory), want);
-  inMemory.tuningRecords = path;
-  Engine both(inMemory);
-  auto withFile = both.compile(*module);
-  ASSERT_TRUE(bool(withFile));
-  EXPECT_EQ(run(**withFile), want);
+  EngineOptions fileOnly;
+  fileOnly.tuningRecords = path; // mr=5, kc=11
+  EngineOptions both = inMemory;
+  both.tuningRecords = path;
+  std::string memoryCode = dumpOf(inMemory, "memory"), fileCode = dumpOf(fileOnly, "file"),
+              bothCode = dumpOf(both, "both"), defaultCode = dumpOf(EngineOptions{}, "default");
+  ASSERT_FALSE(memoryCode.empty());
+  EXPECT_NE(memoryCode, defaultCode);
+  EXPECT_NE(memoryCode, fileCode);
+  EXPECT_EQ(bothCode, memoryCode);
+
+  // Records for no target of this compilation are a caller's error.
+  record.target = "another-cpu/2threads";
+  auto elsewhere = std::make_shared<tuning::RecordSet>();
+  elsewhere->add(record);
+  EngineOptions wrongTarget;
+  wrongTarget.tuningRecordSet = elsewhere;
+  Engine wrongEngine(wrongTarget);
+  auto unmatched = wrongEngine.compile(*module);
+  ASSERT_FALSE(bool(unmatched));
+  EXPECT_NE(llvm::toString(unmatched.takeError()).find("none of the in-memory records"),
+            std::string::npos);
+  record.target = tuning::hostTarget(2);
 
   // An invalid in-memory record is an error, not silently ignored.
   record.schedule["mr"] = 0;

@@ -55,7 +55,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init("")};
   PassOptions::Option<std::string> tuningTarget{
       *this, "tuning-target",
-      llvm::cl::desc("Target of the tuning records to use (default: this host)"),
+      llvm::cl::desc("Target of the tuning records to use (default: the cpu's, e.g. "
+                     "x86_64-avx2-znver3/2threads)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> stopAfter{
       *this, "stop-after",
@@ -68,6 +69,19 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   /// caller, e.g. neo-tune's candidate), used instead of `tuning-records`.
   std::shared_ptr<const tuning::RecordSet> tuningRecordSet;
 };
+
+/// Parses `text` (a pipeline's options in their textual syntax) into
+/// `options`: "" on success, else "invalid <pipeline> options '<text>':
+/// <why>".
+template <typename OptionsT>
+std::string parsePipelineOptions(OptionsT &options, llvm::StringRef text,
+                                 llvm::StringRef pipeline) {
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (succeeded(options.parseFromString(text, os)))
+    return "";
+  return ("invalid " + pipeline + " options '" + text + "': " + errors).str();
+}
 
 /// neo -> linalg on tensors -> bufferization (functions take their results as
 /// out-params) -> schedule (neo-select-schedules, neo-tile, neo-vectorize) -> loops (parallel ones

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 namespace neo {
@@ -56,13 +57,16 @@ const CpuTarget &hostCpuTarget();
 
 /// "host", "native" (the same), "x86-64-v2" (SSE4.2), "x86-64-v3" (AVX2 and
 /// FMA: Haswell, Zen), "x86-64-v4" (AVX-512) or an x86 CPU name that LLVM
-/// knows ("znver3", "skylake-avx512", "sapphirerapids", ...). Unknown names
-/// give nothing and `error` says why.
+/// knows ("znver3", "skylake-avx512", "sapphirerapids", ...), on any host.
+/// Unknown names give nothing and `error` says why.
 std::optional<CpuTarget> parseCpuTarget(const std::string &name, std::string &error);
 
 /// Whether code for `target` runs on this host (its ISA is a subset of the
 /// host's: an AVX2 target on an AVX-512 host does, the reverse does not).
 bool hostCanRun(const CpuTarget &target);
+/// The target's features this host lacks, sorted ("arch x86_64" on another
+/// architecture); empty when hostCanRun.
+std::vector<std::string> missingHostFeatures(const CpuTarget &target);
 
 /// The default register tile of the packed GEMM for the target: two native
 /// vectors per row (nr, a multiple of the generator's `generatorLanes`) and

@@ -35,6 +35,27 @@ struct GemmBuilder {
   }
   Value zero() { return arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)); }
 
+  /// The outer loops of both GEMM generators, over (batch, column block):
+  /// an scf.parallel when `threads` > 1 and there is more than one task,
+  /// else two scf.for; `body` gets the two induction variables.
+  void outerLoops(int64_t batch, int64_t numJc, int64_t threads,
+                  function_ref<void(ValueRange)> body) {
+    OpBuilder::InsertionGuard guard(b);
+    if (threads > 1 && batch * numJc > 1) {
+      auto par =
+          scf::ParallelOp::create(b, loc, ValueRange{idx(0), idx(0)},
+                                  ValueRange{idx(batch), idx(numJc)}, ValueRange{idx(1), idx(1)});
+      b.setInsertionPointToStart(par.getBody());
+      body(par.getInductionVars());
+      return;
+    }
+    auto outer = scf::ForOp::create(b, loc, idx(0), idx(batch), idx(1));
+    b.setInsertionPointToStart(outer.getBody());
+    auto inner = scf::ForOp::create(b, loc, idx(0), idx(numJc), idx(1));
+    b.setInsertionPointToStart(inner.getBody());
+    body(ValueRange{outer.getInductionVar(), inner.getInductionVar()});
+  }
+
   /// for (i = lo; i < hi; i += step) body(i)
   void loop(Value lo, Value hi, Value step, function_ref<void(Value)> body) {
     auto f = scf::ForOp::create(b, loc, lo, hi, step);

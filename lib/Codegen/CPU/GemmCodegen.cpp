@@ -190,21 +190,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   };
 
   // The outer loops run in parallel (scf.parallel) when threads > 1.
-  if (s.threads > 1 && batch * numJc > 1) {
-    auto par = scf::ParallelOp::create(b, loc, ValueRange{g.idx(0), g.idx(0)},
-                                       ValueRange{g.idx(batch), g.idx(numJc)},
-                                       ValueRange{g.idx(1), g.idx(1)});
-    OpBuilder::InsertionGuard pg(b);
-    b.setInsertionPointToStart(par.getBody());
-    body(b, loc, par.getInductionVars());
-  } else {
-    auto outer = scf::ForOp::create(b, loc, g.idx(0), g.idx(batch), g.idx(1));
-    OpBuilder::InsertionGuard og(b);
-    b.setInsertionPointToStart(outer.getBody());
-    auto inner = scf::ForOp::create(b, loc, g.idx(0), g.idx(numJc), g.idx(1));
-    b.setInsertionPointToStart(inner.getBody());
-    body(b, loc, ValueRange{outer.getInductionVar(), inner.getInductionVar()});
-  }
+  g.outerLoops(batch, numJc, s.threads, [&](ValueRange ivs) { body(b, loc, ivs); });
   rewriter.eraseOp(op);
   return success();
 }

@@ -91,6 +91,12 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
                << "neo-select-schedules: invalid in-memory record for " << record.key << ": "
                << error;
     }
+    bool any = llvm::any_of(givenRecords->sorted(),
+                            [&](const tuning::Record &r) { return r.target == recordTarget; });
+    if (!givenRecords->empty() && !any)
+      return emitError(UnknownLoc::get(ctx))
+             << "neo-select-schedules: none of the in-memory records is for the target '"
+             << recordTarget << "'";
     if (!givenRecords->empty())
       recordSet = givenRecords;
     return success();
@@ -104,9 +110,17 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     GemmSchedule gemm;
     gemm.mr = gemmMR ? int64_t(gemmMR) : tile.mr;
     gemm.nr = gemmNR ? int64_t(gemmNR) : tile.nr;
-    // Blocks that are multiples of an explicit tile.
-    gemm.mc = gemmMC ? int64_t(gemmMC) : gemm.mr * (tile.mc / tile.mr);
-    gemm.nc = gemmNC ? int64_t(gemmNC) : gemm.nr * (tile.nc / tile.nr);
+    // An explicit f64 nr (e.g. the AVX-512 f32 default 32) narrows until
+    // the accumulators fit in 30 registers of 8 lanes.
+    if (elementBytes == 8 && gemmNR)
+      while (gemm.nr > 8 && gemm.nr % 16 == 0 && gemm.mr > 0 && gemm.mr <= 32 &&
+             gemm.mr * (gemm.nr / 8) > 30)
+        gemm.nr /= 2;
+    // Blocks that are multiples of an explicit tile (formed only from tile
+    // fields in range: checkCpuGemm rejects the others before any product).
+    bool tileInRange = gemm.mr >= 1 && gemm.mr <= 32 && gemm.nr >= 1 && gemm.nr <= 1024;
+    gemm.mc = gemmMC ? int64_t(gemmMC) : tileInRange ? gemm.mr * (tile.mc / tile.mr) : gemm.mr;
+    gemm.nc = gemmNC ? int64_t(gemmNC) : tileInRange ? gemm.nr * (tile.nc / tile.nr) : gemm.nr;
     gemm.kc = gemmKC ? int64_t(gemmKC) : tile.kc;
     gemm.threads = threads;
     return gemm;

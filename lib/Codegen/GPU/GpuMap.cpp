@@ -1,6 +1,7 @@
 //===- GpuMap.cpp - neo-gpu-map: linalg ops on buffers to GPU launches ----===//
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/GPU/Passes.h"
+#include "neo/Codegen/Utils/Utils.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
@@ -33,13 +34,7 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
     // Copies between buffers become linalg.copy, mapped like any other op.
-    SmallVector<memref::CopyOp> copies;
-    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
-    for (memref::CopyOp copy : copies) {
-      rewriter.setInsertionPoint(copy);
-      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(), copy.getTarget());
-      rewriter.eraseOp(copy);
-    }
+    convertCopiesToLinalg(func);
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (!op->getParentOfType<gpu::LaunchOp>())

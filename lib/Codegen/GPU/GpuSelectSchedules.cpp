@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/GPU/Passes.h"
+#include "neo/Codegen/Utils/Utils.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
@@ -51,15 +52,8 @@ struct NeoGpuSelectSchedulesPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     MLIRContext *ctx = &getContext();
-    IRRewriter rewriter(ctx);
     // Copies between buffers become linalg.copy, scheduled like any other op.
-    SmallVector<memref::CopyOp> copies;
-    func.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
-    for (memref::CopyOp copy : copies) {
-      rewriter.setInsertionPoint(copy);
-      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(), copy.getTarget());
-      rewriter.eraseOp(copy);
-    }
+    convertCopiesToLinalg(func);
     WalkResult result = func.walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return WalkResult::advance();

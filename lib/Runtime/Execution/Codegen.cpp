@@ -13,6 +13,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -116,11 +117,10 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
     return makeError("cannot parse the module:\n" + diagnostics);
 
   CpuPipelineOptions pipelineOptions;
-  std::string optionErrors;
-  llvm::raw_string_ostream optionOS(optionErrors);
-  if (failed(pipelineOptions.parseFromString(options.pipelineOptions, optionOS)))
-    return makeError("invalid neo-lower-to-cpu options '" + options.pipelineOptions +
-                     "': " + optionErrors);
+  if (std::string error =
+          parsePipelineOptions(pipelineOptions, options.pipelineOptions, "neo-lower-to-cpu");
+      !error.empty())
+    return makeError(error);
   if (pipelineOptions.tuningRecords.empty())
     pipelineOptions.tuningRecords = getTuningRecordsPath(options);
   pipelineOptions.tuningRecordSet = options.tuningRecordSet;
@@ -154,9 +154,11 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   if (!cpu)
     return makeError(cpuError);
   if (!cpu->llvmCpu.empty()) {
-    if (!tuning::hostCanRun(*cpu))
+    std::vector<std::string> missing = tuning::missingHostFeatures(*cpu);
+    if (!missing.empty())
       return makeError("cpu=" + cpu->name + ": this host (" + tuning::hostCpuTarget().isa +
-                       ") cannot run its instructions (" + cpu->isa + ")");
+                       ") cannot run its instructions (" + cpu->isa +
+                       "; missing: " + llvm::join(missing, ", ") + ")");
     builder->setCPU(cpu->llvmCpu);
     builder->getFeatures() = llvm::SubtargetFeatures();
   }

@@ -301,11 +301,10 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
   bundle.signature = signatures->front();
 
   GpuPipelineOptions pipelineOptions;
-  std::string optionErrors;
-  llvm::raw_string_ostream optionOS(optionErrors);
-  if (failed(pipelineOptions.parseFromString(options.pipelineOptions, optionOS)))
-    return makeError("invalid neo-lower-to-ptx options '" + options.pipelineOptions +
-                     "': " + optionErrors);
+  if (std::string error =
+          parsePipelineOptions(pipelineOptions, options.pipelineOptions, "neo-lower-to-ptx");
+      !error.empty())
+    return makeError(error);
   pipelineOptions.format = "isa";
   if (std::string error = checkGpuPipelineOptions(pipelineOptions); !error.empty())
     return makeError("invalid neo-lower-to-ptx options '" + options.pipelineOptions +
@@ -340,7 +339,10 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
     return makeError("launches but no PTX");
 
   if (options.cubin && !bundle.ptx.empty()) {
-    std::string ptxas = findPtxas(options.cudaHome);
+    // The toolkit: the caller's, else the pipeline's `toolkit=` (how the C
+    // API and Python pass $CUDA_HOME).
+    std::string ptxas = findPtxas(options.cudaHome.empty() ? std::string(pipelineOptions.toolkit)
+                                                           : options.cudaHome);
     if (ptxas.empty()) {
       bundle.ptxasLog = "ptxas not found (in the CUDA toolkit given, /usr/local/cuda or PATH): the "
                         "bundle has PTX only";

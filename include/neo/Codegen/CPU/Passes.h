@@ -33,8 +33,10 @@ class RecordSet;
 
 /// neo-select-schedules with tuning records held in memory (e.g. the
 /// candidate that neo-tune measures) instead of a `records=` file: the
-/// records for `options.target` (default: this host) are validated like a
-/// file's and take precedence over `options.records`.
+/// records for `options.target` (default: the records target of
+/// `options.cpu`) are validated like a file's and take precedence over
+/// `options.records`; a non-empty set with no record for that target is an
+/// error.
 std::unique_ptr<Pass> createNeoSelectSchedules(const NeoSelectSchedulesOptions &options,
                                                std::shared_ptr<const tuning::RecordSet> records);
 

@@ -14,6 +14,10 @@ namespace neo {
 /// neo-fuse-elementwise again after its patterns give inits fresh empties.
 void placeRowBlockResultsInPlace(Operation *root);
 
+/// Replaces every memref.copy under `root` by a linalg.copy, so that the GPU
+/// passes schedule and map copies between buffers like any other linalg op.
+void convertCopiesToLinalg(Operation *root);
+
 } // namespace neo
 } // namespace mlir
 

@@ -53,7 +53,8 @@ struct EngineOptions {
   /// precedence over every file, and their printed form is in the cache key.
   std::shared_ptr<const tuning::RecordSet> tuningRecordSet;
   /// When not empty, the optimized LLVM IR of each compilation is written
-  /// to this file (for debugging code generation; neo-run --dump-llvm).
+  /// to this file (for debugging code generation; neo-run --dump-llvm). A
+  /// module served from a cache is not compiled, so nothing is written.
   std::string dumpLLVMPath;
 };
 
