@@ -10,8 +10,8 @@ it never crashes, raises another exception, or writes memory outside the
 elements are checked afterwards).
 
 The cases are drawn from a fixed seed when the module is collected, so a
-failure names a case that reproduces. Known bugs, fixed on another branch,
-are xfail(strict=False): the test passes before and after their fixes.
+failure names a case that reproduces. Every case must pass (the bugs it
+found, out= layouts and dtypes and NUL bytes, are fixed).
 Compilations are cached; the whole file runs in a few seconds.
 """
 import numpy as np
@@ -40,19 +40,6 @@ TOLERANCE = {np.float16: 2e-2, np.float32: 1e-5, np.float64: 1e-12}
 # Output names of the call cases (few, as each pair is one compilation;
 # test_random_names_and_types_import_or_raise draws many more).
 OUTPUT_NAMES = [("y", "s"), ("out", "Y_2"), ("sum", "very_long_output_name_" * 4)]
-
-XFAIL_OUT_LAYOUT = pytest.mark.xfail(
-    strict=False,
-    reason="known bug (issue 18, fixed on another branch): a non-contiguous or read-only "
-    "out= buffer is written as if it were contiguous and writable")
-XFAIL_OUT_DTYPE = pytest.mark.xfail(
-    strict=False,
-    reason="bug found by this test: an out= buffer of another dtype (int32, '>f4') or an "
-    "entry that is not an array raises KeyError/AttributeError instead of neo.NeoError")
-XFAIL_NUL = pytest.mark.xfail(
-    strict=False,
-    reason="known bug (issue 18, fixed on another branch): Module.from_source ignores "
-    "everything after a NUL byte instead of raising neo.NeoError")
 
 _compiled = {}
 
@@ -149,10 +136,6 @@ def call_cases():
         out = out_layouts[rng.integers(len(out_layouts))]
         seed = int(rng.integers(1 << 30))
         marks = []
-        if out in ("fortran", "strided", "readonly"):
-            marks.append(XFAIL_OUT_LAYOUT)
-        if out in ("wrong-dtype", "not-an-array"):
-            marks.append(XFAIL_OUT_DTYPE)
         case_id = "%d-%s-%s-%s-%s-out=%s" % (index, program, type_name, inputs[0][0],
                                                inputs[1][0], out)
         cases.append(pytest.param(program, type_name, names, inputs, out, seed, id=case_id,
@@ -278,7 +261,6 @@ def test_bf16_raises_neo_error():
 
 
 @pytest.mark.parametrize("where", ["end", "middle", "start"])
-@XFAIL_NUL
 def test_nul_bytes_in_source_raise(where):
     source = TWO_OUTPUTS.format(t="f32", y="y", s="s")
     at = {"end": len(source), "middle": source.index("{") + 1, "start": 0}[where]
