@@ -238,3 +238,45 @@ TEST_F(EngineTest, AllocationFailureIsAnError) {
   ASSERT_TRUE(bool(small));
   EXPECT_EQ(small->get(5), 0.0);
 }
+
+// compileFunction compiles one public function and what it calls: the other
+// public functions are not in the executable (nor in its compile time).
+TEST_F(EngineTest, CompileFunctionKeepsOnlyWhatItReaches) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+    func.func @top(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    func.func @unrelated(%x: tensor<4xf32>) -> tensor<4xf32> {
+      return %x : tensor<4xf32>
+    }
+    func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = neo.compute ins(%x : tensor<4xf32>) space [4] maps [affine_map<(i) -> (i)>]
+          -> tensor<4xf32> {
+      ^bb0(%v: f32):
+        %r = arith.addf %v, %v : f32
+        neo.yield %r : f32
+      }
+      return %0 : tensor<4xf32>
+    })",
+                                                             &context);
+  ASSERT_TRUE(module);
+  Engine engine;
+  auto exe = engine.compileFunction(*module, "top");
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  EXPECT_TRUE((*exe)->lookup("top"));
+  EXPECT_FALSE((*exe)->lookup("unrelated"));
+  HostTensor x = random({ElementType::F32, {4}}, 3), y({ElementType::F32, {4}});
+  ASSERT_FALSE(bool((*exe)->run("top", {x.view()}, {y.view()})));
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FLOAT_EQ(y.get(i), 2 * x.get(i));
+  // The module itself is not modified.
+  EXPECT_TRUE(module->lookupSymbol("unrelated"));
+
+  for (llvm::StringRef bad : {"nope", "helper"}) {
+    auto missing = engine.compileFunction(*module, bad);
+    ASSERT_FALSE(bool(missing));
+    EXPECT_EQ(llvm::toString(missing.takeError()),
+              "no public function named '" + bad.str() + "' in the module");
+  }
+}

@@ -48,6 +48,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "follow its vector registers and the execution engine generates its "
                      "instructions"),
       llvm::cl::init("host")};
+  PassOptions::Option<bool> llvmVectorize{
+      *this, "llvm-vectorize",
+      llvm::cl::desc("Let LLVM's loop and SLP vectorizers and its loop unroller run on the "
+                     "generated code when the execution engine compiles it (neo-vectorize "
+                     "has vectorized and unrolled the kernels already: off, the code is "
+                     "several times smaller and compiles several times faster)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> tuningRecords{
       *this, "tuning-records",
       llvm::cl::desc("Tuning records (JSON) that neo-select-schedules takes schedules from "

@@ -7,7 +7,6 @@
 #include "neo/Tuning/Target.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -20,6 +19,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -93,6 +93,37 @@ static llvm::Error addPackedEntryPoints(llvm::Module &module,
     b.CreateRetVoid();
   }
   return llvm::Error::success();
+}
+
+/// LLVM's default module pipeline at `optLevel` for `machine`. Without
+/// `loopTransforms`, the loop and SLP vectorizers and the loop unroller stay
+/// off: neo-vectorize has already vectorized and unrolled Neo's kernels, and
+/// LLVM's vectorized copies of the loops (with their runtime checks and
+/// remainders) made the MLP training step's code 6x larger and its compile
+/// 3.5x slower (docs/performance.md).
+static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine, unsigned optLevel,
+                           bool loopTransforms) {
+  if (optLevel == 0)
+    return;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = loopTransforms;
+  tuning.SLPVectorization = loopTransforms;
+  tuning.LoopUnrolling = loopTransforms;
+  tuning.LoopInterleaving = loopTransforms;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel == 1   ? llvm::OptimizationLevel::O1
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                  : llvm::OptimizationLevel::O3;
+  builder.buildPerModuleDefaultPipeline(level).run(module, mam);
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
@@ -173,9 +204,7 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
 
-  auto optimize = makeOptimizingTransformer(std::min(options.optLevel, 3u), 0, machine->get());
-  if (llvm::Error err = optimize(llvmModule.get()))
-    return std::move(err);
+  optimizeModule(*llvmModule, machine->get(), options.optLevel, pipelineOptions.llvmVectorize);
 
   // The optimized LLVM IR, for debugging code generation.
   if (!options.dumpLLVMPath.empty()) {

@@ -147,7 +147,7 @@ mlir::neo::runtime::compileForDevice(Engine &engine, ModuleOp module, Device dev
                                      llvm::StringRef function) {
   if (resolveDevice(device) == Device::CUDA)
     return compileForCuda(module, gpuOptions, function);
-  return engine.compile(module);
+  return function.empty() ? engine.compile(module) : engine.compileFunction(module, function);
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -257,7 +258,8 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
     hash.update(s);
     hash.update(llvm::StringRef("\0", 1));
   };
-  add("neo-engine-v1");
+  // v2: LLVM's loop vectorizer and unroller off by default (llvm-vectorize).
+  add("neo-engine-v2");
   add(source);
   add(options.pipelineOptions);
   add(std::to_string(options.optLevel));
@@ -284,6 +286,33 @@ static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef data) {
       !s.ok())
     return makeError(s.message());
   return llvm::Error::success();
+}
+
+llvm::Expected<std::shared_ptr<Executable>> Engine::compileFunction(ModuleOp module,
+                                                                    llvm::StringRef function) {
+  auto root = module.lookupSymbol<func::FuncOp>(function);
+  if (!root || root.isPrivate())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no public function named '%s' in the module",
+                                   function.str().c_str());
+  // The functions `function` reaches through symbol uses (calls), itself
+  // included; the rest of the module's functions are not compiled.
+  llvm::StringSet<> reached{function};
+  SmallVector<Operation *> work{root};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (auto uses = SymbolTable::getSymbolUses(op))
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        StringRef name = use.getSymbolRef().getRootReference().getValue();
+        if (Operation *callee = module.lookupSymbol(name); callee && reached.insert(name).second)
+          work.push_back(callee);
+      }
+  }
+  OwningOpRef<ModuleOp> pruned = module.clone();
+  for (auto f : llvm::to_vector(pruned->getOps<func::FuncOp>()))
+    if (!reached.contains(f.getName()))
+      f.erase();
+  return compile(*pruned);
 }
 
 llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {

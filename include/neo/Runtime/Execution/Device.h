@@ -38,7 +38,7 @@ Device resolveDevice(Device device);
 /// Compiles `module` (not modified) for `device`: CPU through `engine` (its
 /// options and cache), CUDA with `gpuOptions`, every public function to a
 /// bundle loaded on the first GPU. `function`, when not empty, limits the
-/// CUDA compilation to that function (the CPU compiles the whole module).
+/// compilation to that function (and, on the CPU, the functions it calls).
 llvm::Expected<std::shared_ptr<Executable>>
 compileForDevice(Engine &engine, ModuleOp module, Device device,
                  const GpuCompileOptions &gpuOptions = {}, llvm::StringRef function = "");

@@ -73,7 +73,14 @@ public:
   /// CPU Executable). The module is printed once: the text is the cache key
   /// and crosses into the compilation's own MLIRContext (see Engine.cpp).
   llvm::Expected<std::shared_ptr<Executable>> compile(ModuleOp module);
-  /// Same, from the textual form of a module.
+  /// Compiles only the public function `function` of `module` and the
+  /// functions it calls (a pruned copy; `module` is not modified): what a
+  /// caller that runs one function pays for. The other public functions of
+  /// an autodiff module (the forward function, `f_grad` next to
+  /// `f_fwdbwd`) would double the compile time.
+  llvm::Expected<std::shared_ptr<Executable>> compileFunction(ModuleOp module,
+                                                              llvm::StringRef function);
+  /// Same as compile, from the textual form of a module.
   llvm::Expected<std::shared_ptr<Executable>> compileSource(llvm::StringRef source);
 
   EngineStats getStats() const;

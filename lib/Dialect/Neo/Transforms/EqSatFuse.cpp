@@ -95,9 +95,16 @@ public:
                 std::vector<std::string> rules, RowBlockOptions rowBlocks)
       : func(func), params(params), store(store), enabled(std::move(rules)), rowBlocks(rowBlocks) {}
 
-  /// Builds the e-graph, saturates, extracts and rewrites the function.
-  LogicalResult run(const eq::RunnerLimits &limits, StringRef extractor, bool compare,
-                    llvm::json::Object &report);
+  /// Builds the e-graph, saturates, extracts and rewrites the function, all
+  /// by `deadline` (this function's share of the pass's max-seconds).
+  /// Saturation may take 40% of the time, the ILP extraction a quarter of
+  /// what is left after it, row grouping the rest: a phase that finishes
+  /// early leaves its time to the next, and one that runs out keeps the best
+  /// it found. (The ILP rarely proves optimality on a saturated training
+  /// graph and would use all the time it gets, taking it from row grouping,
+  /// which removes most of the kernels.)
+  LogicalResult run(eq::RunnerLimits limits, std::chrono::steady_clock::time_point deadline,
+                    StringRef extractor, bool compare, llvm::json::Object &report);
 
 private:
   bool rule(StringRef name) const {
@@ -377,8 +384,15 @@ std::pair<int64_t, int64_t> FunctionFuser::kernelsAndBytes(func::FuncOp f) {
   return {kernels, bytes};
 }
 
-LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extractor,
-                                 bool compare, llvm::json::Object &report) {
+/// Seconds from now until `deadline` (0 once it has passed).
+static double secondsLeft(std::chrono::steady_clock::time_point deadline) {
+  return std::max(
+      0.0, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());
+}
+
+LogicalResult FunctionFuser::run(eq::RunnerLimits limits,
+                                 std::chrono::steady_clock::time_point deadline,
+                                 StringRef extractor, bool compare, llvm::json::Object &report) {
   inlineFusedOps(func);
   Block &entry = func.getBody().front();
   for (Operation &op : entry.without_terminator())
@@ -439,6 +453,7 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
   graph->rebuild();
 
   std::vector<eq::Rewrite<TypeAnalysis>> rules = makeRules();
+  limits.maxSeconds = 0.4 * secondsLeft(deadline);
   eq::RunReport run = eq::runRewrites(*graph, rules, limits);
   for (eq::Id &r : roots)
     r = graph->find(r);
@@ -451,7 +466,7 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
     if (which == "greedy")
       return eq::extractGreedy(costs, roots);
     if (which == "ilp")
-      return eq::extractIlp(costs, roots, limits.maxSeconds);
+      return eq::extractIlp(costs, roots, 0.25 * secondsLeft(deadline));
     return eq::extractDag(costs, roots);
   };
   eq::Extraction ex = extract(extractor);
@@ -483,10 +498,10 @@ LogicalResult FunctionFuser::run(const eq::RunnerLimits &limits, StringRef extra
   canonicalizeWithAllPatterns(func);
   unsigned rowKernels = 0;
   if (rowBlocks.minBlocks > 0) {
-    // Row grouping has max-seconds too, like saturation and extraction; when
-    // it is up, the groups formed so far are built.
+    // Row grouping shares the pass's deadline with saturation and
+    // extraction; when it is up, the groups formed so far are built.
     RowBlockOptions rows = rowBlocks;
-    rows.deadline = eq::detail::deadlineAfter(std::chrono::steady_clock::now(), limits.maxSeconds);
+    rows.deadline = deadline;
     rowKernels = formRowBlocks(func, rows);
   }
   auto [kernelsAfter, bytesAfter] = kernelsAndBytes(func);
@@ -578,18 +593,27 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
     eq::RunnerLimits limits;
     limits.maxNodes = maxNodes;
     limits.maxIterations = maxIterations;
-    limits.maxSeconds = maxSeconds;
+    // One deadline for the whole pass: every function's saturation,
+    // extraction and row grouping take from the same max-seconds.
+    std::chrono::steady_clock::time_point deadline =
+        eq::detail::deadlineAfter(std::chrono::steady_clock::now(), maxSeconds);
     TemplateStore store(&getContext());
     llvm::json::Object report;
-    for (auto f : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (f.isExternal() || (!function.empty() && f.getName() != function))
-        continue;
+    SmallVector<func::FuncOp> funcs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal() && (function.empty() || f.getName() == function))
+        funcs.push_back(f);
+    for (auto [i, f] : llvm::enumerate(funcs)) {
+      // An equal share of what is left for each function still to do.
+      double share = secondsLeft(deadline) / double(funcs.size() - i);
+      std::chrono::steady_clock::time_point own =
+          std::min(deadline, eq::detail::deadlineAfter(std::chrono::steady_clock::now(), share));
       RowBlockOptions rows;
       rows.minBlocks = rowBlocks ? minRowBlocks : 0;
       rows.blockBytes = rowBlockBytes;
       FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()),
                           rows);
-      if (failed(fuser.run(limits, extractor, compareExtractors, report)))
+      if (failed(fuser.run(limits, own, extractor, compareExtractors, report)))
         return signalPassFailure();
     }
     if (!this->report.empty()) {

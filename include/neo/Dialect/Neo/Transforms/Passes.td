@@ -85,7 +85,9 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
            "Function to rewrite (default: every function)">,
     Option<"maxNodes", "max-nodes", "unsigned", /*default=*/"4000", "E-node limit">,
     Option<"maxIterations", "max-iterations", "unsigned", /*default=*/"6", "Iteration limit">,
-    Option<"maxSeconds", "max-seconds", "double", /*default=*/"2.0", "Time limit">,
+    Option<"maxSeconds", "max-seconds", "double", /*default=*/"10.0",
+           "Time limit in seconds for the whole pass (every function's saturation, "
+           "extraction and row grouping share it)">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "Cost parameters: cpu or gpu">,
     Option<"bandwidth", "bandwidth", "double", /*default=*/"0",
