@@ -121,6 +121,10 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 4: loops; parallel ones run on OpenMP threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
+  // Large functions: a function per loop nest, for LLVM's compile time.
+  NeoOutlineKernelsOptions outline;
+  outline.minKernels = options.outlineMinKernels;
+  pm.addPass(createNeoOutlineKernels(outline));
   if (options.threads > 1)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

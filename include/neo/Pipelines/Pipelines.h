@@ -48,6 +48,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "follow its vector registers and the execution engine generates its "
                      "instructions"),
       llvm::cl::init("host")};
+  PassOptions::Option<int64_t> outlineMinKernels{
+      *this, "outline-min-kernels",
+      llvm::cl::desc("Give each loop nest of a function with at least this many loop nests a "
+                     "function of its own (neo-outline-kernels; 0: never): LLVM's compile time "
+                     "grows faster than linearly with a function's size"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> llvmVectorize{
       *this, "llvm-vectorize",
       llvm::cl::desc("Let LLVM's loop and SLP vectorizers and its loop unroller run on the "

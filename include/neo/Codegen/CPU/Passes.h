@@ -2,8 +2,9 @@
 //
 // neo-select-schedules, neo-tile, neo-vectorize and neo-fuse-elementwise:
 // the passes that turn linalg ops (on tensors or buffers) into packed GEMM
-// kernels, threaded and vectorized loops for the CPU. They never see a neo
-// op (only the neo dialect's schedule attributes).
+// kernels, threaded and vectorized loops for the CPU; and neo-outline-kernels,
+// which gives the loop nests of large functions functions of their own. They
+// never see a neo op (only the neo dialect's schedule attributes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_CODEGEN_CPU_PASSES_H
@@ -17,6 +18,9 @@
 namespace mlir {
 namespace arith { class ArithDialect; }
 namespace linalg { class LinalgDialect; }
+namespace LLVM {
+class LLVMDialect;
+}
 namespace math { class MathDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }

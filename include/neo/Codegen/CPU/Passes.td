@@ -110,4 +110,31 @@ def NeoVectorize : Pass<"neo-vectorize", "::mlir::func::FuncOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def NeoOutlineKernels : Pass<"neo-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Move each loop nest of a large function into a function of its own";
+  let description = [{
+    In every function with at least `min-kernels` top-level loop nests
+    (`scf.for`, `scf.parallel`: the kernels, after linalg-to-loops), moves
+    each nest into a private function (internal linkage, `noinline`) and
+    calls it. Values the nest reads from outside become arguments, except
+    constants, which are cloned; the nest's results are the function's.
+    A nest that reads a memref which the bare-pointer calling convention
+    cannot pass (a non-identity layout or a dynamic shape) stays in place.
+
+    LLVM's compile time grows faster than linearly with the size of a
+    function (OpenMPIRBuilder's outlining scans the whole function once per
+    parallel region; register allocation and scheduling are superlinear in
+    it; IndVarSimplify and LoopRotate were 80% of `opt -O3` on one): a
+    chain of 500 statements compiled in 50 s on one thread, 32 s with
+    OpenMP, and in 18.5 s and 23 s with a function per nest
+    (docs/errors.md). Functions with fewer nests (the MLP training step has
+    44), which compile in well under a second, are left alone.
+  }];
+  let options = [
+    Option<"minKernels", "min-kernels", "int64_t", /*default=*/"64",
+           "Outline the loop nests of functions with at least this many (0: never)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // NEO_CODEGEN_CPU_PASSES_TD
