@@ -33,6 +33,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <functional>
@@ -182,6 +183,61 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     return out;
   };
 
+  // For the last index `index` of a load in the body: when it is
+  // clamp(e) = min(max(e, lo), hi) (or e itself) with lo <= 0 and
+  // hi >= rowLength - 1, and e is the vector dim's index plus values uniform
+  // across the lanes, the value of e at the first lane (built at the
+  // builder's point); else null. Lanes whose e lies in [0, rowLength) read
+  // x[..., e] then.
+  auto firstLane = [&](Value index, int64_t rowLength, SmallVector<Value> &ivs,
+                       IRMapping &uni) -> Value {
+    auto constantOf = [](Value v) -> std::optional<int64_t> {
+      APInt c;
+      if (matchPattern(v, m_ConstantInt(&c)))
+        return c.getSExtValue();
+      return std::nullopt;
+    };
+    Value e = index;
+    if (auto mn = e.getDefiningOp<arith::MinSIOp>()) {
+      std::optional<int64_t> hi = constantOf(mn.getRhs());
+      if (!hi || *hi < rowLength - 1)
+        return Value();
+      e = mn.getLhs();
+      auto mx = e.getDefiningOp<arith::MaxSIOp>();
+      std::optional<int64_t> lo = mx ? constantOf(mx.getRhs()) : std::nullopt;
+      if (!lo || *lo > 0)
+        return Value();
+      e = mx.getLhs();
+    }
+    // e at the first lane, if e = (index of vecDim) + uniform terms.
+    std::function<Value(Value, bool &)> lane0 = [&](Value v, bool &hasLane) -> Value {
+      if (!varying.contains(v))
+        return uni.lookupOrDefault(v);
+      if (auto index = v.getDefiningOp<linalg::IndexOp>()) {
+        if (index.getDim() != vecDim || hasLane)
+          return Value();
+        hasLane = true;
+        return ivs[vecDim];
+      }
+      if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+        Value l = lane0(add.getLhs(), hasLane);
+        Value r = l ? lane0(add.getRhs(), hasLane) : Value();
+        return r ? arith::AddIOp::create(b, loc, l, r).getResult() : Value();
+      }
+      if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+        if (varying.contains(sub.getRhs()))
+          return Value();
+        Value l = lane0(sub.getLhs(), hasLane);
+        return l ? arith::SubIOp::create(b, loc, l, uni.lookupOrDefault(sub.getRhs())).getResult()
+                 : Value();
+      }
+      return Value();
+    };
+    bool hasLane = false;
+    Value first = lane0(e, hasLane);
+    return hasLane ? first : Value();
+  };
+
   // f(reads) at ivs (ivs[vecDim] the first lane), combined into acc; `mask`
   // for the tail. Values uniform across the lanes stay scalars.
   auto step = [&](SmallVector<Value> &ivs, Value acc, Value mask) -> Value {
@@ -237,18 +293,52 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
         SmallVector<Value> offsets;
         for (Value i : load.getIndices().drop_back())
           offsets.push_back(uni.lookupOrDefault(i));
-        offsets.push_back(g.idx(0));
         Value lanes = vecOfValue(load.getIndices().back());
-        Value m = mask ? mask
-                       : arith::ConstantOp::create(
-                             b, loc,
-                             DenseElementsAttr::get(VectorType::get({V}, b.getI1Type()),
-                                                    b.getBoolAttr(true)));
         Type t = load.getType();
-        Value pass =
-            arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(t), b.getZeroAttr(t)));
-        vec.map(load.getResult(), vector::GatherOp::create(b, loc, vecOf(t), load.getMemRef(),
-                                                           offsets, lanes, m, pass, IntegerAttr()));
+        auto gather = [&]() -> Value {
+          SmallVector<Value> at = offsets;
+          at.push_back(g.idx(0));
+          Value m = mask ? mask
+                         : arith::ConstantOp::create(
+                               b, loc,
+                               DenseElementsAttr::get(VectorType::get({V}, b.getI1Type()),
+                                                      b.getBoolAttr(true)));
+          Value pass =
+              arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(t), b.getZeroAttr(t)));
+          return vector::GatherOp::create(b, loc, vecOf(t), load.getMemRef(), at, lanes, m, pass,
+                                          IntegerAttr());
+        };
+        // A padded read, x[..., clamp(q + s - 1)]: its lanes are consecutive
+        // wherever the unclamped index of the first lane, s0, has all V
+        // lanes inside the row. There a plain vector load reads what the
+        // gather would (the clamp changes nothing); only the vectors that
+        // cross the padding gather.
+        std::optional<int64_t> rowLength;
+        if (auto type = dyn_cast<MemRefType>(load.getMemRef().getType());
+            type && type.getRank() > 0 && !ShapedType::isDynamic(type.getShape().back()) &&
+            type.getShape().back() >= V && type.getLayout().isIdentity())
+          rowLength = type.getShape().back();
+        Value first =
+            rowLength ? firstLane(load.getIndices().back(), *rowLength, ivs, uni) : Value();
+        if (!first) {
+          vec.map(load.getResult(), gather());
+          continue;
+        }
+        Value inRow = arith::AndIOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, first, g.idx(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first, g.idx(*rowLength - V)));
+        auto branch = scf::IfOp::create(b, loc, TypeRange{vecOf(t)}, inRow, /*withElse=*/true);
+        {
+          OpBuilder::InsertionGuard inThen(b);
+          b.setInsertionPointToStart(&branch.getThenRegion().front());
+          SmallVector<Value> at = offsets;
+          at.push_back(first);
+          scf::YieldOp::create(
+              b, loc, ValueRange{vector::LoadOp::create(b, loc, vecOf(t), load.getMemRef(), at)});
+          b.setInsertionPointToStart(&branch.getElseRegion().front());
+          scf::YieldOp::create(b, loc, ValueRange{gather()});
+        }
+        vec.map(load.getResult(), branch.getResult(0));
         continue;
       }
       SmallVector<Value> operands;
