@@ -61,6 +61,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "has vectorized and unrolled the kernels already: off, the code is "
                      "several times smaller and compiles several times faster)"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> llvmVectorizeLimit{
+      *this, "llvm-vectorize-limit",
+      llvm::cl::desc("Run them also on a module of at most this many LLVM instructions, where "
+                     "they cost little compile time (a GEMM alone: ~550); 0: only with "
+                     "llvm-vectorize"),
+      llvm::cl::init(2000)};
   PassOptions::Option<std::string> tuningRecords{
       *this, "tuning-records",
       llvm::cl::desc("Tuning records (JSON) that neo-select-schedules takes schedules from "

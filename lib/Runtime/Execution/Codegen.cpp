@@ -100,7 +100,7 @@ static llvm::Error addPackedEntryPoints(llvm::Module &module,
 /// off: neo-vectorize has already vectorized and unrolled Neo's kernels, and
 /// LLVM's vectorized copies of the loops (with their runtime checks and
 /// remainders) made the MLP training step's code 6x larger and its compile
-/// 3.5x slower (docs/performance.md).
+/// 3x slower for no speed (docs/performance.md).
 static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine, unsigned optLevel,
                            bool loopTransforms) {
   if (optLevel == 0)
@@ -204,7 +204,19 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
 
-  optimizeModule(*llvmModule, machine->get(), options.optLevel, pipelineOptions.llvmVectorize);
+  if (pipelineOptions.llvmVectorizeLimit < 0)
+    return makeError("invalid neo-lower-to-cpu options: llvm-vectorize-limit must be >= 0, got " +
+                     llvm::Twine(int64_t(pipelineOptions.llvmVectorizeLimit)));
+  // LLVM's loop transforms: asked for, or a small module (their compile
+  // time grows with the code; on a single GEMM they vectorize the packing
+  // and edge loops for 12-15% of its time).
+  size_t instructions = 0;
+  for (const llvm::Function &f : *llvmModule)
+    instructions += f.getInstructionCount();
+  bool loopTransforms = pipelineOptions.llvmVectorize ||
+                        (pipelineOptions.llvmVectorizeLimit > 0 &&
+                         instructions <= static_cast<size_t>(pipelineOptions.llvmVectorizeLimit));
+  optimizeModule(*llvmModule, machine->get(), options.optLevel, loopTransforms);
 
   // The optimized LLVM IR, for debugging code generation.
   if (!options.dumpLLVMPath.empty()) {
