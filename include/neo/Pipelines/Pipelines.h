@@ -64,7 +64,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> llvmVectorizeLimit{
       *this, "llvm-vectorize-limit",
       llvm::cl::desc("Run them also on a module of at most this many LLVM instructions, where "
-                     "they cost little compile time (a GEMM alone: ~550); 0: only with "
+                     "they cost little compile time (a GEMM alone: 480-550); 0: only with "
                      "llvm-vectorize"),
       llvm::cl::init(2000)};
   PassOptions::Option<std::string> tuningRecords{

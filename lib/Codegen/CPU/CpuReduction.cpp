@@ -184,8 +184,8 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   };
 
   // For the last index `index` of a load in the body: when it is
-  // clamp(e) = min(max(e, lo), hi) (or e itself) with lo <= 0 and
-  // hi >= rowLength - 1, and e is the vector dim's index plus values uniform
+  // clamp(e) = min(max(e, lo), hi) (either side optional, or e itself) with
+  // lo <= 0 and hi >= rowLength - 1, and e is the vector dim's index plus values uniform
   // across the lanes, the value of e at the first lane (built at the
   // builder's point); else null. Lanes whose e lies in [0, rowLength) read
   // x[..., e] then.
@@ -197,14 +197,17 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
         return c.getSExtValue();
       return std::nullopt;
     };
+    // Either side of the clamp may be missing (a read that can only
+    // underflow, or only overflow, is clamped on that side alone).
     Value e = index;
     if (auto mn = e.getDefiningOp<arith::MinSIOp>()) {
       std::optional<int64_t> hi = constantOf(mn.getRhs());
       if (!hi || *hi < rowLength - 1)
         return Value();
       e = mn.getLhs();
-      auto mx = e.getDefiningOp<arith::MaxSIOp>();
-      std::optional<int64_t> lo = mx ? constantOf(mx.getRhs()) : std::nullopt;
+    }
+    if (auto mx = e.getDefiningOp<arith::MaxSIOp>()) {
+      std::optional<int64_t> lo = constantOf(mx.getRhs());
       if (!lo || *lo > 0)
         return Value();
       e = mx.getLhs();

@@ -28,7 +28,8 @@ using namespace mlir::neo;
 namespace {
 
 /// Whether the bare-pointer calling convention of the CPU pipeline can pass
-/// `v` to a function: memrefs only with a static shape and identity layout.
+/// `v` to a function (conservatively: memrefs only with a static shape and
+/// identity layout).
 bool passable(Value v) {
   auto memref = dyn_cast<MemRefType>(v.getType());
   if (!memref)
@@ -47,6 +48,9 @@ bool outline(Operation *loop, func::FuncOp parent, Operation *&after, SymbolTabl
   for (Value v : loop->getOperands())
     captured.insert(v);
   getUsedValuesDefinedAbove(loop->getRegions(), captured);
+  // Results come back through the same calling convention.
+  if (!llvm::all_of(loop->getResults(), passable))
+    return false;
   SmallVector<Value> arguments;
   SmallVector<Operation *> constants;
   for (Value v : captured) {

@@ -100,7 +100,7 @@ static llvm::Error addPackedEntryPoints(llvm::Module &module,
 /// off: neo-vectorize has already vectorized and unrolled Neo's kernels, and
 /// LLVM's vectorized copies of the loops (with their runtime checks and
 /// remainders) made the MLP training step's code 6x larger and its compile
-/// 3x slower for no speed (docs/performance.md).
+/// about 3x slower for no speed (docs/performance.md, "Compile time").
 static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine, unsigned optLevel,
                            bool loopTransforms) {
   if (optLevel == 0)
@@ -152,6 +152,9 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
           parsePipelineOptions(pipelineOptions, options.pipelineOptions, "neo-lower-to-cpu");
       !error.empty())
     return makeError(error);
+  if (pipelineOptions.llvmVectorizeLimit < 0)
+    return makeError("invalid neo-lower-to-cpu options: llvm-vectorize-limit must be >= 0, got " +
+                     llvm::Twine(int64_t(pipelineOptions.llvmVectorizeLimit)));
   if (pipelineOptions.tuningRecords.empty())
     pipelineOptions.tuningRecords = getTuningRecordsPath(options);
   pipelineOptions.tuningRecordSet = options.tuningRecordSet;
@@ -204,9 +207,6 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
 
-  if (pipelineOptions.llvmVectorizeLimit < 0)
-    return makeError("invalid neo-lower-to-cpu options: llvm-vectorize-limit must be >= 0, got " +
-                     llvm::Twine(int64_t(pipelineOptions.llvmVectorizeLimit)));
   // LLVM's loop transforms: asked for, or a small module (their compile
   // time grows with the code; on a single GEMM they vectorize the packing
   // and edge loops for 12-15% of its time).

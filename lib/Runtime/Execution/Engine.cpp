@@ -258,8 +258,9 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
     hash.update(s);
     hash.update(llvm::StringRef("\0", 1));
   };
-  // v2: LLVM's loop vectorizer and unroller off by default (llvm-vectorize).
-  add("neo-engine-v2");
+  // v3: LLVM's loop transforms only on small modules or when asked
+  // (llvm-vectorize, llvm-vectorize-limit); padded reads, outlined kernels.
+  add("neo-engine-v3");
   add(source);
   add(options.pipelineOptions);
   add(std::to_string(options.optLevel));
@@ -301,12 +302,14 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compileFunction(ModuleOp mod
   SmallVector<Operation *> work{root};
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
-    if (auto uses = SymbolTable::getSymbolUses(op))
-      for (const SymbolTable::SymbolUse &use : *uses) {
-        StringRef name = use.getSymbolRef().getRootReference().getValue();
-        if (Operation *callee = module.lookupSymbol(name); callee && reached.insert(name).second)
-          work.push_back(callee);
-      }
+    auto uses = SymbolTable::getSymbolUses(op);
+    if (!uses) // an op that may hold unknown symbol tables: compile it all
+      return compile(module);
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      StringRef name = use.getSymbolRef().getRootReference().getValue();
+      if (Operation *callee = module.lookupSymbol(name); callee && reached.insert(name).second)
+        work.push_back(callee);
+    }
   }
   OwningOpRef<ModuleOp> pruned = module.clone();
   for (auto f : llvm::to_vector(pruned->getOps<func::FuncOp>()))
