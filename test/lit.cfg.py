@@ -44,6 +44,9 @@ run_args = ["-O%s" % jit_opt] if jit_opt else []
 if jit_opt:
     lit_config.note("neo-run compiles at -O%s in this suite" % jit_opt)
 config.environment["NEO_RUN_ARGS"] = " ".join(run_args)
+# Tests of what LLVM's optimizer does to the JIT's code need it to run.
+if jit_opt in ("", "1", "2", "3"):
+    config.available_features.add("jit-optimized")
 
 tool_dirs = [config.neo_tools_dir, config.llvm_tools_dir]
 tools = ["neo-opt", "neo-translate", ToolSubst("neo-run", extra_args=run_args), "neo-tune",
