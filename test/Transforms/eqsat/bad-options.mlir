@@ -4,6 +4,7 @@
 // RUN: not neo-opt %s --neo-eqsat-fuse="max-seconds=nan" 2>&1 | FileCheck %s --check-prefix=NAN
 // RUN: not neo-opt %s --neo-eqsat-fuse="max-seconds=inf" 2>&1 | FileCheck %s --check-prefix=INF
 // RUN: not neo-opt %s --neo-eqsat-fuse="max-seconds=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not neo-opt %s --neo-eqsat-fuse="ilp-max-seconds=nan" 2>&1 | FileCheck %s --check-prefix=ILP
 // RUN: not neo-opt %s --neo-eqsat-fuse="bandwidth=nan" 2>&1 | FileCheck %s --check-prefix=BW
 // RUN: not neo-opt %s --neo-eqsat-fuse="peak=-5" 2>&1 | FileCheck %s --check-prefix=PEAK
 // RUN: not neo-opt %s --neo-eqsat-fuse="launch=inf" 2>&1 | FileCheck %s --check-prefix=LAUNCH
@@ -12,6 +13,7 @@
 // NAN: error: neo-eqsat-fuse: max-seconds must be a finite number of seconds >= 0, got nan
 // INF: error: neo-eqsat-fuse: max-seconds must be a finite number of seconds >= 0, got inf
 // NEG: error: neo-eqsat-fuse: max-seconds must be a finite number of seconds >= 0, got -1
+// ILP: error: neo-eqsat-fuse: ilp-max-seconds must be a finite number of seconds >= 0, got nan
 // BW: error: neo-eqsat-fuse: bandwidth must be finite and >= 0 (0: the target's default), got nan
 // PEAK: error: neo-eqsat-fuse: peak must be finite and >= 0 (0: the target's default), got -5
 // LAUNCH: error: neo-eqsat-fuse: launch must be finite (negative: the target's default), got inf

@@ -98,7 +98,7 @@ public:
   /// Builds the e-graph, saturates, extracts and rewrites the function, all
   /// by `deadline` (this function's share of the pass's max-seconds).
   /// Saturation may take 40% of the time, the ILP extraction a quarter of
-  /// what is left after it, row grouping the rest: a phase that finishes
+  /// what is left after it (at most ilpSeconds), row grouping the rest: a phase that finishes
   /// early leaves its time to the next, and one that runs out keeps the best
   /// it found. (The ILP rarely proves optimality on a saturated training
   /// graph and would use all the time it gets, taking it from row grouping,
@@ -118,6 +118,11 @@ private:
              llvm::DenseMap<eq::Id, Operation *> &fusedOps);
   static std::pair<int64_t, int64_t> kernelsAndBytes(func::FuncOp f);
 
+public:
+  /// Cap on each ILP extraction's seconds (ilp-max-seconds).
+  double ilpSeconds = 1.0;
+
+private:
   func::FuncOp func;
   CostParams params;
   TemplateStore &store;
@@ -145,7 +150,8 @@ Type FunctionFuser::typeOf(const eq::ENode &n) {
 }
 
 double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
-  auto kernelCost = [&](Operation *op, ArrayRef<eq::Id> children) {
+  auto kernelCost = [&](unsigned id, ArrayRef<eq::Id> children) {
+    Operation *op = store.get(id);
     llvm::DenseSet<eq::Id> distinct(children.begin(), children.end());
     double bytes = 0;
     for (eq::Id c : distinct)
@@ -153,17 +159,16 @@ double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
     for (Type t : op->getResultTypes())
       bytes += bytesOf(t);
     double seconds = bytes / params.bandwidth + params.launch;
-    bool single = isa<ComputeOp>(op);
-    op->walk([&](ComputeOp c) {
-      seconds +=
-          kernelFlops(c) / (single && (isContractionShaped(c) || isBilinear(c)) ? params.gemmPeak
-                                                                                : params.otherPeak);
-    });
+    // A single GEMM-shaped kernel runs at the GEMM peak; the kernels of a
+    // neo.fused op at the other.
+    double peak =
+        store.contractionShaped(id) || store.bilinear(id) ? params.gemmPeak : params.otherPeak;
+    op->walk([&](ComputeOp c) { seconds += kernelFlops(c) / peak; });
     return seconds;
   };
   double c = 0;
   if (n.op == computeSym || n.op == fusedSym)
-    c = kernelCost(store.get(n.data), n.children);
+    c = kernelCost(n.data, n.children);
   if (liveAcross.contains(graph->find(cls)) && n.op != argSym)
     c += params.activation * bytesOf(graph->data(cls).type);
   return c;
@@ -190,23 +195,23 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
         for (unsigned i = 0; i < n.children.size(); ++i) {
           for (const eq::ENode &p : computeNodes(n.children[i])) {
             auto producer = cast<ComputeOp>(store.get(p.data));
-            ComputeOp fused = inlineProducer(store, consumer, i, producer);
-            if (!fused)
+            ComputeOp built = inlineProducer(store, consumer, i, producer);
+            if (!built)
               continue;
+            unsigned fused = store.internBuilt(built);
             // Keep GEMM-shaped kernels GEMM-shaped: neo-tile compiles them to
             // packed kernels that a generic loop nest cannot match. A plain
             // GEMM stays plain (an implicit GEMM's gathers cost ~3 ns an
             // element, more than a producer kernel saves); an implicit one
             // (a convolution) stays bilinear, its packing computing the
             // inlined producer.
-            if ((isContractionShaped(consumer) && !isContractionShaped(fused)) ||
-                (isBilinear(consumer) && !isBilinear(fused))) {
-              fused->erase();
+            // (A rejected template stays interned: it is never a node.)
+            if ((store.contractionShaped(n.data) && !store.contractionShaped(fused)) ||
+                (store.bilinear(n.data) && !store.bilinear(fused)))
               continue;
-            }
             eq::ENode node;
             node.op = computeSym;
-            node.data = store.internBuilt(fused);
+            node.data = fused;
             for (unsigned j = 0; j < n.children.size(); ++j)
               if (j != i)
                 node.children.push_back(n.children[j]);
@@ -233,11 +238,13 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
         for (size_t y = x + 1; y < users.size(); ++y) {
           if (users[x].first == users[y].first)
             continue;
-          auto a = cast<ComputeOp>(store.get(users[x].second.data));
-          auto b = cast<ComputeOp>(store.get(users[y].second.data));
+          unsigned ia = users[x].second.data, ib = users[y].second.data;
           // Contractions run as packed GEMM kernels, which have one output.
-          if (isContractionShaped(a) || isContractionShaped(b) || isBilinear(a) || isBilinear(b))
+          if (store.contractionShaped(ia) || store.contractionShaped(ib) || store.bilinear(ia) ||
+              store.bilinear(ib))
             continue;
+          auto a = cast<ComputeOp>(store.get(ia));
+          auto b = cast<ComputeOp>(store.get(ib));
           FusedOp fused = fuseHorizontally(store, a, b);
           if (!fused)
             continue;
@@ -466,7 +473,7 @@ LogicalResult FunctionFuser::run(eq::RunnerLimits limits,
     if (which == "greedy")
       return eq::extractGreedy(costs, roots);
     if (which == "ilp")
-      return eq::extractIlp(costs, roots, 0.25 * secondsLeft(deadline));
+      return eq::extractIlp(costs, roots, std::min(ilpSeconds, 0.25 * secondsLeft(deadline)));
     return eq::extractDag(costs, roots);
   };
   eq::Extraction ex = extract(extractor);
@@ -573,6 +580,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       return false;
     };
     if (!checkNumber("max-seconds", maxSeconds, false, "a finite number of seconds >= 0") ||
+        !checkNumber("ilp-max-seconds", ilpMaxSeconds, false, "a finite number of seconds >= 0") ||
         !checkNumber("bandwidth", bandwidth, false, "finite and >= 0 (0: the target's default)") ||
         !checkNumber("peak", peak, false, "finite and >= 0 (0: the target's default)") ||
         !checkNumber("launch", launch, true, "finite (negative: the target's default)") ||
@@ -613,6 +621,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       rows.blockBytes = rowBlockBytes;
       FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()),
                           rows);
+      fuser.ilpSeconds = ilpMaxSeconds;
       if (failed(fuser.run(limits, own, extractor, compareExtractors, report)))
         return signalPassFailure();
     }

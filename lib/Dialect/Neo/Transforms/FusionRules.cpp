@@ -83,6 +83,21 @@ unsigned TemplateStore::internBuilt(Operation *op) {
   return ops.size() - 1;
 }
 
+uint8_t TemplateStore::shapeOf(unsigned id) {
+  if (shapes.size() < ops.size())
+    shapes.resize(ops.size(), 0);
+  uint8_t &shape = shapes[id];
+  if (!(shape & 1)) {
+    shape = 1;
+    if (auto c = dyn_cast<ComputeOp>(ops[id]))
+      shape |= (isContractionShaped(c) ? 2 : 0) | (isBilinear(c) ? 4 : 0);
+  }
+  return shape;
+}
+
+bool TemplateStore::contractionShaped(unsigned id) { return shapeOf(id) & 2; }
+bool TemplateStore::bilinear(unsigned id) { return shapeOf(id) & 4; }
+
 unsigned TemplateStore::intern(Operation *op) {
   IRMapping mapping;
   for (Value v : op->getOperands())

@@ -18,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -44,11 +45,21 @@ public:
   /// A fresh placeholder operand of `type`.
   Value placeholder(Type type);
 
+  /// isContractionShaped / isBilinear of template `id` (false for a
+  /// neo.fused), computed once: the cost function and the rules ask for
+  /// every e-node they look at, and the walk was a fifth of the pass's time.
+  bool contractionShaped(unsigned id);
+  bool bilinear(unsigned id);
+
 private:
+  /// Per template: bit 0 set once computed, bit 1 contraction, bit 2 bilinear.
+  uint8_t shapeOf(unsigned id);
+
   MLIRContext *ctx;
   OwningOpRef<ModuleOp> scratch;
   Block *block;
   std::vector<Operation *> ops;
+  std::vector<uint8_t> shapes;
   llvm::DenseMap<unsigned, std::vector<unsigned>> byHash;
 };
 

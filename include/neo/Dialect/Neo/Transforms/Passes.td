@@ -88,6 +88,9 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     Option<"maxSeconds", "max-seconds", "double", /*default=*/"10.0",
            "Time limit in seconds for the whole pass (every function's saturation, "
            "extraction and row grouping share it)">,
+    Option<"ilpMaxSeconds", "ilp-max-seconds", "double", /*default=*/"1.0",
+           "At most this many seconds for each function's ILP extraction (also "
+           "bounded by its share of max-seconds)">,
     Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
            "Cost parameters: cpu or gpu">,
     Option<"bandwidth", "bandwidth", "double", /*default=*/"0",
