@@ -8,6 +8,15 @@
 // RUN: not neo-opt %s --neo-autodiff="function=f combined-name=both grad-name=f_grad_taken" 2>&1 | FileCheck %s --check-prefix=TAKENG
 // RUN: not neo-opt %s --neo-autodiff="function=f combined-name=both grad-name={f}" 2>&1 | FileCheck %s --check-prefix=SELF
 // RUN: not neo-opt %s --neo-autodiff="function=f combined-name=same grad-name=same" 2>&1 | FileCheck %s --check-prefix=SAME
+// With split=true the forward and backward halves' names are checked too.
+// RUN: not neo-opt %s --neo-autodiff="function=f combined-name=both split=true fwd-name=" 2>&1 | FileCheck %s --check-prefix=EMPTYF
+// RUN: not neo-opt %s --neo-autodiff="function=f combined-name=both split=true fwd-name=h bwd-name=h" 2>&1 | FileCheck %s --check-prefix=SAMEFB
+// RUN: not neo-opt %s --neo-autodiff="function=f combined-name=both split=true bwd-name=f_grad_taken" 2>&1 | FileCheck %s --check-prefix=TAKENB
+// RUN: not neo-opt %s --neo-autodiff="function=f combined-name=both split=true fwd-name=both" 2>&1 | FileCheck %s --check-prefix=SAMEF
+// EMPTYF: error: neo-autodiff: fwd-name '' gives an empty function name
+// SAMEFB: error: neo-autodiff: bwd-name and fwd-name both give 'h': the backward function and the forward function need different names
+// TAKENB: error: neo-autodiff: cannot name the backward function of 'f' 'f_grad_taken': a symbol of that name already exists (set bwd-name to another name)
+// SAMEF: error: neo-autodiff: fwd-name and combined-name both give 'both': the forward function and the combined function need different names
 // EMPTY: error: neo-autodiff: grad-name '' gives an empty function name
 // EMPTYC: error: neo-autodiff: combined-name '' gives an empty function name
 // TAKEN: error: neo-autodiff: cannot name the combined function of 'f' 'f_fwdbwd': a symbol of that name already exists (set combined-name to another name)

@@ -18,6 +18,7 @@ namespace mlir {
 namespace neo {
 #define GEN_PASS_DEF_NEOAUTODIFF
 #define GEN_PASS_DEF_NEOINLINEFUSED
+#define GEN_PASS_DEF_NEOKEEPFUNCTIONS
 #include "neo/Dialect/Neo/Transforms/Passes.h.inc"
 } // namespace neo
 } // namespace mlir
@@ -84,29 +85,47 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
   // name that is empty or taken would make a module with an invalid or an
   // ambiguous symbol (and callers that look the gradient up by name would
   // find some other function).
-  std::string combinedName = expandName(options.combinedName, func.getName());
-  std::string gradName = expandName(options.gradName, func.getName());
-  if (combinedName.empty() || gradName.empty())
-    return func.emitError("neo-autodiff: ")
-               << (gradName.empty() ? "grad-name" : "combined-name") << " '"
-               << (gradName.empty() ? options.gradName : options.combinedName)
-               << "' gives an empty function name",
-           failure();
-  if (combinedName == gradName)
-    return func.emitError("neo-autodiff: grad-name and combined-name both give '")
-               << gradName << "': the gradient and the combined function need different names",
-           failure();
+  // (option, pattern, what it names, expanded name) of each new function.
+  struct NewName {
+    const char *option;
+    std::string pattern;
+    const char *what;
+    std::string name;
+  };
+  SmallVector<NewName> names = {
+      {"combined-name", options.combinedName, "combined function",
+       expandName(options.combinedName, func.getName())},
+      {"grad-name", options.gradName, "gradient", expandName(options.gradName, func.getName())}};
+  if (options.split) {
+    names.push_back({"fwd-name", options.fwdName, "forward function",
+                     expandName(options.fwdName, func.getName())});
+    names.push_back({"bwd-name", options.bwdName, "backward function",
+                     expandName(options.bwdName, func.getName())});
+  }
+  for (const NewName &n : names)
+    if (n.name.empty())
+      return func.emitError("neo-autodiff: ")
+                 << n.option << " '" << n.pattern << "' gives an empty function name",
+             failure();
+  for (unsigned a = 0; a < names.size(); ++a)
+    for (unsigned b = a + 1; b < names.size(); ++b)
+      if (names[a].name == names[b].name)
+        return func.emitError("neo-autodiff: ")
+                   << names[b].option << " and " << names[a].option << " both give '"
+                   << names[a].name << "': the " << names[b].what << " and the " << names[a].what
+                   << " need different names",
+               failure();
   if (Operation *table = SymbolTable::getNearestSymbolTable(func->getParentOp()))
-    for (const std::string &name : {combinedName, gradName})
-      if (Operation *other = SymbolTable::lookupSymbolIn(table, name)) {
-        InFlightDiagnostic diag =
-            func.emitError("neo-autodiff: cannot name the ")
-            << (name == gradName ? "gradient" : "combined function") << " of '" << func.getName()
-            << "' '" << name << "': a symbol of that name already exists (set "
-            << (name == gradName ? "grad-name" : "combined-name") << " to another name)";
+    for (const NewName &n : names)
+      if (Operation *other = SymbolTable::lookupSymbolIn(table, n.name)) {
+        InFlightDiagnostic diag = func.emitError("neo-autodiff: cannot name the ")
+                                  << n.what << " of '" << func.getName() << "' '" << n.name
+                                  << "': a symbol of that name already exists (set " << n.option
+                                  << " to another name)";
         diag.attachNote(other->getLoc()) << "the existing symbol";
         return failure();
       }
+  std::string combinedName = names[0].name, gradName = names[1].name;
 
   // The combined function: a copy of f with one dy argument per result.
   OpBuilder moduleBuilder(ctx);
@@ -241,7 +260,14 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
   succeeded = true;
   cleanUp(combined);
   cleanUp(grad);
-  return AutodiffResult{grad, combined};
+  AutodiffResult result{grad, combined, {}, {}};
+  if (options.split) {
+    SplitResult split = splitForwardBackward(combined, numInputs, numResults, names[2].name,
+                                             names[3].name, options.maxSavedBytes);
+    result.fwd = split.fwd;
+    result.bwd = split.bwd;
+  }
+  return result;
 }
 
 namespace {
@@ -255,6 +281,10 @@ struct NeoAutodiffPass : public neo::impl::NeoAutodiffBase<NeoAutodiffPass> {
     options.gradName = gradName;
     options.combinedName = combinedName;
     options.gather = gather;
+    options.split = split;
+    options.fwdName = fwdName;
+    options.bwdName = bwdName;
+    options.maxSavedBytes = maxSavedBytes;
     SmallVector<func::FuncOp> targets;
     for (auto f : module.getOps<func::FuncOp>()) {
       if (!function.empty() ? f.getName() == function
@@ -272,11 +302,47 @@ struct NeoAutodiffPass : public neo::impl::NeoAutodiffBase<NeoAutodiffPass> {
         return signalPassFailure();
       result->grad->setAttr("neo.autodiff.generated", UnitAttr::get(&getContext()));
       result->combined->setAttr("neo.autodiff.generated", UnitAttr::get(&getContext()));
+      for (func::FuncOp f : {result->fwd, result->bwd})
+        if (f)
+          f->setAttr("neo.autodiff.generated", UnitAttr::get(&getContext()));
     }
   }
 };
 
 struct NeoInlineFusedPass : public neo::impl::NeoInlineFusedBase<NeoInlineFusedPass> {
   void runOnOperation() override { inlineFusedOps(getOperation()); }
+};
+
+struct NeoKeepFunctionsPass : public neo::impl::NeoKeepFunctionsBase<NeoKeepFunctionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::DenseSet<Operation *> keep;
+    SmallVector<Operation *> stack;
+    for (const std::string &name : functions) {
+      auto f = module.lookupSymbol<func::FuncOp>(name);
+      if (!f) {
+        module.emitError("neo-keep-functions: no function named '") << name << "'";
+        return signalPassFailure();
+      }
+      stack.push_back(f);
+    }
+    // The kept functions and every symbol they (transitively) refer to.
+    while (!stack.empty()) {
+      Operation *op = stack.pop_back_val();
+      if (!keep.insert(op).second)
+        continue;
+      std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(op);
+      if (!uses)
+        continue;
+      for (const SymbolTable::SymbolUse &use : *uses)
+        if (Operation *target = SymbolTable::lookupSymbolIn(module, use.getSymbolRef()))
+          stack.push_back(target);
+    }
+    for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+      if (!keep.contains(f))
+        f.erase();
+  }
 };
 } // namespace

@@ -1,5 +1,6 @@
 //===- EqSatFuse.cpp - neo-eqsat-fuse: fusion by equality saturation ------===//
 #include "FusionTemplates.h"
+#include "KernelCost.h"
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
@@ -61,33 +62,6 @@ struct CostParams {
   double launch;      // microseconds
   double activation;  // microseconds per byte held
 };
-
-int64_t bytesOf(Type t) {
-  auto tensor = dyn_cast_or_null<RankedTensorType>(t);
-  if (!tensor)
-    return 0;
-  return tensor.getNumElements() * std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
-}
-
-/// The work of a kernel in multiply-adds: its valid iterations times its
-/// body's operations, weighted by what they cost on a vector unit (a divide
-/// or a square root about 4, exp/log/tanh polynomials about 16), so that
-/// recomputing a transcendental per element is not mistaken for free.
-double kernelFlops(ComputeOp op) {
-  OpCost c = countOpCost(op);
-  double perIteration = op.getKind() == ReductionKind::None ? 0 : 1;
-  op.getBodyBlock().walk([&](Operation *inner) {
-    if (isa<YieldOp, IndexOp>(inner) || inner->hasTrait<OpTrait::ConstantLike>())
-      return;
-    if (isa<arith::DivFOp, arith::RemFOp>(inner))
-      perIteration += 4;
-    else if (inner->getName().getDialectNamespace() == "math")
-      perIteration += isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp>(inner) ? 4 : 16;
-    else
-      perIteration += 1;
-  });
-  return c.valid * perIteration;
-}
 
 class FunctionFuser {
 public:
@@ -155,9 +129,9 @@ double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
     llvm::DenseSet<eq::Id> distinct(children.begin(), children.end());
     double bytes = 0;
     for (eq::Id c : distinct)
-      bytes += bytesOf(graph->data(c).type);
+      bytes += tensorBytes(graph->data(c).type);
     for (Type t : op->getResultTypes())
-      bytes += bytesOf(t);
+      bytes += tensorBytes(t);
     double seconds = bytes / params.bandwidth + params.launch;
     // A single GEMM-shaped kernel runs at the GEMM peak; the kernels of a
     // neo.fused op at the other.
@@ -170,7 +144,7 @@ double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
   if (n.op == computeSym || n.op == fusedSym)
     c = kernelCost(n.data, n.children);
   if (liveAcross.contains(graph->find(cls)) && n.op != argSym)
-    c += params.activation * bytesOf(graph->data(cls).type);
+    c += params.activation * tensorBytes(graph->data(cls).type);
   return c;
 }
 
@@ -384,9 +358,9 @@ std::pair<int64_t, int64_t> FunctionFuser::kernelsAndBytes(func::FuncOp f) {
     ++kernels;
     llvm::DenseSet<Value> inputs(op.getOperands().begin(), op.getOperands().end());
     for (Value v : inputs)
-      bytes += bytesOf(v.getType());
+      bytes += tensorBytes(v.getType());
     for (Type t : op.getResultTypes())
-      bytes += bytesOf(t);
+      bytes += tensorBytes(t);
   }
   return {kernels, bytes};
 }

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FusionTemplates.h"
+#include "KernelCost.h"
 
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
@@ -49,11 +50,6 @@ struct Unit {
   SmallVector<UnitRead> reads;
   int64_t extent = 0; // 0: cannot join a row-blocked kernel
 };
-
-int64_t bytesOfType(Type t) {
-  auto tensor = cast<RankedTensorType>(t);
-  return tensor.getNumElements() * std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
-}
 
 class RowGrouper {
 public:
@@ -150,7 +146,7 @@ void RowGrouper::collect() {
       Value v = op.getOperand(r.operand);
       if (llvm::none_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }) &&
           whole.insert(v).second)
-        wholeBytes += bytesOfType(v.getType());
+        wholeBytes += tensorBytes(v.getType());
     }
     if (extent < options.minBlocks || wholeBytes > options.blockBytes)
       extent = 0;
@@ -271,7 +267,7 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
         inputs.push_back(value);
         AffineMap map = r.member.getIndexingMap(r.read);
         if (llvm::any_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }))
-          rowBytes += bytesOfType(value.getType()) / extent;
+          rowBytes += tensorBytes(value.getType()) / extent;
       }
     }
   // Results: the values used outside the group.
@@ -280,7 +276,7 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
   for (unsigned u : group)
     for (Value v : units[u].op->getResults()) {
       ++numValues;
-      rowBytes += bytesOfType(v.getType()) / extent;
+      rowBytes += tensorBytes(v.getType()) / extent;
       if (llvm::any_of(v.getUsers(), [&](Operation *user) {
             return !inGroup.contains(func.getBody().front().findAncestorOpInBlock(*user));
           }))

@@ -41,6 +41,17 @@ def NeoAutodiff : Pass<"neo-autodiff", "ModuleOp"> {
            "Name of the combined forward+backward function">,
     Option<"gather", "gather", "bool", /*default=*/"true",
            "Invert index maps (false: dense scatter form for every read, for testing)">,
+    Option<"split", "split", "bool", /*default=*/"false",
+           "Also make the forward and backward halves, with the values the "
+           "backward needs saved or recomputed">,
+    Option<"fwdName", "fwd-name", "std::string", /*default=*/"\"{f}_fwd\"",
+           "Name of the forward half: (x...) -> (y..., saved...)">,
+    Option<"bwdName", "bwd-name", "std::string", /*default=*/"\"{f}_bwd\"",
+           "Name of the backward half: (inputs read..., outputs read..., saved..., dy...) "
+           "-> (dx...)">,
+    Option<"maxSavedBytes", "max-saved-bytes", "int64_t", /*default=*/"-1",
+           "At most this many bytes of forward values saved for the backward half "
+           "(more are recomputed; negative: no bound)">,
   ];
 }
 
@@ -121,6 +132,19 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
 
 def NeoInlineFused : Pass<"neo-inline-fused", "ModuleOp"> {
   let summary = "Dissolve neo.fused ops into the ops of their regions";
+}
+
+def NeoKeepFunctions : Pass<"neo-keep-functions", "ModuleOp"> {
+  let summary = "Erase every function but the ones named (and those they call)";
+  let description = [{
+    Leaves in the module the functions listed in `functions` and the symbols
+    they use, so that compiling the module compiles only them (neo.torch
+    compiles f_fwd and f_bwd without f, f_fwdbwd and f_grad). A name that is
+    not a function of the module is an error.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string", "Functions to keep">,
+  ];
 }
 
 def NeoCountFlops : Pass<"neo-count-flops", "ModuleOp"> {

@@ -1,0 +1,264 @@
+"""neo.torch: Neo functions as PyTorch autograd ops. Every result is checked
+against PyTorch's own ops, every gradient by finite differences in float64
+(torch.autograd.gradcheck) and against PyTorch's autograd."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import neo  # noqa: E402
+import neo.torch as nt  # noqa: E402
+
+LAYER = """
+def layer(x: {t}[8, 16], w: {t}[16, 32], b: {t}[32]) -> y {{
+  h[i, j] = sum(k) x[i, k] * w[k, j] + b[j]
+  a[i, j] = tanh(h[i, j])
+  y[i, j] = a[i, j] * a[i, j] + relu(h[i, j])
+}}"""
+
+
+def layer_ref(x, w, b):
+    h = x @ w + b
+    a = torch.tanh(h)
+    return a * a + torch.relu(h)
+
+
+def randn(*shape, dtype=torch.float64, grad=True):
+    return torch.randn(*shape, dtype=dtype).requires_grad_(grad)
+
+
+def close(a, b, tol):
+    return (a - b).abs().max().item() <= tol * (1 + b.abs().max().item())
+
+
+def test_layer_gradcheck_and_reference():
+    torch.manual_seed(0)
+    op = nt.op(LAYER.format(t="f64"))
+    x, w, b = randn(8, 16), randn(16, 32), randn(32)
+    assert torch.autograd.gradcheck(op, (x, w, b))
+    y, yr = op(x, w, b), layer_ref(x, w, b)
+    assert close(y, yr, 1e-12)
+    g = torch.randn_like(y)
+    for a, r in zip(torch.autograd.grad(y, (x, w, b), g),
+                    torch.autograd.grad(yr, (x, w, b), g)):
+        assert close(a, r, 1e-12)
+
+
+def test_float32_in_a_torch_model_trains_like_torch():
+    # A two-layer model whose first layer is Neo's: the same losses as the
+    # same model in PyTorch, step by step, with SGD.
+    torch.manual_seed(1)
+    op = nt.op(LAYER.format(t="f32"))
+    w = torch.nn.Parameter(torch.randn(16, 32) * 0.2)
+    b = torch.nn.Parameter(torch.zeros(32))
+    head = torch.nn.Linear(32, 4)
+    wr, br = torch.nn.Parameter(w.detach().clone()), torch.nn.Parameter(b.detach().clone())
+    head_r = torch.nn.Linear(32, 4)
+    head_r.load_state_dict(head.state_dict())
+    opt = torch.optim.SGD([w, b, *head.parameters()], lr=0.1)
+    opt_r = torch.optim.SGD([wr, br, *head_r.parameters()], lr=0.1)
+    x, t = torch.randn(8, 16), torch.randint(0, 4, (8,))
+    for _ in range(5):
+        for o in (opt, opt_r):
+            o.zero_grad()
+        loss = torch.nn.functional.cross_entropy(head(op(x, w, b)), t)
+        loss_r = torch.nn.functional.cross_entropy(head_r(layer_ref(x, wr, br)), t)
+        loss.backward()
+        loss_r.backward()
+        assert abs(loss.item() - loss_r.item()) < 1e-5
+        assert close(w.grad, wr.grad, 1e-5) and close(b.grad, br.grad, 1e-5)
+        opt.step()
+        opt_r.step()
+
+
+def test_softmax_cross_entropy_and_multiple_outputs():
+    torch.manual_seed(2)
+    src = """
+def stats(x: f64[4, 10]) -> (p, lse) {
+  m[i] = max(j) x[i, j]
+  z[i] = sum(j) exp(x[i, j] - m[i])
+  p[i, j] = exp(x[i, j] - m[i]) / z[i]
+  lse[i] = m[i] + log(z[i])
+}"""
+    op = nt.op(src)
+    x = randn(4, 10)
+    assert torch.autograd.gradcheck(op, (x,))
+    p, lse = op(x)
+    assert close(p, torch.softmax(x, 1), 1e-12)
+    assert close(lse, torch.logsumexp(x, 1), 1e-12)
+    # Only one output used: the other's gradient is zero.
+    (g,) = torch.autograd.grad(lse.sum(), x)
+    assert close(g, torch.softmax(x, 1), 1e-12)
+
+
+def test_convolution_against_conv2d():
+    torch.manual_seed(3)
+    src = """
+def conv(I: f64[2, 3, 6, 6], W: f64[4, 3, 3, 3]) -> O {
+  O[n, k, p < 6, q < 6] = sum(c, r, s) I[n, c, p + r - 1, q + s - 1] * W[k, c, r, s]
+}"""
+    op = nt.op(src)
+    i, w = randn(2, 3, 6, 6), randn(4, 3, 3, 3)
+    assert torch.autograd.gradcheck(op, (i, w))
+    o, r = op(i, w), torch.nn.functional.conv2d(i, w, padding=1)
+    assert close(o, r, 1e-12)
+    g = torch.randn_like(o)
+    for a, b in zip(torch.autograd.grad(o, (i, w), g), torch.autograd.grad(r, (i, w), g)):
+        assert close(a, b, 1e-12)
+
+
+def test_saved_values_bounded_by_max_saved_bytes():
+    src = LAYER.format(t="f64")
+    free, bounded = nt.op(src), nt.op(src, max_saved_bytes=0)
+    assert free._num_saved == 1  # h (8x32 f64); tanh(h) is recomputed
+    assert bounded._num_saved == 0
+    torch.manual_seed(4)
+    x, w, b = randn(8, 16), randn(16, 32), randn(32)
+    y1, y2 = free(x, w, b), bounded(x, w, b)
+    g = torch.randn_like(y1)
+    for a, c in zip(torch.autograd.grad(y1, (x, w, b), g), torch.autograd.grad(y2, (x, w, b), g)):
+        assert close(a, c, 1e-12)
+    with pytest.raises(ValueError, match="max_saved_bytes"):
+        nt.op(src, max_saved_bytes=-1)
+
+
+def test_wrt_and_inputs_without_grad():
+    torch.manual_seed(5)
+    src = LAYER.format(t="f64")
+    op = nt.op(src, wrt=[1])  # only w
+    x, w, b = randn(8, 16), randn(16, 32), randn(32)
+    y = op(x, w, b)
+    gx, gw, gb = torch.autograd.grad(y.sum(), (x, w, b), allow_unused=True)
+    assert gx is None and gb is None
+    (rw,) = torch.autograd.grad(layer_ref(x, w, b).sum(), (w,))
+    assert close(gw, rw, 1e-12)
+    # Inputs that do not require grad get none; no graph at all is fine too.
+    full = nt.op(src)
+    x2 = randn(8, 16, grad=False)
+    y = full(x2, w, b)
+    (gw2,) = torch.autograd.grad(y.sum(), (w,))
+    assert close(gw2, torch.autograd.grad(layer_ref(x2, w, b).sum(), (w,))[0], 1e-12)
+    with torch.no_grad():
+        assert not full(x2, w, b).requires_grad
+
+
+def test_non_contiguous_inputs_and_zero_copy_outputs():
+    torch.manual_seed(6)
+    op = nt.op(LAYER.format(t="f64"))
+    xt = randn(16, 8)
+    x = xt.t()  # a transposed view
+    assert not x.is_contiguous()
+    w, b = randn(16, 32), randn(32)
+    y = op(x, w, b)
+    assert close(y, layer_ref(x, w, b), 1e-12)
+    (g,) = torch.autograd.grad(y.sum(), (xt,))
+    assert close(g, torch.autograd.grad(layer_ref(x, w, b).sum(), (xt,))[0], 1e-12)
+    assert y.is_contiguous() and y.dtype == torch.float64
+
+
+def test_bad_calls_are_clear_errors():
+    op = nt.op(LAYER.format(t="f32"))
+    x, w, b = torch.randn(8, 16), torch.randn(16, 32), torch.randn(32)
+    with pytest.raises(neo.NeoError, match=r"takes 3 tensors \(x, w, b\) but 2 were given"):
+        op(x, w)
+    with pytest.raises(neo.NeoError, match=r"argument #0 \('x'\) of 'layer' has dtype "
+                                           r"torch.float64 but the signature says torch.float32"):
+        op(x.double(), w, b)
+    with pytest.raises(neo.NeoError, match=r"argument #1 \('w'\) of 'layer' has shape "
+                                           r"\(16, 31\) but the signature says \(16, 32\)"):
+        op(x, w[:, :31], b)
+    with pytest.raises(TypeError, match="must be a torch.Tensor, not ndarray"):
+        op(x.numpy(), w, b)
+    with pytest.raises(neo.NeoError, match="no function named 'nope'"):
+        nt.op(LAYER.format(t="f32"), "nope")
+    with pytest.raises(neo.NeoError, match="layer.neo|<python>.neo"):
+        nt.op("def layer(x: f32[4]) -> y {\n  y[i] = x[i] +\n}")
+    with pytest.raises(TypeError, match="neo.torch.op takes"):
+        nt.op(42)
+
+
+def test_double_backward_is_refused():
+    op = nt.op(LAYER.format(t="f64"))
+    x, w, b = randn(8, 16), randn(16, 32), randn(32)
+    y = op(x, w, b)
+    (g,) = torch.autograd.grad((y * y).sum(), (w,), create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable|twice"):
+        g.sum().backward()
+
+
+def test_module_parameters_state_dict_and_to():
+    torch.manual_seed(7)
+    m = nt.Module(LAYER.format(t="f32"), parameters=["w", "b"])
+    assert [n for n, _ in m.named_parameters()] == ["w", "b"]
+    assert m.w.shape == (16, 32) and m.b.shape == (32,)
+    assert torch.count_nonzero(m.b) == 0 and m.w.abs().max() > 0
+    x = torch.randn(8, 16)
+    y = m(x)
+    assert close(y, layer_ref(x, m.w, m.b), 1e-5)
+    y.sum().backward()
+    assert m.w.grad is not None and m.b.grad is not None
+    m2 = nt.Module(LAYER.format(t="f32"), parameters=["w", "b"],
+                   init={"w": torch.nn.init.ones_})
+    assert torch.all(m2.w == 1)
+    m2.load_state_dict(m.state_dict())
+    assert torch.equal(m2(x), m(x).detach())
+    m2.reset_parameters()
+    assert torch.all(m2.w == 1)
+    m.to("cpu")  # no change: fine
+    with pytest.raises(neo.NeoError, match="parameter 'w' became torch.float64"):
+        m.double()
+    with pytest.raises(neo.NeoError, match=r"takes 1 tensors \(x\) but 2 were given"):
+        m2(x, x)
+    with pytest.raises(neo.NeoError, match="no input named 'v'"):
+        nt.Module(LAYER.format(t="f32"), parameters=["v"])
+
+
+def _bench_models():
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+    import models as m
+    return {
+        "conv2d": lambda: m.conv2d(2, 3, 4, 6), "depthwise": lambda: m.depthwise(2, 3, 6),
+        "lstm": lambda: m.lstm(8, 4, 6), "mi_lstm": lambda: m.mi_lstm(8, 4, 6),
+        "sub_lstm": lambda: m.sub_lstm(8, 4, 6), "scrnn": lambda: m.scrnn(8, 4, 6, 4),
+        "layernorm": lambda: m.layernorm(4, 16), "softmax": lambda: m.softmax(4, 16),
+        "mlp": lambda: m.mlp(4, (12, 8, 8, 3)), "capsule": lambda: m.capsule(2, 2, 2, 3),
+        "shift": lambda: m.shift_conv(2, 9, 4, 5),
+    }
+
+
+@pytest.mark.parametrize("model", sorted(_bench_models()))
+def test_benchmark_models_against_pytorch(model):
+    # Every forward+backward benchmark, small, in float32: the outputs and
+    # every input's gradient against PyTorch's ops and autograd.
+    src, name, ref = _bench_models()[model]()
+    op = nt.op(src, name)
+    torch.manual_seed(8)
+    args = [torch.randn(s, dtype=d).mul_(0.5).requires_grad_() for _, d, s in op.inputs]
+    y, yr = op(*args), ref(*args)
+    y = y if isinstance(y, tuple) else (y,)
+    yr = yr if isinstance(yr, tuple) else (yr,)
+    gs = [torch.randn_like(t) for t in yr]
+    for a, r in zip(y, yr):
+        assert close(a, r.reshape(a.shape), 1e-4), model
+    ga = torch.autograd.grad(y, args, [g.reshape(a.shape) for g, a in zip(gs, y)])
+    gr = torch.autograd.grad(yr, args, gs)
+    for (n, _, _), a, r in zip(op.inputs, ga, gr):
+        assert close(a, r, 1e-4), (model, n)
+
+
+def test_backward_reading_an_output():
+    # f_bwd takes the result y itself (no second copy saved).
+    src = """
+def sq(x: f64[4, 8]) -> (y, q) {
+  y[i] = sum(j) x[i, j] * x[i, j]
+  q[i] = y[i] * y[i]
+}"""
+    op = nt.op(src)
+    assert ("output", 0) in op._bwd_args and op._num_saved == 0
+    torch.manual_seed(9)
+    x = randn(4, 8)
+    assert torch.autograd.gradcheck(op, (x,))
+    y, q = op(x)
+    yr = (x * x).sum(1)
+    assert close(y, yr, 1e-12) and close(q, yr * yr, 1e-12)
