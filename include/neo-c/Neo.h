@@ -79,16 +79,25 @@ NeoModule *neoModuleImportFile(NeoContext *ctx, const char *path);
 NeoModule *neoModuleImportString(NeoContext *ctx, const char *source,
                                  const char *bufferName);
 /* Limits of the .neo importer (docs/errors.md#limits); 0 leaves a field at
- * its default. */
+ * its default. `sizes` (may be NULL) binds the size parameters of the
+ * signatures (`x: f32[N, 784]`): "N=64,K=32". (Added in API version 3.) */
 typedef struct NeoImportOptions {
   unsigned maxExpressionDepth;       /* default 256 */
   unsigned maxStatementsPerFunction; /* default 1000 */
+  const char *sizes;
 } NeoImportOptions;
 /* Imports the `length` bytes at `source` (they need no terminating NUL; a NUL
  * byte among them is an error, not the end of the text). `options` may be
  * NULL. */
 NeoModule *neoModuleImportSource(NeoContext *ctx, const char *source, size_t length,
                                  const char *bufferName, const NeoImportOptions *options);
+/* The signatures of the functions of .neo source, without importing it (no
+ * size parameter needs a value), as JSON: [{"name": "f", "params": [{"name":
+ * "x", "dtype": "f32", "shape": ["N", 784]}], "results": [{"name": "y"}]}].
+ * Free it with neoFree; NULL on a syntax error (neoGetLastError says where).
+ * (Added in API version 3.) */
+char *neoSourceSignatures(NeoContext *ctx, const char *source, size_t length,
+                          const char *bufferName);
 void neoModuleDestroy(NeoModule *module);
 /* Runs a textual pass pipeline on the module, e.g. "canonicalize,cse" or
  * "neo-lower-to-cpu{stop-after=linalg}". Returns 0 on success. */

@@ -211,7 +211,7 @@ int describe(const std::vector<TensorSpec> &specs, const std::vector<std::string
 
 extern "C" {
 
-int neoApiVersion(void) { return 2; }
+int neoApiVersion(void) { return 3; }
 
 NeoContext *neoContextCreate(const char *cacheDir) { return new NeoContext(cacheDir); }
 
@@ -270,7 +270,47 @@ NeoModule *neoModuleImportSource(NeoContext *ctx, const char *source, size_t len
     importOptions.maxExpressionDepth = options->maxExpressionDepth;
   if (options && options->maxStatementsPerFunction)
     importOptions.maxStatementsPerFunction = options->maxStatementsPerFunction;
+  if (options && options->sizes) {
+    std::string error;
+    if (!parseSizeBindings(options->sizes, importOptions.sizes, error)) {
+      ctx->lastError = "sizes \"" + std::string(options->sizes) + "\": " + error;
+      return nullptr;
+    }
+  }
   return importBuffer(ctx, llvm::MemoryBuffer::getMemBufferCopy(text, name), importOptions);
+}
+
+char *neoSourceSignatures(NeoContext *ctx, const char *source, size_t length,
+                          const char *bufferName) {
+  if (!ctx)
+    return nullptr;
+  ctx->lastError.clear();
+  if (!source && length) {
+    ctx->lastError = "no source given";
+    return nullptr;
+  }
+  llvm::StringRef text(source ? source : "", length);
+  llvm::StringRef name = bufferName ? bufferName : "<string>.neo";
+  if (size_t nul = text.find('\0'); nul != llvm::StringRef::npos) {
+    ctx->lastError = (name + ": the source holds a NUL byte at offset " + llvm::Twine(nul) +
+                      " (of " + llvm::Twine(length) + " bytes)")
+                         .str();
+    return nullptr;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  llvm::raw_string_ostream os(ctx->lastError);
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx->context, os);
+  std::optional<std::string> json = neoSignaturesAsJson(sourceMgr, &ctx->context);
+  if (!json)
+    return nullptr;
+  char *out = static_cast<char *>(std::malloc(json->size() + 1));
+  if (!out) {
+    ctx->lastError = "out of memory";
+    return nullptr;
+  }
+  std::memcpy(out, json->c_str(), json->size() + 1);
+  return out;
 }
 
 void neoModuleDestroy(NeoModule *module) { delete module; }

@@ -121,7 +121,7 @@ OwningOpRef<ModuleOp> Importer::run() {
   StringRef buffer = sourceMgr.getMemoryBuffer(bufferId)->getBuffer();
   Parser parser(
       buffer, [&](SMLoc l, const llvm::Twine &msg) { mlir::emitError(loc(l), msg); },
-      options.maxExpressionDepth);
+      options.maxExpressionDepth, &options.sizes);
   std::optional<Program> program = parser.parseProgram();
   if (!program)
     return nullptr;
@@ -156,6 +156,28 @@ bool Importer::emitFunction(Function &fn, ModuleOp module) {
                     llvm::Twine(options.maxStatementsPerFunction) +
                     " (--max-statements-per-function): split it into several "
                     "functions");
+  // Every size parameter has a positive value.
+  auto checkSizes = [&](const TensorTypeSpec &type, const std::string &what) {
+    for (const SizeRef &size : type.sizes) {
+      if (type.shape[size.dim] > 0)
+        continue;
+      auto it = options.sizes.find(size.name);
+      if (it != options.sizes.end())
+        return fail(size.loc, "size parameter '" + size.name + "' of " + what + " is " +
+                                  llvm::Twine(it->second) + ": sizes must be positive");
+      return fail(size.loc, "size parameter '" + size.name + "' of " + what +
+                                " has no value: bind it (neo-translate --size " + size.name +
+                                "=VALUE; neo.torch binds it from the tensors' shapes)");
+    }
+    return true;
+  };
+  for (const Param &p : fn.params)
+    if (!checkSizes(p.type, "parameter '" + p.name + "'"))
+      return false;
+  for (const Result &r : fn.results)
+    if (r.type && !checkSizes(*r.type, "result '" + r.name + "'"))
+      return false;
+
   tensors.clear();
   SmallVector<Type> argTypes;
   for (Param &p : fn.params) {

@@ -65,8 +65,26 @@ bool Parser::parseTensorType(TensorTypeSpec &type) {
   uint64_t elements = 1;
   if (tok.isNot(TokenKind::RSquare)) {
     do {
+      if (tok.is(TokenKind::Identifier)) {
+        // A size parameter: its bound value, or -1 (the importer reports it).
+        type.sizes.push_back({tok.spelling.str(), tok.getLoc(), unsigned(type.shape.size())});
+        int64_t size = -1;
+        if (sizes) {
+          auto it = sizes->find(tok.spelling.str());
+          if (it != sizes->end())
+            size = it->second;
+        }
+        if (size > 0 && (__builtin_mul_overflow(elements, static_cast<uint64_t>(size), &elements) ||
+                         elements > (uint64_t(1) << 40)))
+          return errorAtToken("tensor has too many elements (more than 2^40) with " + tok.spelling +
+                              " = " + llvm::Twine(size));
+        type.shape.push_back(size);
+        consume();
+        continue;
+      }
       if (tok.isNot(TokenKind::Integer))
-        return errorAtToken("expected a dimension size, found '" + tok.spelling + "'");
+        return errorAtToken("expected a dimension size or a size parameter, found '" +
+                            tok.spelling + "'");
       int64_t size;
       if (tok.spelling.getAsInteger(10, size))
         return errorAtToken("dimension size '" + tok.spelling + "' is too large");

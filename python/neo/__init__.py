@@ -25,7 +25,7 @@ import numpy as np
 from . import _capi
 
 __all__ = ["NeoError", "Context", "Module", "Function", "grad", "default_context",
-           "cuda_available"]
+           "cuda_available", "signatures"]
 
 _DTYPES = {0: np.dtype(np.float16), 2: np.dtype(np.float32), 3: np.dtype(np.float64)}
 _CODES = {v: k for k, v in _DTYPES.items()}
@@ -100,15 +100,18 @@ class Module:
 
     @classmethod
     def from_source(cls, source, name="<python>.neo", context=None, max_expression_depth=None,
-                    max_statements_per_function=None):
+                    max_statements_per_function=None, sizes=None):
         """Imports `source` (str or bytes): the .neo language when `name`
         ends in .neo (the default), MLIR otherwise. The limits default to the
-        importer's (docs/errors.md#limits); a NUL character is an error."""
+        importer's (docs/errors.md#limits); a NUL character is an error.
+        `sizes` binds the size parameters of the signatures (`x: f32[N, 4]`):
+        a dict such as {"N": 64}."""
         context = context or default_context()
         data = source if isinstance(source, bytes) else str(source).encode()
         options = _capi.NeoImportOptions(_limit(max_expression_depth, "max_expression_depth"),
                                          _limit(max_statements_per_function,
-                                                "max_statements_per_function"))
+                                                "max_statements_per_function"),
+                                         _sizes_text(sizes))
         with context._lock:
             handle = _capi.moduleImportSource(context._handle, data, len(data), name.encode(),
                                               ctypes.byref(options))
@@ -203,6 +206,36 @@ class Module:
         if getattr(self, "_handle", None) and not _sys.is_finalizing():
             _capi.moduleDestroy(self._handle)
             self._handle = None
+
+
+def _sizes_text(sizes):
+    if not sizes:
+        return None
+    parts = []
+    for k, v in dict(sizes).items():
+        if not isinstance(k, str) or not k.isidentifier():
+            raise ValueError("size parameter names must be identifiers, got %r" % (k,))
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
+            raise ValueError("size %s must be a positive integer, got %r" % (k, v))
+        parts.append("%s=%d" % (k, v))
+    return ",".join(parts).encode()
+
+
+def signatures(source, name="<python>.neo", context=None):
+    """The signatures of the functions of .neo `source`, without importing
+    it: a list of {"name", "params": [{"name", "dtype", "shape"}], "results"}
+    where a shape entry is an int or the name of a size parameter."""
+    import json
+    context = context or default_context()
+    data = source if isinstance(source, bytes) else str(source).encode()
+    with context._lock:
+        ptr = _capi.sourceSignatures(context._handle, data, len(data), name.encode())
+        if not ptr:
+            raise context._error("cannot read the signatures")
+        try:
+            return json.loads(ctypes.string_at(ptr).decode())
+        finally:
+            _capi.free(ptr)
 
 
 def _limit(value, what):

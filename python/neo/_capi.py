@@ -48,7 +48,8 @@ class NeoTensor(ctypes.Structure):
 
 
 class NeoImportOptions(ctypes.Structure):
-    _fields_ = [("maxExpressionDepth", c_uint), ("maxStatementsPerFunction", c_uint)]
+    _fields_ = [("maxExpressionDepth", c_uint), ("maxStatementsPerFunction", c_uint),
+                ("sizes", c_char_p)]
 
 
 def _fn(name, restype, *argtypes):
@@ -66,6 +67,7 @@ moduleImportFile = _fn("neoModuleImportFile", c_void_p, c_void_p, c_char_p)
 moduleImportString = _fn("neoModuleImportString", c_void_p, c_void_p, c_char_p, c_char_p)
 moduleImportSource = _fn("neoModuleImportSource", c_void_p, c_void_p, c_char_p, c_size_t,
                          c_char_p, ctypes.POINTER(NeoImportOptions))
+sourceSignatures = _fn("neoSourceSignatures", c_void_p, c_void_p, c_char_p, c_size_t, c_char_p)
 moduleDestroy = _fn("neoModuleDestroy", None, c_void_p)
 moduleRunPipeline = _fn("neoModuleRunPipeline", c_int, c_void_p, c_char_p)
 modulePrint = _fn("neoModulePrint", c_void_p, c_void_p)

@@ -41,34 +41,14 @@ def _fresh(base, taken):
     return name
 
 
-class Op:
-    """A Neo function as a differentiable PyTorch operation (see op())."""
+_DTYPE_NAMES = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}
 
-    def __init__(self, source, name=None, *, wrt=None, options="", opt_level=3,
-                 max_saved_bytes=None, context=None):
-        if isinstance(source, _neo.Module):
-            module = _neo.Module.from_source(str(source), name="<module>.mlir",
-                                             context=context or source.context)
-        elif isinstance(source, (str, bytes, os.PathLike)) and _is_neo_path(source):
-            module = _neo.Module.from_file(os.fspath(source), context=context)
-        elif isinstance(source, (str, bytes)):
-            module = _neo.Module.from_source(source, context=context)
-        else:
-            raise TypeError("neo.torch.op takes .neo source, a path to a .neo file or a "
-                            "neo.Module, not %s" % type(source).__name__)
-        functions = module.functions
-        if not functions:
-            raise _neo.NeoError("the source defines no function")
-        name = name or functions[0]
-        if name not in functions:
-            raise _neo.NeoError("no function named '%s' (the module has %s)"
-                                % (name, ", ".join(functions)))
-        if max_saved_bytes is not None and (isinstance(max_saved_bytes, bool) or
-                                            not isinstance(max_saved_bytes, int) or
-                                            max_saved_bytes < 0):
-            raise ValueError("max_saved_bytes must be a non-negative integer, got %r"
-                             % (max_saved_bytes,))
-        taken = set(functions)
+
+class _Instance:
+    """f_fwd and f_bwd of one function at one binding of its size parameters."""
+
+    def __init__(self, module, name, wrt, options, opt_level, max_saved_bytes):
+        taken = set(module.functions)
         fwd, bwd = _fresh(name + "_fwd", taken), _fresh(name + "_bwd", taken)
         opts = ("function=%s split=true fwd-name=%s bwd-name=%s combined-name=%s grad-name=%s"
                 % (name, fwd, bwd, _fresh(name + "_fwdbwd", taken), _fresh(name + "_grad", taken)))
@@ -78,37 +58,128 @@ class Op:
             opts += " max-saved-bytes=%d" % max_saved_bytes
         module.run_pipeline("neo-autodiff{%s},neo-keep-functions{functions=%s,%s}"
                             % (opts, fwd, bwd))
-        self.name = name
-        self._fwd = module.compile(fwd, options=options, opt_level=opt_level)
-        self._bwd = _neo.Function(self._fwd._exe, bwd, module=module)
-        self.inputs = [(n, _TORCH_DTYPES[d], s) for n, d, s in self._fwd.inputs]
+        self.fwd = module.compile(fwd, options=options, opt_level=opt_level)
+        self.bwd = _neo.Function(self.fwd._exe, bwd, module=module)
+        self.inputs = [(n, _TORCH_DTYPES[d], s) for n, d, s in self.fwd.inputs]
         # f_fwd returns the results, then the saved values ("saved.K").
-        results = [o for o in self._fwd.outputs if not o[0].startswith("saved.")]
+        results = [o for o in self.fwd.outputs if not o[0].startswith("saved.")]
         self.outputs = [(n, _TORCH_DTYPES[d], s) for n, d, s in results]
-        self._num_saved = len(self._fwd.outputs) - len(results)
+        self.num_saved = len(self.fwd.outputs) - len(results)
         # f_bwd's arguments: inputs it reads, results it reads, saved values, dy...
         input_index = {n: i for i, (n, _, _) in enumerate(self.inputs)}
         output_index = {n: k for k, (n, _, _) in enumerate(self.outputs)}
-        n_out = len(self.outputs)
-        self._bwd_args = []
-        for position, (n, _, _) in enumerate(self._bwd.inputs):
-            if position >= len(self._bwd.inputs) - n_out:
-                self._bwd_args.append(("dy", position - (len(self._bwd.inputs) - n_out)))
+        n_out, n_args = len(self.outputs), len(self.bwd.inputs)
+        self.bwd_args = []
+        for position, (n, _, _) in enumerate(self.bwd.inputs):
+            if position >= n_args - n_out:
+                self.bwd_args.append(("dy", position - (n_args - n_out)))
             elif n.startswith("saved."):
-                self._bwd_args.append(("saved", int(n[len("saved."):])))
+                self.bwd_args.append(("saved", int(n[len("saved."):])))
             elif n in output_index:
-                self._bwd_args.append(("output", output_index[n]))
+                self.bwd_args.append(("output", output_index[n]))
             else:
-                self._bwd_args.append(("input", input_index[n]))
+                self.bwd_args.append(("input", input_index[n]))
         # f_bwd's results are d<input> for each differentiated input.
-        self._grad_of = [input_index[n[1:]] for n, _, _ in self._bwd.outputs]
-        self._lock = threading.Lock()
+        self.grad_of = [input_index[n[1:]] for n, _, _ in self.bwd.outputs]
 
-    def __call__(self, *tensors):
+    def forward(self, inputs):
+        xs = [t.detach().contiguous() for t in inputs]
+        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in self.fwd.outputs]
+        self.fwd(*[x.numpy() for x in xs], out=[o.numpy() for o in outs])
+        n = len(self.outputs)
+        return xs, outs[:n], outs[n:]
+
+    def backward(self, xs, ys, saved, dys):
+        args = []
+        for kind, k in self.bwd_args:
+            t = {"input": xs, "output": ys, "saved": saved, "dy": dys}[kind][k]
+            args.append(t.numpy())
+        grads = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in self.bwd.outputs]
+        self.bwd(*args, out=[g.numpy() for g in grads])
+        return grads
+
+
+class Op:
+    """A Neo function as a differentiable PyTorch operation (see op())."""
+
+    def __init__(self, source, name=None, *, wrt=None, options="", opt_level=3,
+                 max_saved_bytes=None, context=None):
+        if max_saved_bytes is not None and (isinstance(max_saved_bytes, bool) or
+                                            not isinstance(max_saved_bytes, int) or
+                                            max_saved_bytes < 0):
+            raise ValueError("max_saved_bytes must be a non-negative integer, got %r"
+                             % (max_saved_bytes,))
+        if isinstance(source, _neo.Module):
+            self._text, self._buffer = str(source), "<module>.mlir"
+            context = context or source.context
+        elif isinstance(source, (str, bytes, os.PathLike)) and _is_neo_path(source):
+            path = os.fspath(source)
+            with open(path, "rb") as f:
+                self._text, self._buffer = f.read(), path
+        elif isinstance(source, (str, bytes)):
+            self._text, self._buffer = source, "<python>.neo"
+        else:
+            raise TypeError("neo.torch.op takes .neo source, a path to a .neo file or a "
+                            "neo.Module, not %s" % type(source).__name__)
+        self._context = context or _neo.default_context()
+        self._settings = (wrt, options, opt_level, max_saved_bytes)
+        self._instances = {}
+        self._lock = threading.Lock()
+        if self._buffer.endswith(".neo"):
+            functions = {f["name"]: f for f in _neo.signatures(self._text, self._buffer,
+                                                               self._context)}
+            names = list(functions)
+        else:
+            names = _neo.Module.from_source(self._text, self._buffer, self._context).functions
+        if not names:
+            raise _neo.NeoError("the source defines no function")
+        self.name = name or names[0]
+        if self.name not in names:
+            raise _neo.NeoError("no function named '%s' (the source has %s)"
+                                % (self.name, ", ".join(names)))
+        if self._buffer.endswith(".neo"):
+            sig = functions[self.name]
+            for p in sig["params"]:
+                if p["dtype"] not in _DTYPE_NAMES:
+                    raise _neo.NeoError("parameter '%s' of '%s' is %s: neo.torch takes f16, "
+                                        "f32 and f64 tensors" % (p["name"], self.name,
+                                                                 p["dtype"]))
+            # (name, torch dtype, shape with ints and size-parameter names)
+            self.signature = [(p["name"], _DTYPE_NAMES[p["dtype"]], tuple(p["shape"]))
+                              for p in sig["params"]]
+        else:
+            self.signature = None
+        self.size_parameters = sorted({d for _, _, s in self.signature or [] for d in s
+                                       if isinstance(d, str)})
+        if not self.size_parameters:
+            self._instance({})  # compile now: errors surface when the op is made
+
+    @property
+    def inputs(self):
+        """(name, dtype, shape) of each input; a shape holds size-parameter
+        names where the signature has them."""
+        if self.signature is not None:
+            return list(self.signature)
+        return self._instance({}).inputs
+
+    def _instance(self, sizes):
+        key = tuple(sorted(sizes.items()))
+        with self._lock:
+            inst = self._instances.get(key)
+            if inst is None:
+                module = _neo.Module.from_source(self._text, self._buffer, self._context,
+                                                 sizes=sizes or None)
+                inst = _Instance(module, self.name, *self._settings)
+                self._instances[key] = inst
+            return inst
+
+    def _bind(self, tensors):
+        """Checks `tensors` against the signature; returns the size binding."""
         if len(tensors) != len(self.inputs):
             raise _neo.NeoError("'%s' takes %d tensors (%s) but %d were given"
                                 % (self.name, len(self.inputs),
                                    ", ".join(n for n, _, _ in self.inputs), len(tensors)))
+        sizes, source = {}, {}
         for i, (t, (n, dtype, shape)) in enumerate(zip(tensors, self.inputs)):
             what = "argument #%d ('%s') of '%s'" % (i, n, self.name)
             if not isinstance(t, torch.Tensor):
@@ -118,32 +189,34 @@ class Op:
             if t.dtype != dtype:
                 raise _neo.NeoError("%s has dtype %s but the signature says %s"
                                     % (what, t.dtype, dtype))
-            if tuple(t.shape) != shape:
+            if t.dim() != len(shape) or any(isinstance(d, int) and d != e
+                                            for d, e in zip(shape, t.shape)):
                 raise _neo.NeoError("%s has shape %s but the signature says %s"
-                                    % (what, tuple(t.shape), shape))
-        results = _NeoFunction.apply(self, *tensors)
+                                    % (what, tuple(t.shape), _shape_text(shape)))
+            for d, e in zip(shape, t.shape):
+                if isinstance(d, str):
+                    if d in sizes and sizes[d] != e:
+                        raise _neo.NeoError("size %s is %d from '%s' but %d from '%s'"
+                                            % (d, sizes[d], source[d], e, n))
+                    if e == 0:
+                        raise _neo.NeoError("%s has shape %s: size %s must be positive"
+                                            % (what, tuple(t.shape), d))
+                    sizes[d], source[d] = int(e), n
+        return sizes
+
+    def __call__(self, *tensors):
+        inst = self._instance(self._bind(tensors))
+        results = _NeoFunction.apply(inst, *tensors)
         return results[0] if len(results) == 1 else results
 
-    def _forward(self, inputs):
-        xs = [t.detach().contiguous() for t in inputs]
-        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in self._fwd.outputs]
-        self._fwd(*[x.numpy() for x in xs], out=[o.numpy() for o in outs])
-        n = len(self.outputs)
-        return xs, outs[:n], outs[n:]
-
-    def _backward(self, xs, ys, saved, dys):
-        args = []
-        for kind, k in self._bwd_args:
-            t = {"input": xs, "output": ys, "saved": saved, "dy": dys}[kind][k]
-            args.append(t.numpy())
-        grads = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in self._bwd.outputs]
-        self._bwd(*args, out=[g.numpy() for g in grads])
-        return grads
-
     def __repr__(self):
-        fmt = lambda ts: ", ".join("%s: %s%s" % (n, str(d).replace("torch.", ""), list(s))
-                                   for n, d, s in ts)
-        return "<neo.torch.Op %s(%s) -> (%s)>" % (self.name, fmt(self.inputs), fmt(self.outputs))
+        fmt = lambda ts: ", ".join("%s: %s%s" % (n, str(d).replace("torch.", ""),
+                                                 _shape_text(s)) for n, d, s in ts)
+        return "<neo.torch.Op %s(%s)>" % (self.name, fmt(self.inputs))
+
+
+def _shape_text(shape):
+    return "(%s)" % ", ".join(str(d) for d in shape) if len(shape) != 1 else "(%s,)" % shape[0]
 
 
 def _is_neo_path(source):
@@ -155,9 +228,9 @@ def _is_neo_path(source):
 
 class _NeoFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, op, *inputs):
-        xs, ys, saved = op._forward(inputs)
-        ctx.op = op
+    def forward(ctx, inst, *inputs):
+        xs, ys, saved = inst.forward(inputs)
+        ctx.inst = inst
         # Everything f_bwd may read: the inputs, the results and the saved values.
         ctx.save_for_backward(*xs, *ys, *saved)
         ctx.counts = (len(xs), len(ys))
@@ -166,17 +239,17 @@ class _NeoFunction(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *dys):
-        op = ctx.op
+        inst = ctx.inst
         tensors = ctx.saved_tensors
         nx, ny = ctx.counts
         xs, ys, saved = tensors[:nx], tensors[nx:nx + ny], tensors[nx + ny:]
         grads_out = []
-        for (_, dtype, shape), g in zip(op.outputs, dys):
+        for (_, dtype, shape), g in zip(inst.outputs, dys):
             grads_out.append(torch.zeros(shape, dtype=dtype) if g is None
                              else g.detach().to(dtype).contiguous())
-        grads = op._backward(xs, ys, saved, grads_out)
+        grads = inst.backward(xs, ys, saved, grads_out)
         result = [None] * nx
-        for g, i in zip(grads, op._grad_of):
+        for g, i in zip(grads, inst.grad_of):
             if ctx.needs_input_grad[1 + i]:
                 result[i] = g
         return (None, *result)
@@ -195,8 +268,9 @@ def op(source, name=None, **kwargs):
 
 class Module(torch.nn.Module):
     """An nn.Module around a Neo function whose inputs named in `parameters`
-    are the module's parameters (shapes from the .neo signature); forward()
-    takes the other inputs in signature order.
+    are the module's parameters (shapes from the .neo signature, with
+    `sizes` giving the size parameters they use); forward() takes the other
+    inputs in signature order.
 
         cell = neo.torch.Module(src, parameters=["w", "b"])
         y = cell(x)
@@ -206,9 +280,10 @@ class Module(torch.nn.Module):
     a=sqrt(5), so the fan-in is the product of dims 1..; a weight laid out
     [in, out] wants init=) for tensors of rank 2 and more, zeros for vectors."""
 
-    def __init__(self, source, name=None, parameters=(), init=None, **kwargs):
+    def __init__(self, source, name=None, parameters=(), init=None, sizes=None, **kwargs):
         super().__init__()
         self.op = Op(source, name, **kwargs)
+        sizes = dict(sizes or {})
         names = [n for n, _, _ in self.op.inputs]
         unknown = [p for p in parameters if p not in names]
         if unknown:
@@ -219,6 +294,13 @@ class Module(torch.nn.Module):
         self._init = dict(init or {})
         for n, dtype, shape in self.op.inputs:
             if n in parameters:
+                unbound = [d for d in shape if isinstance(d, str) and d not in sizes]
+                if unbound:
+                    raise _neo.NeoError("parameter '%s' has shape %s: give sizes={%s} for "
+                                        "its size parameters"
+                                        % (n, _shape_text(shape),
+                                           ", ".join("%r: ..." % d for d in unbound)))
+                shape = tuple(sizes[d] if isinstance(d, str) else d for d in shape)
                 self.register_parameter(n, torch.nn.Parameter(torch.empty(shape, dtype=dtype)))
         self.reset_parameters()
 

@@ -26,6 +26,11 @@ def randn(*shape, dtype=torch.float64, grad=True):
     return torch.randn(*shape, dtype=dtype).requires_grad_(grad)
 
 
+def only(op):
+    (inst,) = op._instances.values()
+    return inst
+
+
 def close(a, b, tol):
     return (a - b).abs().max().item() <= tol * (1 + b.abs().max().item())
 
@@ -109,8 +114,8 @@ def conv(I: f64[2, 3, 6, 6], W: f64[4, 3, 3, 3]) -> O {
 def test_saved_values_bounded_by_max_saved_bytes():
     src = LAYER.format(t="f64")
     free, bounded = nt.op(src), nt.op(src, max_saved_bytes=0)
-    assert free._num_saved == 1  # h (8x32 f64); tanh(h) is recomputed
-    assert bounded._num_saved == 0
+    assert only(free).num_saved == 1  # h (8x32 f64); tanh(h) is recomputed
+    assert only(bounded).num_saved == 0
     torch.manual_seed(4)
     x, w, b = randn(8, 16), randn(16, 32), randn(32)
     y1, y2 = free(x, w, b), bounded(x, w, b)
@@ -255,10 +260,68 @@ def sq(x: f64[4, 8]) -> (y, q) {
   q[i] = y[i] * y[i]
 }"""
     op = nt.op(src)
-    assert ("output", 0) in op._bwd_args and op._num_saved == 0
+    assert ("output", 0) in only(op).bwd_args and only(op).num_saved == 0
     torch.manual_seed(9)
     x = randn(4, 8)
     assert torch.autograd.gradcheck(op, (x,))
     y, q = op(x)
     yr = (x * x).sum(1)
     assert close(y, yr, 1e-12) and close(q, yr * yr, 1e-12)
+
+
+SIZED = """
+def layer(x: f64[N, K], w: f64[K, H], b: f64[H]) -> y {
+  h[i, j] = sum(k) x[i, k] * w[k, j] + b[j]
+  a[i, j] = tanh(h[i, j])
+  y[i, j] = a[i, j] * a[i, j] + relu(h[i, j])
+}"""
+
+
+def test_size_parameters_compile_once_per_shape():
+    op = nt.op(SIZED)
+    assert op.size_parameters == ["H", "K", "N"] and not op._instances
+    torch.manual_seed(10)
+    w, b = randn(16, 32), randn(32)
+    for n in (8, 3, 8):
+        x = randn(n, 16)
+        assert torch.autograd.gradcheck(op, (x, w, b))
+        y = op(x, w, b)
+        assert y.shape == (n, 32) and close(y, layer_ref(x, w, b), 1e-12)
+    # N=8 and N=3 (gradcheck's calls reuse them): two compilations.
+    assert sorted(dict(k)["N"] for k in op._instances) == [3, 8]
+    with pytest.raises(neo.NeoError, match="size K is 16 from 'x' but 15 from 'w'"):
+        op(randn(4, 16), randn(15, 32), b)
+    with pytest.raises(neo.NeoError, match=r"argument #0 \('x'\) of 'layer' has shape \(16,\) "
+                                           r"but the signature says \(N, K\)"):
+        op(randn(16), w, b)
+    with pytest.raises(neo.NeoError, match="size N must be positive"):
+        op(randn(0, 16), w, b)
+
+
+def test_module_with_size_parameters_takes_any_batch():
+    torch.manual_seed(11)
+    m = nt.Module(SIZED.replace("f64", "f32"), parameters=["w", "b"], sizes={"K": 16, "H": 32})
+    assert m.w.shape == (16, 32)
+    for n in (5, 7):
+        x = torch.randn(n, 16)
+        assert close(m(x), layer_ref(x, m.w, m.b), 1e-5)
+    with pytest.raises(neo.NeoError, match=r"parameter 'w' has shape \(K, H\): give "
+                                           r"sizes=\{'H': ...\}"):
+        nt.Module(SIZED, parameters=["w"], sizes={"K": 16})
+
+
+def test_signatures_without_importing():
+    (sig,) = neo.signatures(SIZED)
+    assert sig["name"] == "layer"
+    assert [(p["name"], p["dtype"], p["shape"]) for p in sig["params"]] == [
+        ("x", "f64", ["N", "K"]), ("w", "f64", ["K", "H"]), ("b", "f64", ["H"])]
+    assert sig["results"] == [{"name": "y"}]
+    with pytest.raises(neo.NeoError, match=r"<python>.neo:1:14: error: expected a dimension size or a size parameter"):
+        neo.signatures("def f(x: f32[) -> y {}")
+    with pytest.raises(neo.NeoError, match="size parameter 'N' of parameter 'x' has no value"):
+        neo.Module.from_source(SIZED)
+    m = neo.Module.from_source(SIZED, sizes={"N": 2, "K": 3, "H": 4})
+    f = m.compile()
+    assert [s for _, _, s in f.inputs] == [(2, 3), (3, 4), (4,)]
+    with pytest.raises(ValueError, match="size N must be a positive integer"):
+        neo.Module.from_source(SIZED, sizes={"N": 0})

@@ -13,6 +13,8 @@
 // instead of running.
 //
 //===----------------------------------------------------------------------===//
+#include "../common/SizeOption.h"
+
 #include "neo/Codegen/CPU/ScheduleRecords.h"
 #include "neo/Frontend/Import.h"
 #include "neo/Check/GradCheck.h"
@@ -67,6 +69,8 @@ static cl::opt<unsigned>
     maxStatementsPerFunction("max-statements-per-function",
                              cl::desc("Most statements in one .neo function"),
                              cl::init(ImportOptions().maxStatementsPerFunction), cl::cat(category));
+static neo_tools::SizeList sizes("size", cl::CommaSeparated, cl::value_desc("NAME=VALUE"),
+                                 cl::desc(neo_tools::kSizeOptionHelp), cl::cat(category));
 static cl::opt<std::string> uniformRange(
     "uniform", cl::desc("LO,HI: range of the random inputs (default -1,1)"),
     cl::init("-1,1"), cl::cat(category));
@@ -342,6 +346,7 @@ int main(int argc, char **argv) {
   ImportOptions importOptions;
   importOptions.maxExpressionDepth = maxExpressionDepth;
   importOptions.maxStatementsPerFunction = maxStatementsPerFunction;
+  neo_tools::applySizes(sizes, importOptions);
   OwningOpRef<ModuleOp> module =
       parseNeoOrMLIRFile(inputFile, sourceMgr, &context, error, importOptions);
   if (!module)

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../common/AtomicOutput.h"
+#include "../common/SizeOption.h"
 
 #include "neo/Frontend/Import.h"
 
@@ -25,6 +26,10 @@ static llvm::cl::opt<unsigned>
                              llvm::cl::desc("Most statements in one .neo function"),
                              llvm::cl::init(mlir::neo::ImportOptions().maxStatementsPerFunction));
 
+static neo_tools::SizeList sizes("size", llvm::cl::CommaSeparated,
+                                 llvm::cl::value_desc("NAME=VALUE"),
+                                 llvm::cl::desc(neo_tools::kSizeOptionHelp));
+
 int main(int argc, char **argv) {
   neo_tools::AtomicOutput output(argc, argv);
   if (output.failedSetup())
@@ -33,6 +38,7 @@ int main(int argc, char **argv) {
     mlir::neo::ImportOptions options;
     options.maxExpressionDepth = maxExpressionDepth;
     options.maxStatementsPerFunction = maxStatementsPerFunction;
+    neo_tools::applySizes(sizes, options);
     return options;
   });
   return output.finish(mlir::succeeded(

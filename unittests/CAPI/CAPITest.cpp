@@ -25,7 +25,7 @@ TEST(CAPI, HeaderIsC) { EXPECT_EQ(neoCHeaderCompilesAsC(), 1); }
 
 TEST(CAPI, ImportCompileRunAndInterpret) {
   Handles h;
-  EXPECT_EQ(neoApiVersion(), 2);
+  EXPECT_EQ(neoApiVersion(), 3);
   NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");
   ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
   ASSERT_EQ(neoModuleNumFunctions(m), 1);
@@ -142,16 +142,61 @@ TEST(CAPI, ImportSourceHasALengthAndLimits) {
                      std::string(300, ')') + "\n}";
   EXPECT_EQ(neoModuleImportSource(h.ctx, deep.data(), deep.size(), "d.neo", nullptr), nullptr);
   EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("nested too deeply"), std::string::npos);
-  NeoImportOptions options = {400, 0};
+  NeoImportOptions options = {400, 0, nullptr};
   m = neoModuleImportSource(h.ctx, deep.data(), deep.size(), "d.neo", &options);
   EXPECT_NE(m, nullptr) << neoGetLastError(h.ctx);
   neoModuleDestroy(m);
-  options = {0, 1};
+  options = {0, 1, nullptr};
   std::string two = "def f(x: f32[2]) -> b {\n  a[i] = x[i]\n  b[i] = a[i]\n}";
   EXPECT_EQ(neoModuleImportSource(h.ctx, two.data(), two.size(), "t.neo", &options), nullptr);
   EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("has 2 statements, more than the limit of 1"),
             std::string::npos)
       << neoGetLastError(h.ctx);
+}
+
+TEST(CAPI, SizeParametersAndSignatures) {
+  Handles h;
+  std::string src = "def lin(x: f32[N, K], w: f32[K, 4]) -> y {\n"
+                    "  y[i, j] = sum(k) x[i, k] * w[k, j]\n}";
+  char *json = neoSourceSignatures(h.ctx, src.data(), src.size(), "s.neo");
+  ASSERT_NE(json, nullptr) << neoGetLastError(h.ctx);
+  EXPECT_STREQ(json, "[{\"name\":\"lin\",\"params\":[{\"dtype\":\"f32\",\"name\":\"x\","
+                     "\"shape\":[\"N\",\"K\"]},{\"dtype\":\"f32\",\"name\":\"w\",\"shape\":"
+                     "[\"K\",4]}],\"results\":[{\"name\":\"y\"}]}]");
+  neoFree(json);
+  std::string bad = "def f(x: f32[) -> y {}";
+  EXPECT_EQ(neoSourceSignatures(h.ctx, bad.data(), bad.size(), "b.neo"), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx)).find("b.neo:1:14: error"), std::string::npos)
+      << neoGetLastError(h.ctx);
+
+  // Unbound: an error; bound: the shapes; malformed bindings: an error.
+  EXPECT_EQ(neoModuleImportSource(h.ctx, src.data(), src.size(), "s.neo", nullptr), nullptr);
+  EXPECT_NE(std::string(neoGetLastError(h.ctx))
+                .find("size parameter 'N' of parameter 'x' has "
+                      "no value"),
+            std::string::npos)
+      << neoGetLastError(h.ctx);
+  NeoImportOptions options = {0, 0, "N=2, K=3"};
+  NeoModule *m = neoModuleImportSource(h.ctx, src.data(), src.size(), "s.neo", &options);
+  ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
+  NeoExecutable *exe = neoCompile(m, nullptr, 1);
+  ASSERT_NE(exe, nullptr) << neoGetLastError(h.ctx);
+  NeoElementType type;
+  int64_t rank;
+  const int64_t *shape;
+  const char *name;
+  ASSERT_EQ(neoExecutableGetInput(exe, "lin", 0, &type, &rank, &shape, &name), 0);
+  EXPECT_EQ(rank, 2);
+  EXPECT_EQ(shape[0], 2);
+  EXPECT_EQ(shape[1], 3);
+  neoExecutableDestroy(exe);
+  neoModuleDestroy(m);
+  for (const char *sizes : {"N=0", "N", "N=2,N=3", "=4"}) {
+    options.sizes = sizes;
+    EXPECT_EQ(neoModuleImportSource(h.ctx, src.data(), src.size(), "s.neo", &options), nullptr);
+    EXPECT_EQ(std::string(neoGetLastError(h.ctx)).rfind(std::string("sizes \"") + sizes, 0), 0u)
+        << neoGetLastError(h.ctx);
+  }
 }
 
 TEST(CAPI, CompileErrors) {

@@ -24,10 +24,20 @@ namespace frontend {
 using ElementKind = mlir::neo::ElementType;
 llvm::StringRef stringifyElementKind(ElementKind kind);
 
-/// A tensor type as written: `f32[64, 784]`, `f64[]`.
+/// A dimension written as a name (`f32[N, 784]`): a size parameter.
+struct SizeRef {
+  std::string name;
+  llvm::SMLoc loc;
+  unsigned dim;
+};
+
+/// A tensor type as written: `f32[64, 784]`, `f64[]`, `f32[N, 784]`. A size
+/// parameter's dim holds its bound value (ImportOptions::sizes), or -1 when
+/// it has none.
 struct TensorTypeSpec {
   ElementKind element = ElementKind::F32;
   std::vector<int64_t> shape;
+  std::vector<SizeRef> sizes;
   llvm::SMLoc loc;
 };
 

@@ -8,6 +8,9 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <functional>
+#include <map>
+#include <optional>
+#include <string>
 
 namespace mlir {
 namespace neo {
@@ -27,7 +30,27 @@ struct ImportOptions {
   /// faster than linearly with a function's size (measured on the 2-core
   /// machine: 16 s at 125 statements, 270 s at 1,000; docs/errors.md#limits).
   unsigned maxStatementsPerFunction = 1000;
+  /// Values of the size parameters: dims written as names in a signature
+  /// (`x: f32[N, 784]`). A size parameter without a value is an error at its
+  /// first use; a value no signature uses is ignored.
+  std::map<std::string, int64_t> sizes;
 };
+
+/// Parses a size binding list `N=64,K=32` (spaces allowed around the
+/// names and values) into `sizes`; false with `error` set when it is
+/// malformed (a name that is not an identifier, a value that is not a
+/// positive integer, a name given twice).
+bool parseSizeBindings(llvm::StringRef text, std::map<std::string, int64_t> &sizes,
+                       std::string &error);
+
+/// The signatures of the functions of a .neo buffer as JSON, without
+/// importing it (no size needs a value): `[{"name": "f", "params":
+/// [{"name": "x", "dtype": "f32", "shape": ["N", 784]}], "results":
+/// [{"name": "y"}]}]`; a declared result type gives "dtype" and "shape".
+/// Syntax errors are reported through the context's diagnostics and give
+/// std::nullopt.
+std::optional<std::string> neoSignaturesAsJson(llvm::SourceMgr &sourceMgr, MLIRContext *context,
+                                               const ImportOptions &options = {});
 
 /// Parses the main buffer of `sourceMgr` as a .neo program (docs/language.md)
 /// and builds a module with one `func.func` of neo ops per `def`. Errors are

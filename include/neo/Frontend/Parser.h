@@ -9,6 +9,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
+#include <map>
 #include <optional>
 
 namespace mlir {
@@ -32,9 +33,12 @@ constexpr unsigned kDefaultMaxExpressionDepth = 256;
 /// and in IRGen) are bounded.
 class Parser {
 public:
+  /// `sizes` (may be null) gives the values of size parameters: a dim
+  /// written as a name takes its value, or -1 when it has none.
   Parser(llvm::StringRef buffer, DiagnosticFn emitError,
-         unsigned maxDepth = kDefaultMaxExpressionDepth)
-      : lexer(buffer), emitError(std::move(emitError)), maxDepth(maxDepth) {
+         unsigned maxDepth = kDefaultMaxExpressionDepth,
+         const std::map<std::string, int64_t> *sizes = nullptr)
+      : lexer(buffer), emitError(std::move(emitError)), maxDepth(maxDepth), sizes(sizes) {
     tok = lexer.next();
   }
 
@@ -95,6 +99,7 @@ private:
   Token tok;
   DiagnosticFn emitError;
   unsigned maxDepth;
+  const std::map<std::string, int64_t> *sizes;
   unsigned depth = 0;
   bool failed = false;
   /// Index variables bound in the enclosing scopes (the left-hand side and
