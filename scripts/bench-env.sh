@@ -1,6 +1,7 @@
 #!/bin/bash
 # Creates (once) the virtual environment the benchmark peers run in, from PyPI:
-# PyTorch 2.x (eager and torch.compile), JAX (CPU) and numpy. Prints the path
+# PyTorch 2.x (eager and torch.compile), JAX (CPU), numpy and pytest (for the
+# torch.compile tests of neo.torch, test/Python/torch2.test). Prints the path
 # of the venv's python on stdout; everything else goes to stderr.
 #
 #   scripts/bench-env.sh            # create or reuse; prints .../bin/python
@@ -15,7 +16,7 @@ set -euo pipefail
 venv=${NEO_BENCH_VENV:-$HOME/.cache/neo/bench-venv}
 stamp=$venv/.neo-bench-ok
 # The package set; changing it invalidates the stamp.
-pkgs=("torch>=2.1,<3" "jax[cpu]>=0.4" "numpy")
+pkgs=("torch>=2.1,<3" "jax[cpu]>=0.4" "numpy" "pytest")
 want="${pkgs[*]}"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then

@@ -110,3 +110,25 @@ if "CUDA_HOME" in os.environ:
     config.environment["CUDA_HOME"] = os.environ["CUDA_HOME"]
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.neo_tools_dir, append_path=True)
+
+# `torch2`: the benchmark venv (scripts/bench-env.sh: PyTorch 2.x from PyPI
+# and pytest) is here, so test/Python/torch2.test runs neo.torch's
+# torch.compile tests with it. Only its stamp file is read (no interpreter
+# start): a fresh CI machine has no venv and skips that test.
+def _torch2_python():
+    venv = os.environ.get("NEO_BENCH_VENV",
+                          os.path.join(os.path.expanduser("~"), ".cache", "neo", "bench-venv"))
+    python = os.path.join(venv, "bin", "python")
+    try:
+        with open(os.path.join(venv, ".neo-bench-ok")) as f:
+            packages = f.readline()
+    except OSError:
+        return None
+    return python if "pytest" in packages and os.access(python, os.X_OK) else None
+
+if _torch2_python() and not config.neo_asan_runtime:
+    config.available_features.add("torch2")
+    config.substitutions.append(("%torch2_python", _torch2_python()))
+else:
+    lit_config.note("no PyTorch 2.x venv (scripts/bench-env.sh): neo.torch's torch.compile "
+                    "tests are skipped")

@@ -48,11 +48,14 @@ class Context:
         message = _capi.getLastError(self._handle)
         return NeoError(message.decode().strip() if message else default)
 
-    def __del__(self):
+    def __del__(self, _is_finalizing=_sys.is_finalizing):
         # At interpreter exit the order of finalization is arbitrary (a
         # context may go before its modules, a compile worker may still run):
         # leave the memory to the OS rather than free it out of order.
-        if getattr(self, "_handle", None) and not _sys.is_finalizing():
+        # (_is_finalizing is bound when the class is made: at exit the
+        # module's globals may already be None, as in multiprocessing's
+        # workers.)
+        if getattr(self, "_handle", None) and not _is_finalizing():
             _capi.contextDestroy(self._handle)
             self._handle = None
 
@@ -199,11 +202,11 @@ class Module:
         _capi.free(report)
         return rc == 0, text
 
-    def __del__(self):
+    def __del__(self, _is_finalizing=_sys.is_finalizing):
         # At interpreter exit the order of finalization is arbitrary (a
         # context may go before its modules, a compile worker may still run):
         # leave the memory to the OS rather than free it out of order.
-        if getattr(self, "_handle", None) and not _sys.is_finalizing():
+        if getattr(self, "_handle", None) and not _is_finalizing():
             _capi.moduleDestroy(self._handle)
             self._handle = None
 
@@ -251,11 +254,11 @@ class _Executable:
         self.handle = handle
         self.context = context  # keeps the context alive
 
-    def __del__(self):
+    def __del__(self, _is_finalizing=_sys.is_finalizing):
         # At interpreter exit the order of finalization is arbitrary (a
         # context may go before its modules, a compile worker may still run):
         # leave the memory to the OS rather than free it out of order.
-        if getattr(self, "handle", None) and not _sys.is_finalizing():
+        if getattr(self, "handle", None) and not _is_finalizing():
             _capi.executableDestroy(self.handle)
             self.handle = None
 

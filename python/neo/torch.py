@@ -153,6 +153,13 @@ class Op:
                                        if isinstance(d, str)})
         if not self.size_parameters:
             self._instance({})  # compile now: errors surface when the op is made
+        self._num_results = (len(functions[self.name]["results"]) if self.signature is not None
+                             else len(self._instance({}).outputs))
+        # The custom op (neo::NAME_K) when PyTorch has torch.library.custom_op
+        # (2.4 and later): torch.compile then traces calls without a graph
+        # break. Before that, calls go through an autograd.Function.
+        self.custom_op = (_register_custom_op(self) if hasattr(torch.library, "custom_op") and
+                          hasattr(torch.library, "register_autograd") else None)
 
     @property
     def inputs(self):
@@ -205,14 +212,86 @@ class Op:
         return sizes
 
     def __call__(self, *tensors):
-        inst = self._instance(self._bind(tensors))
-        results = _NeoFunction.apply(inst, *tensors)
-        return results[0] if len(results) == 1 else results
+        if self.custom_op is not None:
+            # (Under torch.compile the fake implementation binds and checks.)
+            if not _is_compiling():
+                self._bind(tensors)
+            results = self.custom_op(list(tensors))[:self._num_results]
+        else:
+            results = _NeoFunction.apply(self._instance(self._bind(tensors)), *tensors)
+        return results[0] if len(results) == 1 else tuple(results)
 
     def __repr__(self):
         fmt = lambda ts: ", ".join("%s: %s%s" % (n, str(d).replace("torch.", ""),
                                                  _shape_text(s)) for n, d, s in ts)
         return "<neo.torch.Op %s(%s)>" % (self.name, fmt(self.inputs))
+
+
+def _is_compiling():
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler and hasattr(compiler, "is_compiling") and compiler.is_compiling())
+
+
+_custom_op_count = [0]
+_custom_op_lock = threading.Lock()
+
+
+def _register_custom_op(op):
+    """neo::NAME_K(Tensor[] xs) -> Tensor[] (the results, then the saved
+    values) with a fake implementation, so that torch.compile traces it
+    without a graph break, and the autograd formula that runs
+    neo::NAME_K_bwd (also a custom op) on the saved tensors."""
+    with _custom_op_lock:
+        _custom_op_count[0] += 1
+        base = "neo::%s_%d" % (op.name, _custom_op_count[0])
+
+    def instance_for(xs):
+        return op._instance(op._bind(xs))
+
+    @torch.library.custom_op(base, mutates_args=(), schema="(Tensor[] xs) -> Tensor[]")
+    def fwd(xs):
+        inst = instance_for(xs)
+        _, ys, saved = inst.forward(xs)
+        return [*ys, *saved]
+
+    @fwd.register_fake
+    def _(xs):
+        inst = instance_for(xs)
+        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.fwd.outputs]
+
+    @torch.library.custom_op(base + "_bwd", mutates_args=(),
+                             schema="(Tensor[] xs, Tensor[] outs, Tensor[] dys) -> Tensor[]")
+    def bwd(xs, outs, dys):
+        inst = instance_for(xs)
+        n = len(inst.outputs)
+        grads = inst.backward([x.detach().contiguous() for x in xs], outs[:n], outs[n:],
+                              [g.contiguous() for g in dys])
+        return grads
+
+    @bwd.register_fake
+    def _(xs, outs, dys):
+        inst = instance_for(xs)
+        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.bwd.outputs]
+
+    def setup_context(ctx, inputs, output):
+        (xs,) = inputs
+        ctx.num_inputs = len(xs)
+        ctx.save_for_backward(*xs, *output)
+
+    def backward(ctx, grads):
+        tensors = ctx.saved_tensors
+        xs, outs = list(tensors[:ctx.num_inputs]), list(tensors[ctx.num_inputs:])
+        inst = instance_for(xs)
+        dys = [torch.zeros(s, dtype=d) if g is None else g.to(d)
+               for (_, d, s), g in zip(inst.outputs, grads)]
+        dx = bwd(xs, outs, dys)
+        result = [None] * len(xs)
+        for g, i in zip(dx, inst.grad_of):
+            result[i] = g
+        return (result,)
+
+    torch.library.register_autograd(base, backward, setup_context=setup_context)
+    return fwd
 
 
 def _shape_text(shape):
