@@ -43,6 +43,24 @@ class Context:
     def __init__(self, cache_dir=None):
         self._handle = _capi.contextCreate(cache_dir.encode() if cache_dir else None)
         self._lock = threading.RLock()
+        # Modules and executables alive in this context: the native context
+        # is destroyed after the last of them (a garbage cycle finalizes its
+        # objects in any order, and a context destroyed before its modules
+        # made their destruction crash in ~Operation).
+        self._children = 0
+        self._released = False
+
+    def _adopt(self):
+        with self._lock:
+            self._children += 1
+
+    def _release_child(self, _is_finalizing=_sys.is_finalizing):
+        with self._lock:
+            self._children -= 1
+            if self._released and self._children == 0 and self._handle and \
+                    not _is_finalizing():
+                _capi.contextDestroy(self._handle)
+                self._handle = None
 
     def _error(self, default="unknown error"):
         message = _capi.getLastError(self._handle)
@@ -56,8 +74,11 @@ class Context:
         # module's globals may already be None, as in multiprocessing's
         # workers.)
         if getattr(self, "_handle", None) and not _is_finalizing():
-            _capi.contextDestroy(self._handle)
-            self._handle = None
+            with self._lock:
+                self._released = True
+                if self._children == 0:
+                    _capi.contextDestroy(self._handle)
+                    self._handle = None
 
 
 _default = None
@@ -98,6 +119,7 @@ class Module:
     def __init__(self, handle, context):
         self._handle = handle
         self.context = context
+        context._adopt()
         # (function, wrt) -> (combined name, gradient name) made by grad().
         self._derived = {}
 
@@ -206,9 +228,13 @@ class Module:
         # At interpreter exit the order of finalization is arbitrary (a
         # context may go before its modules, a compile worker may still run):
         # leave the memory to the OS rather than free it out of order.
+        # The garbage collector may run this on any thread, also while
+        # another one compiles in the same context: take its lock.
         if getattr(self, "_handle", None) and not _is_finalizing():
-            _capi.moduleDestroy(self._handle)
-            self._handle = None
+            with self.context._lock:
+                _capi.moduleDestroy(self._handle)
+                self._handle = None
+                self.context._release_child()
 
 
 def _sizes_text(sizes):
@@ -253,14 +279,17 @@ class _Executable:
     def __init__(self, handle, context):
         self.handle = handle
         self.context = context  # keeps the context alive
+        context._adopt()
 
     def __del__(self, _is_finalizing=_sys.is_finalizing):
         # At interpreter exit the order of finalization is arbitrary (a
         # context may go before its modules, a compile worker may still run):
         # leave the memory to the OS rather than free it out of order.
         if getattr(self, "handle", None) and not _is_finalizing():
-            _capi.executableDestroy(self.handle)
-            self.handle = None
+            with self.context._lock:  # as Module.__del__
+                _capi.executableDestroy(self.handle)
+                self.handle = None
+                self.context._release_child()
 
 
 def _tensors(arrays):

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 import neo as _neo
+from neo import overlap as _overlap
 
 __all__ = ["op", "Op", "Module"]
 
@@ -47,7 +48,7 @@ _DTYPE_NAMES = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64
 class _Instance:
     """f_fwd and f_bwd of one function at one binding of its size parameters."""
 
-    def __init__(self, module, name, wrt, options, opt_level, max_saved_bytes):
+    def __init__(self, module, name, wrt, options, opt_level, max_saved_bytes, overlap):
         taken = set(module.functions)
         fwd, bwd = _fresh(name + "_fwd", taken), _fresh(name + "_bwd", taken)
         opts = ("function=%s split=true fwd-name=%s bwd-name=%s combined-name=%s grad-name=%s"
@@ -58,19 +59,38 @@ class _Instance:
             opts += " max-saved-bytes=%d" % max_saved_bytes
         module.run_pipeline("neo-autodiff{%s},neo-keep-functions{functions=%s,%s}"
                             % (opts, fwd, bwd))
-        self.fwd = module.compile(fwd, options=options, opt_level=opt_level)
-        self.bwd = _neo.Function(self.fwd._exe, bwd, module=module)
-        self.inputs = [(n, _TORCH_DTYPES[d], s) for n, d, s in self.fwd.inputs]
+        self._names = (fwd, bwd)
+        self._lock = threading.Lock()
+        self.tuned = threading.Event()
+        self.error = None
+        self._done = threading.Event()
+        if overlap:
+            # NeoFlow's overlap (neo.overlap): a version compiled quickly
+            # now, the tuned one in the background thread, swapped in
+            # between calls. Both compute the same function, so values that
+            # a quick forward saved serve a tuned backward.
+            quick_options, quick_level = _overlap.QUICK
+            self._pair = self._compile(module, quick_options, quick_level)
+            text = str(module)
+            _overlap._submit(lambda: self._compile_tuned(text, options, opt_level))
+        else:
+            self._pair = self._compile(module, options, opt_level)
+            self.tuned.set()
+            self._done.set()
+        fwd, bwd = self._pair
+        # (name, dtype, shape) of f_fwd's outputs and f_bwd's, for allocation.
+        self.fwd_outputs, self.bwd_outputs = fwd.outputs, bwd.outputs
+        self.inputs = [(n, _TORCH_DTYPES[d], s) for n, d, s in fwd.inputs]
         # f_fwd returns the results, then the saved values ("saved.K").
-        results = [o for o in self.fwd.outputs if not o[0].startswith("saved.")]
+        results = [o for o in fwd.outputs if not o[0].startswith("saved.")]
         self.outputs = [(n, _TORCH_DTYPES[d], s) for n, d, s in results]
-        self.num_saved = len(self.fwd.outputs) - len(results)
+        self.num_saved = len(fwd.outputs) - len(results)
         # f_bwd's arguments: inputs it reads, results it reads, saved values, dy...
         input_index = {n: i for i, (n, _, _) in enumerate(self.inputs)}
         output_index = {n: k for k, (n, _, _) in enumerate(self.outputs)}
-        n_out, n_args = len(self.outputs), len(self.bwd.inputs)
+        n_out, n_args = len(self.outputs), len(bwd.inputs)
         self.bwd_args = []
-        for position, (n, _, _) in enumerate(self.bwd.inputs):
+        for position, (n, _, _) in enumerate(bwd.inputs):
             if position >= n_args - n_out:
                 self.bwd_args.append(("dy", position - (n_args - n_out)))
             elif n.startswith("saved."):
@@ -80,22 +100,50 @@ class _Instance:
             else:
                 self.bwd_args.append(("input", input_index[n]))
         # f_bwd's results are d<input> for each differentiated input.
-        self.grad_of = [input_index[n[1:]] for n, _, _ in self.bwd.outputs]
+        self.grad_of = [input_index[n[1:]] for n, _, _ in bwd.outputs]
+
+    def _compile(self, module, options, opt_level):
+        fwd = module.compile(self._names[0], options=options, opt_level=opt_level)
+        return fwd, _neo.Function(fwd._exe, self._names[1], module=module)
+
+    def _compile_tuned(self, text, options, opt_level):
+        try:
+            context = _neo.Context()
+            module = _neo.Module.from_source(text, name=self._names[0] + ".mlir",
+                                             context=context)
+            pair = self._compile(module, options, opt_level)
+            with self._lock:
+                self._pair = pair
+            self.tuned.set()
+        except Exception as e:  # reported through .error; the quick version stays
+            self.error = e
+        finally:
+            self._done.set()
+
+    def current(self):
+        with self._lock:
+            return self._pair
+
+    def wait(self, timeout=None):
+        self._done.wait(timeout)
+        return self.tuned.is_set()
 
     def forward(self, inputs):
+        fwd, _ = self.current()
         xs = [t.detach().contiguous() for t in inputs]
-        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in self.fwd.outputs]
-        self.fwd(*[x.numpy() for x in xs], out=[o.numpy() for o in outs])
+        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in fwd.outputs]
+        fwd(*[x.numpy() for x in xs], out=[o.numpy() for o in outs])
         n = len(self.outputs)
         return xs, outs[:n], outs[n:]
 
     def backward(self, xs, ys, saved, dys):
+        _, bwd = self.current()
         args = []
         for kind, k in self.bwd_args:
             t = {"input": xs, "output": ys, "saved": saved, "dy": dys}[kind][k]
             args.append(t.numpy())
-        grads = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in self.bwd.outputs]
-        self.bwd(*args, out=[g.numpy() for g in grads])
+        grads = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in bwd.outputs]
+        bwd(*args, out=[g.numpy() for g in grads])
         return grads
 
 
@@ -103,7 +151,7 @@ class Op:
     """A Neo function as a differentiable PyTorch operation (see op())."""
 
     def __init__(self, source, name=None, *, wrt=None, options="", opt_level=3,
-                 max_saved_bytes=None, context=None):
+                 max_saved_bytes=None, context=None, overlap=True):
         if max_saved_bytes is not None and (isinstance(max_saved_bytes, bool) or
                                             not isinstance(max_saved_bytes, int) or
                                             max_saved_bytes < 0):
@@ -122,7 +170,7 @@ class Op:
             raise TypeError("neo.torch.op takes .neo source, a path to a .neo file or a "
                             "neo.Module, not %s" % type(source).__name__)
         self._context = context or _neo.default_context()
-        self._settings = (wrt, options, opt_level, max_saved_bytes)
+        self._settings = (wrt, options, opt_level, max_saved_bytes, bool(overlap))
         self._instances = {}
         self._lock = threading.Lock()
         if self._buffer.endswith(".neo"):
@@ -168,6 +216,20 @@ class Op:
         if self.signature is not None:
             return list(self.signature)
         return self._instance({}).inputs
+
+    def wait(self, timeout=None):
+        """Waits until the tuned versions of every shape compiled so far are
+        in use (overlap=True); returns whether they all are, and raises
+        NeoError when one of them failed to compile."""
+        with self._lock:
+            instances = list(self._instances.values())
+        ok = all([inst.wait(timeout) for inst in instances])
+        for inst in instances:
+            if inst.error is not None:
+                # The quick version stays in use; the tuned one failed.
+                raise _neo.NeoError("the tuned compilation of '%s' failed (the quickly "
+                                    "compiled version stays in use): %s" % (self.name, inst.error))
+        return ok
 
     def _instance(self, sizes):
         key = tuple(sorted(sizes.items()))
@@ -257,7 +319,7 @@ def _register_custom_op(op):
     @fwd.register_fake
     def _(xs):
         inst = instance_for(xs)
-        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.fwd.outputs]
+        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.fwd_outputs]
 
     @torch.library.custom_op(base + "_bwd", mutates_args=(),
                              schema="(Tensor[] xs, Tensor[] outs, Tensor[] dys) -> Tensor[]")
@@ -271,7 +333,7 @@ def _register_custom_op(op):
     @bwd.register_fake
     def _(xs, outs, dys):
         inst = instance_for(xs)
-        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.bwd.outputs]
+        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.bwd_outputs]
 
     def setup_context(ctx, inputs, output):
         (xs,) = inputs
@@ -341,7 +403,10 @@ def op(source, name=None, **kwargs):
     inputs to differentiate, default every float input), options (the
     neo-lower-to-cpu options), opt_level, max_saved_bytes (at most this many
     bytes of forward values kept for the backward; more are recomputed),
-    context (a neo.Context)."""
+    context (a neo.Context), overlap (default True: each shape first runs a
+    version compiled quickly while the tuned one compiles in the background
+    and is swapped in between calls, as neo.overlap.HotFunction does;
+    op.wait() waits for it; False compiles the tuned version at once)."""
     return Op(source, name, **kwargs)
 
 

@@ -113,3 +113,22 @@ def test_tuning_records_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("NEO_TUNING_RECORDS", str(tmp_path / "a b.json"))
     with pytest.raises(neo.NeoError, match="NEO_TUNING_RECORDS"):
         neo.Module.from_source(src).compile()
+
+
+def test_context_finalized_before_its_modules():
+    # A garbage cycle finalizes its objects in any order: a context's
+    # __del__ may run before its modules' (neoModuleDestroy then crashed in
+    # ~Operation). The native context now goes after the last of them.
+    import gc
+    import neo
+    ctx = neo.Context()
+    m = neo.Module.from_source("def f(x: f32[4]) -> y {\n  y[i] = 2 * x[i]\n}", context=ctx)
+    f = m.compile()
+    ctx.__del__()  # what the collector may do first
+    assert ctx._handle  # kept: a module and an executable are alive
+    np.testing.assert_allclose(f(np.ones(4, np.float32)), 2 * np.ones(4))
+    cycle = [m, f, ctx]
+    cycle.append(cycle)
+    del m, f, cycle
+    gc.collect()
+    assert ctx._handle is None and ctx._children == 0

@@ -367,3 +367,67 @@ def test_distributed_ranks_from_the_environment():
     outs = [p.communicate(timeout=300)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert "parameter spread across ranks 0.00e+00" in outs[0], outs
+
+
+def test_overlap_quick_version_first_then_tuned():
+    torch.manual_seed(12)
+    src = LAYER.format(t="f32")
+    x, w, b = torch.randn(8, 16), randn(16, 32, dtype=torch.float32), randn(32, dtype=torch.float32)
+    op = nt.op(src)  # overlap=True: returns before the tuned version is ready
+    y0 = op(x, w, b)
+    (g0,) = torch.autograd.grad(y0.sum(), (w,), retain_graph=True)
+    assert op.wait(120) and only(op).tuned.is_set()
+    y1 = op(x, w, b)
+    (g1,) = torch.autograd.grad(y1.sum(), (w,))
+    assert close(y1, y0, 1e-5) and close(g1, g0, 1e-5)
+    assert close(y1, layer_ref(x, w, b), 1e-5)
+    # A forward run by the quick version and its backward by the tuned one
+    # (the swap between them) agree too: y0's graph is still alive.
+    (g_mixed,) = torch.autograd.grad(y0.sum(), (w,))
+    assert close(g_mixed, g0, 1e-5)
+    eager = nt.op(src, overlap=False)
+    assert only(eager).tuned.is_set() and eager.wait(0)
+    # Options that the tuned compilation rejects: the quick version keeps
+    # running, and wait() says why.
+    bad = nt.op(src, options="bogus=1")
+    assert close(bad(x, w, b), y1, 1e-5)
+    with pytest.raises(neo.NeoError, match="tuned compilation of 'layer' failed.*bogus"):
+        bad.wait(120)
+
+
+def test_concurrent_calls_from_threads():
+    import threading
+    op = nt.op(SIZED)
+    torch.manual_seed(13)
+    w, b = randn(16, 32), randn(32)
+    errors = []
+
+    def work(seed):
+        try:
+            g = torch.Generator().manual_seed(seed)
+            for step in range(6):
+                n = 3 + (seed + step) % 3  # three shapes, compiled concurrently
+                x = torch.randn(n, 16, generator=g, dtype=torch.float64).requires_grad_()
+                y = op(x, w, b)
+                gx, gw = torch.autograd.grad(y.sum(), (x, w))
+                rx, rw = torch.autograd.grad(layer_ref(x, w, b).sum(), (x, w))
+                assert close(y, layer_ref(x, w, b), 1e-12)
+                assert close(gx, rx, 1e-12) and close(gw, rw, 1e-12)
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(op._instances) == 3
+
+
+def test_device_error():
+    op = nt.op(LAYER.format(t="f32"))
+    x = torch.empty(8, 16, device="meta")
+    with pytest.raises(neo.NeoError, match=r"argument #0 \('x'\) of 'layer' is on meta: "
+                                           r"neo.torch runs on the CPU"):
+        op(x, torch.randn(16, 32), torch.randn(32))
