@@ -50,7 +50,7 @@ struct DistinctReturnedTensors
 } // namespace
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
-                                      bool fuseElementwise, bool gpu) {
+                                      bool fuseElementwise, bool gpu, bool splitIndexSets) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (eqsat) {
@@ -66,6 +66,10 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   pm.addPass(createConvertNeoToLinalg(toLinalg));
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());
+  if (splitIndexSets) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addNestedPass<func::FuncOp>(createNeoSplitIndexSets());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -89,12 +93,15 @@ void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
 
 void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Phase 1: neo -> linalg on tensors.
-  buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise);
+  buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
+                        /*gpu=*/false, options.splitIndexSets);
   if (options.stopAfter == "linalg")
     return;
 
   // Phase 2: bufferization. Results become out-params written in place.
   buildNeoBufferizePhase(pm, /*deallocate=*/true);
+  // (No memref.copy may call the memrefCopy runtime function.)
+  pm.addNestedPass<func::FuncOp>(createNeoLowerStridedCopies());
   if (options.stopAfter == "bufferize")
     return;
 

@@ -23,6 +23,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> splitIndexSets{
+      *this, "split-index-sets",
+      llvm::cl::desc("Split kernels at the index thresholds their bodies test "
+                     "(neo-split-index-sets: band-masked gradients of sliced reads)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> implicitGemm{
       *this, "implicit-gemm",
       llvm::cl::desc("Run convolutions and other bilinear ops as GEMMs that gather their "
@@ -156,8 +161,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 
 /// neo -> linalg on tensors (canonicalize, optional eqsat, elementwise fusion).
 /// On the GPU, neo-eqsat-fuse uses GPU costs and forms no row-blocked kernels.
+/// `splitIndexSets` adds neo-split-index-sets after the fusion.
 void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
-                           bool gpu = false);
+                           bool gpu = false, bool splitIndexSets = false);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

@@ -97,6 +97,40 @@ def NeoFuseElementwise : Pass<"neo-fuse-elementwise", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def NeoSplitIndexSets : Pass<"neo-split-index-sets", "::mlir::func::FuncOp"> {
+  let summary = "Split linalg.generic ops along a dim at the thresholds their bodies test";
+  let description = [{
+    A generic whose body compares `linalg.index d` (plus constants) against
+    constants, or clamps it with minsi/maxsi, is split along `d` into the
+    pieces between the thresholds (tensor.extract_slice of the operands,
+    tensor.insert_slice of the results). In each piece the comparisons and
+    clamps are constants, so the canonicalizer removes the other pieces'
+    code, and gathers (tensor.extract) at loop indices plus constants that
+    are in bounds in the piece become input operands. This is what the
+    band-masked gradients of sliced reads (LSTM gates) need to vectorize.
+  }];
+  let options = [
+    Option<"maxPieces", "max-pieces", "unsigned", /*default=*/"8",
+           "Split only into at most this many pieces">,
+    Option<"minPiece", "min-piece", "int64_t", /*default=*/"8",
+           "Split only when every piece is at least this long">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def NeoLowerStridedCopies : Pass<"neo-lower-strided-copies", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite memref.copy between strided memrefs as linalg.copy";
+  let description = [{
+    A memref.copy whose source or target is not contiguous lowers to a call
+    of the `memrefCopy` runtime function, which Neo's JIT does not link. Such
+    copies (bufferization makes them for a tensor.insert_slice it cannot do
+    in place, e.g. after neo-split-index-sets) become linalg.copy, which the
+    loop lowering turns into loops. Contiguous copies stay memcpy.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def NeoVectorize : Pass<"neo-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Vectorize the tiles neo-tile marked, and lower vector ops for the host";
   let description = [{
