@@ -316,6 +316,7 @@ class Function:
         self.name = name
         self.module = module
         bname = name.encode()
+        self._bname = bname
         n_in = _capi.executableNumInputs(executable.handle, bname)
         if n_in < 0:
             raise NeoError("no function named '%s' in the module" % name)
@@ -399,6 +400,35 @@ class Function:
         for given, tmp in copies:
             given[...] = tmp
         return results[0] if len(results) == 1 else tuple(results)
+
+    def _run_pointers(self, input_ptrs, output_ptrs):
+        """Runs on raw data pointers, one per input and output, of buffers
+        that the caller guarantees are C-contiguous, of the declared dtypes
+        and shapes and not overlapping (neo.torch checks its tensors before
+        it calls this). The NeoTensor arrays are built once per thread and
+        reused: only the pointers change."""
+        local = self.__dict__.setdefault("_prepared", threading.local())
+        prepared = getattr(local, "arrays", None)
+        if prepared is None:
+            def build(described):
+                out = (_capi.NeoTensor * max(1, len(described)))()
+                for i, (_, d, s) in enumerate(described):
+                    shape = (ctypes.c_int64 * max(1, len(s)))(*s)
+                    out[i].type = _CODES[d]
+                    out[i].rank = len(s)
+                    out[i].shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+                    setattr(out, "_shape%d" % i, shape)
+                return out
+            prepared = local.arrays = (build(self.inputs), build(self.outputs),
+                                       ctypes.create_string_buffer(1024))
+        ins_c, outs_c, error = prepared
+        for i, ptr in enumerate(input_ptrs):
+            ins_c[i].data = ptr
+        for i, ptr in enumerate(output_ptrs):
+            outs_c[i].data = ptr
+        if _capi.executableRun(self._exe.handle, self._bname, ins_c, len(input_ptrs), outs_c,
+                               len(output_ptrs), error, len(error)):
+            raise NeoError(error.value.decode())
 
     def time(self, *inputs, repeat=10):
         """The median milliseconds of `repeat` runs on `inputs` (on the GPU:
