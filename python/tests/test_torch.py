@@ -8,6 +8,13 @@ torch = pytest.importorskip("torch")
 import neo  # noqa: E402
 import neo.torch as nt  # noqa: E402
 
+# The sanitizer suite (scripts/sanitize.sh) preloads the ASan runtime into
+# this interpreter. There the tests that only repeat Python glue over many
+# compilations or processes (every benchmark model, the two DDP runs) are
+# skipped: they would add minutes to CI, and the Release suite runs them.
+under_asan = pytest.mark.skipif("libclang_rt.asan" in __import__("os").environ.get(
+    "LD_PRELOAD", ""), reason="slow under ASan; covered by the Release suite")
+
 LAYER = """
 def layer(x: {t}[8, 16], w: {t}[16, 32], b: {t}[32]) -> y {{
   h[i, j] = sum(k) x[i, k] * w[k, j] + b[j]
@@ -232,6 +239,7 @@ def _bench_models():
     }
 
 
+@under_asan
 @pytest.mark.parametrize("model", sorted(_bench_models()))
 def test_benchmark_models_against_pytorch(model):
     # Every forward+backward benchmark, small, in float32: the outputs and
@@ -343,6 +351,7 @@ def _example(*args, env=None):
                             stderr=subprocess.STDOUT, text=True)
 
 
+@under_asan
 def test_distributed_data_parallel_matches_one_process():
     # Two processes with torch.distributed (gloo) and DDP around a model with
     # a Neo cell: the parameters stay equal across ranks and equal those of
@@ -354,6 +363,7 @@ def test_distributed_data_parallel_matches_one_process():
     assert "largest parameter difference" in out, out
 
 
+@under_asan
 def test_distributed_ranks_from_the_environment():
     # What a multi-machine run does (torchrun's variables), here with both
     # ranks on this machine.
