@@ -15,18 +15,7 @@ import neo.torch as nt  # noqa: E402
 under_asan = pytest.mark.skipif("libclang_rt.asan" in __import__("os").environ.get(
     "LD_PRELOAD", ""), reason="slow under ASan; covered by the Release suite")
 
-LAYER = """
-def layer(x: {t}[8, 16], w: {t}[16, 32], b: {t}[32]) -> y {{
-  h[i, j] = sum(k) x[i, k] * w[k, j] + b[j]
-  a[i, j] = tanh(h[i, j])
-  y[i, j] = a[i, j] * a[i, j] + relu(h[i, j])
-}}"""
-
-
-def layer_ref(x, w, b):
-    h = x @ w + b
-    a = torch.tanh(h)
-    return a * a + torch.relu(h)
+from torch_layer import close, layer_ref, layer_source  # noqa: E402
 
 
 def randn(*shape, dtype=torch.float64, grad=True):
@@ -38,13 +27,9 @@ def only(op):
     return inst
 
 
-def close(a, b, tol):
-    return (a - b).abs().max().item() <= tol * (1 + b.abs().max().item())
-
-
 def test_layer_gradcheck_and_reference():
     torch.manual_seed(0)
-    op = nt.op(LAYER.format(t="f64"))
+    op = nt.op(layer_source("f64"))
     x, w, b = randn(8, 16), randn(16, 32), randn(32)
     assert torch.autograd.gradcheck(op, (x, w, b))
     y, yr = op(x, w, b), layer_ref(x, w, b)
@@ -59,7 +44,7 @@ def test_float32_in_a_torch_model_trains_like_torch():
     # A two-layer model whose first layer is Neo's: the same losses as the
     # same model in PyTorch, step by step, with SGD.
     torch.manual_seed(1)
-    op = nt.op(LAYER.format(t="f32"))
+    op = nt.op(layer_source("f32"))
     w = torch.nn.Parameter(torch.randn(16, 32) * 0.2)
     b = torch.nn.Parameter(torch.zeros(32))
     head = torch.nn.Linear(32, 4)
@@ -119,7 +104,7 @@ def conv(I: f64[2, 3, 6, 6], W: f64[4, 3, 3, 3]) -> O {
 
 
 def test_saved_values_bounded_by_max_saved_bytes():
-    src = LAYER.format(t="f64")
+    src = layer_source("f64")
     free, bounded = nt.op(src), nt.op(src, max_saved_bytes=0)
     assert only(free).num_saved == 1  # h (8x32 f64); tanh(h) is recomputed
     assert only(bounded).num_saved == 0
@@ -135,7 +120,7 @@ def test_saved_values_bounded_by_max_saved_bytes():
 
 def test_wrt_and_inputs_without_grad():
     torch.manual_seed(5)
-    src = LAYER.format(t="f64")
+    src = layer_source("f64")
     op = nt.op(src, wrt=[1])  # only w
     x, w, b = randn(8, 16), randn(16, 32), randn(32)
     y = op(x, w, b)
@@ -155,7 +140,7 @@ def test_wrt_and_inputs_without_grad():
 
 def test_non_contiguous_inputs_and_zero_copy_outputs():
     torch.manual_seed(6)
-    op = nt.op(LAYER.format(t="f64"))
+    op = nt.op(layer_source("f64"))
     xt = randn(16, 8)
     x = xt.t()  # a transposed view
     assert not x.is_contiguous()
@@ -168,7 +153,7 @@ def test_non_contiguous_inputs_and_zero_copy_outputs():
 
 
 def test_bad_calls_are_clear_errors():
-    op = nt.op(LAYER.format(t="f32"))
+    op = nt.op(layer_source("f32"))
     x, w, b = torch.randn(8, 16), torch.randn(16, 32), torch.randn(32)
     with pytest.raises(neo.NeoError, match=r"takes 3 tensors \(x, w, b\) but 2 were given"):
         op(x, w)
@@ -181,7 +166,7 @@ def test_bad_calls_are_clear_errors():
     with pytest.raises(TypeError, match="must be a torch.Tensor, not ndarray"):
         op(x.numpy(), w, b)
     with pytest.raises(neo.NeoError, match="no function named 'nope'"):
-        nt.op(LAYER.format(t="f32"), "nope")
+        nt.op(layer_source("f32"), "nope")
     with pytest.raises(neo.NeoError, match="layer.neo|<python>.neo"):
         nt.op("def layer(x: f32[4]) -> y {\n  y[i] = x[i] +\n}")
     with pytest.raises(TypeError, match="neo.torch.op takes"):
@@ -189,7 +174,7 @@ def test_bad_calls_are_clear_errors():
 
 
 def test_double_backward_is_refused():
-    op = nt.op(LAYER.format(t="f64"))
+    op = nt.op(layer_source("f64"))
     x, w, b = randn(8, 16), randn(16, 32), randn(32)
     y = op(x, w, b)
     (g,) = torch.autograd.grad((y * y).sum(), (w,), create_graph=True)
@@ -199,7 +184,7 @@ def test_double_backward_is_refused():
 
 def test_module_parameters_state_dict_and_to():
     torch.manual_seed(7)
-    m = nt.Module(LAYER.format(t="f32"), parameters=["w", "b"])
+    m = nt.Module(layer_source("f32"), parameters=["w", "b"])
     assert [n for n, _ in m.named_parameters()] == ["w", "b"]
     assert m.w.shape == (16, 32) and m.b.shape == (32,)
     assert torch.count_nonzero(m.b) == 0 and m.w.abs().max() > 0
@@ -208,7 +193,7 @@ def test_module_parameters_state_dict_and_to():
     assert close(y, layer_ref(x, m.w, m.b), 1e-5)
     y.sum().backward()
     assert m.w.grad is not None and m.b.grad is not None
-    m2 = nt.Module(LAYER.format(t="f32"), parameters=["w", "b"],
+    m2 = nt.Module(layer_source("f32"), parameters=["w", "b"],
                    init={"w": torch.nn.init.ones_})
     assert torch.all(m2.w == 1)
     m2.load_state_dict(m.state_dict())
@@ -221,7 +206,7 @@ def test_module_parameters_state_dict_and_to():
     with pytest.raises(neo.NeoError, match=r"takes 1 tensors \(x\) but 2 were given"):
         m2(x, x)
     with pytest.raises(neo.NeoError, match="no input named 'v'"):
-        nt.Module(LAYER.format(t="f32"), parameters=["v"])
+        nt.Module(layer_source("f32"), parameters=["v"])
 
 
 def _bench_models():
@@ -381,7 +366,7 @@ def test_distributed_ranks_from_the_environment():
 
 def test_overlap_quick_version_first_then_tuned():
     torch.manual_seed(12)
-    src = LAYER.format(t="f32")
+    src = layer_source("f32")
     x, w, b = torch.randn(8, 16), randn(16, 32, dtype=torch.float32), randn(32, dtype=torch.float32)
     op = nt.op(src)  # overlap=True: returns before the tuned version is ready
     y0 = op(x, w, b)
@@ -436,7 +421,7 @@ def test_concurrent_calls_from_threads():
 
 
 def test_device_error():
-    op = nt.op(LAYER.format(t="f32"))
+    op = nt.op(layer_source("f32"))
     x = torch.empty(8, 16, device="meta")
     with pytest.raises(neo.NeoError, match=r"argument #0 \('x'\) of 'layer' is on meta: "
                                            r"neo.torch runs on the CPU"):

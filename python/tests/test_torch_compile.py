@@ -10,26 +10,11 @@ if not hasattr(torch.library, "custom_op"):
 import neo  # noqa: E402
 import neo.torch as nt  # noqa: E402
 
-SIZED = """
-def layer(x: {t}[N, 16], w: {t}[16, 32], b: {t}[32]) -> y {{
-  h[i, j] = sum(k) x[i, k] * w[k, j] + b[j]
-  a[i, j] = tanh(h[i, j])
-  y[i, j] = a[i, j] * a[i, j] + relu(h[i, j])
-}}"""
-
-
-def layer_ref(x, w, b):
-    h = x @ w + b
-    a = torch.tanh(h)
-    return a * a + torch.relu(h)
-
-
-def close(a, b, tol):
-    return (a - b).abs().max().item() <= tol * (1 + b.abs().max().item())
+from torch_layer import close, layer_ref, layer_source  # noqa: E402
 
 
 def test_registered_as_custom_op_with_gradcheck():
-    op = nt.op(SIZED.format(t="f64"))
+    op = nt.op(layer_source("f64", "N"))
     assert op.custom_op is not None and "neo::layer" in str(op.custom_op)
     torch.manual_seed(0)
     x, w, b = (torch.randn(*s, dtype=torch.float64, requires_grad=True)
@@ -44,7 +29,7 @@ def test_registered_as_custom_op_with_gradcheck():
 
 def test_torch_compile_fullgraph_matches_eager():
     torch.manual_seed(1)
-    op = nt.op(SIZED.format(t="f32"))
+    op = nt.op(layer_source("f32", "N"))
     w = torch.nn.Parameter(torch.randn(16, 32) * 0.3)
     b = torch.nn.Parameter(torch.randn(32) * 0.1)
     head = torch.nn.Linear(32, 4)
@@ -68,7 +53,7 @@ def test_torch_compile_fullgraph_matches_eager():
 
 def test_compiled_module_trains():
     torch.manual_seed(2)
-    cell = nt.Module(SIZED.format(t="f32"), parameters=["w", "b"],
+    cell = nt.Module(layer_source("f32", "N"), parameters=["w", "b"],
                      init={"w": lambda t: torch.nn.init.normal_(t, 0, 0.2)})
     model = torch.nn.Sequential(cell, torch.nn.Linear(32, 4))
     compiled = torch.compile(model, fullgraph=True)
@@ -87,7 +72,7 @@ def test_compiled_module_trains():
 
 
 def test_errors_in_eager_and_under_compile():
-    op = nt.op(SIZED.format(t="f32"))
+    op = nt.op(layer_source("f32", "N"))
     w, b = torch.randn(16, 32), torch.randn(32)
     with pytest.raises(neo.NeoError, match="has shape"):
         op(torch.randn(4, 15), w, b)

@@ -293,7 +293,6 @@ linalg::GenericOp gathersToInputs(OpBuilder &b, linalg::GenericOp op) {
     maps.push_back(op.getMatchingIndexingMap(in));
   MLIRContext *ctx = op.getContext();
   for (auto &[extract, read] : reads) {
-    auto type = extract.getTensor().getType();
     SmallVector<OpFoldResult> offsets, sizes, strides;
     SmallVector<AffineExpr> exprs;
     for (auto [d, c] : read) {
@@ -302,7 +301,6 @@ linalg::GenericOp gathersToInputs(OpBuilder &b, linalg::GenericOp op) {
       strides.push_back(b.getIndexAttr(1));
       exprs.push_back(getAffineDimExpr(d, ctx));
     }
-    (void)type;
     inputs.push_back(
         tensor::ExtractSliceOp::create(b, loc, extract.getTensor(), offsets, sizes, strides));
     maps.push_back(AffineMap::get(ranges.size(), 0, exprs, ctx));
