@@ -37,8 +37,8 @@ typedef struct NeoModule NeoModule;
 typedef struct NeoExecutable NeoExecutable;
 
 /* Mirrors mlir::neo::ElementType (neo/Support/ElementType.h), value
- * for value. NEO_I32 and NEO_I64 are reserved for integer tensors: no
- * compiled function takes them yet. */
+ * for value. NEO_I32 and NEO_I64 are index tensors (inputs only: token ids,
+ * labels, CSR indices); results are floating-point. */
 typedef enum NeoElementType {
   NEO_F16 = 0,
   NEO_BF16 = 1,

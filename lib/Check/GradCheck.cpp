@@ -1,5 +1,6 @@
 //===- GradCheck.cpp - Check derived gradients numerically ----------------===//
 #include "neo/Check/GradCheck.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Autodiff.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,9 +41,19 @@ FailureOr<GradCheckReport> mlir::neo::gradCheck(ModuleOp module, llvm::StringRef
   FunctionType type = func.getFunctionType();
   std::mt19937_64 rng(options.seed);
   if (inputs.empty())
-    for (Type t : type.getInputs())
-      inputs.push_back(randomLike(cast<RankedTensorType>(t).getShape(), rng, options.low,
-                                  options.high));
+    for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+      auto tensor = cast<RankedTensorType>(t);
+      if (isa<FloatType>(tensor.getElementType())) {
+        inputs.push_back(randomLike(tensor.getShape(), rng, options.low, options.high));
+        continue;
+      }
+      // Index values in range of the reads they index (see getIndexValueBound).
+      std::optional<int64_t> bound = getIndexValueBound(func.getArgument(i));
+      RefTensor index = randomLike(tensor.getShape(), rng, 0, bound ? *bound : 1);
+      for (double &v : index.data)
+        v = std::floor(v);
+      inputs.push_back(std::move(index));
+    }
   if (inputs.size() != type.getNumInputs())
     return func.emitError("gradcheck: expected ")
                << type.getNumInputs() << " inputs, got " << inputs.size(),

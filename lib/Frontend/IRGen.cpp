@@ -71,11 +71,24 @@ private:
     llvm::DenseMap<IndexBinding *, unsigned> dims;
     SmallVector<int64_t> bounds; // the extent of each dim
     llvm::DenseMap<Expr *, unsigned> readOf;
+    // Index reads (reads of i32/i64 tensors): symbol `s<j>` of the maps.
+    SmallVector<Value> indexInputs;
+    SmallVector<SmallVector<AffineExpr>> indexExprs;
+    llvm::DenseMap<Expr *, unsigned> indexReadOf;
     ComputeOp op;
   };
+  // The reads of the op, before their maps are built (the number of index
+  // reads, the maps' symbols, is known only once every read is collected).
+  struct Reads {
+    SmallVector<Value> inputs;
+    SmallVector<SmallVector<AffineExpr>> exprs;
+    SmallVector<double> pads;
+    SmallVector<bool> checked;
+  };
   std::optional<AffineExpr> toAffine(Expr *e, OpState &st, bool report);
-  bool collectReads(Expr *e, OpState &st, SmallVectorImpl<Value> &inputs,
-                    SmallVectorImpl<AffineMap> &maps, SmallVectorImpl<double> &pads);
+  /// The symbol of the index read `e` (registered once per tensor and index).
+  std::optional<AffineExpr> indexRead(Expr *e, OpState &st, bool report);
+  bool collectReads(Expr *e, OpState &st, Reads &reads);
   bool extractDomain(Expr *cond, OpState &st, SmallVectorImpl<AffineExpr> &constraints,
                      SmallVectorImpl<bool> &eqFlags);
   Value emitIndex(Expr *e, OpBuilder &b, OpState &st);
@@ -177,6 +190,12 @@ bool Importer::emitFunction(Function &fn, ModuleOp module) {
   for (const Result &r : fn.results)
     if (r.type && !checkSizes(*r.type, "result '" + r.name + "'"))
       return false;
+  for (const Result &r : fn.results)
+    if (r.type && !isFloatElementType(r.type->element))
+      return fail(r.type->loc, "result '" + r.name + "' is declared " +
+                                   stringifyElementKind(r.type->element) +
+                                   ": results are floating-point tensors (index tensors are "
+                                   "inputs only)");
 
   tensors.clear();
   SmallVector<Type> argTypes;
@@ -227,6 +246,11 @@ bool Importer::emitFunction(Function &fn, ModuleOp module) {
       return fail(r.loc, "result '" + r.name + "' is never defined");
     }
     auto type = cast<RankedTensorType>(it->second.value.getType());
+    if (!isFloatElementType(it->second.element)) {
+      func.erase();
+      return fail(r.loc, "result '" + r.name + "' is the index tensor parameter '" + r.name +
+                             "': results are floating-point tensors");
+    }
     if (r.type && (type.getShape() != ArrayRef<int64_t>(r.type->shape) ||
                    type.getElementType() != elementType(r.type->element))) {
       func.erase();
@@ -337,6 +361,11 @@ static void collectFreeBindings(Expr *e, llvm::SmallPtrSetImpl<IndexBinding *> &
   if (e->kind == Expr::Kind::Var && !own.count(e->binding))
     free.insert(e->binding);
   for (auto &b : e->bindings)
+    if (b->rangeLo) {
+      collectFreeBindings(b->rangeLo.get(), own, free);
+      collectFreeBindings(b->rangeHi.get(), own, free);
+    }
+  for (auto &b : e->bindings)
     own.insert(b.get());
   for (auto &op : e->operands)
     collectFreeBindings(op.get(), own, free);
@@ -430,44 +459,89 @@ std::optional<AffineExpr> Importer::toAffine(Expr *e, OpState &st, bool report) 
     }
     return acc;
   }
+  case Expr::Kind::Access:
+    if (isa<IntegerType>(cast<ShapedType>(e->tensor.getType()).getElementType()))
+      return indexRead(e, st, report);
+    return bad(e->loc, "not an integer index expression");
   default:
     return bad(e->loc, "not an integer index expression");
   }
 }
 
-bool Importer::collectReads(Expr *e, OpState &st, SmallVectorImpl<Value> &inputs,
-                            SmallVectorImpl<AffineMap> &maps,
-                            SmallVectorImpl<double> &pads) {
+/// The affine indices of the access `e`, each checked not to overflow.
+static bool hasAffineOverflow(AffineExpr a, ArrayRef<int64_t> bounds) {
+  return !getExprRange(a, bounds, kIndexReadRange);
+}
+
+std::optional<AffineExpr> Importer::indexRead(Expr *e, OpState &st, bool report) {
+  auto it = st.indexReadOf.find(e);
+  if (it != st.indexReadOf.end())
+    return getAffineSymbolExpr(it->second, context);
+  SmallVector<AffineExpr> results;
+  for (auto [i, index] : llvm::enumerate(e->operands)) {
+    auto a = toAffine(index.get(), st, report);
+    if (!a)
+      return std::nullopt;
+    if (hasAffineOverflow(*a, st.bounds)) {
+      if (report)
+        fail(index->loc, "index #" + llvm::Twine(i) + " of '" + e->name +
+                             "' overflows 64-bit integers over the ranges of its "
+                             "index variables");
+      return std::nullopt;
+    }
+    results.push_back(*a);
+  }
+  unsigned j = 0;
+  while (j < st.indexInputs.size() &&
+         !(st.indexInputs[j] == e->tensor && st.indexExprs[j] == results))
+    ++j;
+  if (j == st.indexInputs.size()) {
+    st.indexInputs.push_back(e->tensor);
+    st.indexExprs.push_back(results);
+  }
+  st.indexReadOf[e] = j;
+  return getAffineSymbolExpr(j, context);
+}
+
+bool Importer::collectReads(Expr *e, OpState &st, Reads &reads) {
+  if (e->kind == Expr::Kind::Access &&
+      isa<IntegerType>(cast<ShapedType>(e->tensor.getType()).getElementType()))
+    return indexRead(e, st, /*report=*/true).has_value(); // used as a value
   if (e->kind == Expr::Kind::Access) {
     SmallVector<AffineExpr> results;
+    bool indirect = false;
     for (auto [i, index] : llvm::enumerate(e->operands)) {
       auto a = toAffine(index.get(), st, /*report=*/true);
       if (!a)
         return false;
       // Index arithmetic is exact in int64 everywhere (lowering, interpreter,
       // autodiff); an index whose range does not fit is an error here.
-      if (!getExprRange(*a, st.bounds))
+      if (hasAffineOverflow(*a, st.bounds))
         return fail(index->loc, "index #" + llvm::Twine(i) + " of '" + e->name +
                                     "' overflows 64-bit integers over the ranges of its "
                                     "index variables");
+      a->walk([&](AffineExpr sub) { indirect |= isa<AffineSymbolExpr>(sub); });
       results.push_back(*a);
     }
-    AffineMap map = AffineMap::get(st.dims.size(), 0, results, context);
     double pad = e->pad.value_or(0.0);
-    for (unsigned i = 0; i < inputs.size(); ++i)
-      if (inputs[i] == e->tensor && maps[i] == map &&
-          (pads[i] == pad || (std::isnan(pads[i]) && std::isnan(pad)))) {
+    // An index read that leaves the tensor is an error unless a pad is written.
+    bool checked = indirect && !e->pad;
+    for (unsigned i = 0; i < reads.inputs.size(); ++i)
+      if (reads.inputs[i] == e->tensor && reads.exprs[i] == results &&
+          reads.checked[i] == checked &&
+          (reads.pads[i] == pad || (std::isnan(reads.pads[i]) && std::isnan(pad)))) {
         st.readOf[e] = i;
         return true;
       }
-    st.readOf[e] = inputs.size();
-    inputs.push_back(e->tensor);
-    maps.push_back(map);
-    pads.push_back(pad);
+    st.readOf[e] = reads.inputs.size();
+    reads.inputs.push_back(e->tensor);
+    reads.exprs.push_back(results);
+    reads.pads.push_back(pad);
+    reads.checked.push_back(checked);
     return true;
   }
   for (auto &op : e->operands)
-    if (!collectReads(op.get(), st, inputs, maps, pads))
+    if (!collectReads(op.get(), st, reads))
       return false;
   return true;
 }
@@ -528,20 +602,54 @@ Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *
     else
       constraints.clear(), eqFlags.clear();
   }
+  // `e in lo .. hi`: lo <= e < hi.
+  for (IndexBinding *b : red) {
+    if (!b->rangeLo)
+      continue;
+    AffineExpr e = getAffineDimExpr(st.dims.lookup(b), context);
+    auto lo = toAffine(b->rangeLo.get(), st, /*report=*/true);
+    auto hi = lo ? toAffine(b->rangeHi.get(), st, /*report=*/true) : std::nullopt;
+    if (!lo || !hi)
+      return nullptr;
+    if (hasAffineOverflow(e - *lo, st.bounds) || hasAffineOverflow(*hi - e - 1, st.bounds))
+      return fail(b->loc, "the range of '" + b->name + "' overflows 64-bit integers"), nullptr;
+    constraints.push_back(e - *lo);
+    eqFlags.push_back(false);
+    constraints.push_back(*hi - e - 1);
+    eqFlags.push_back(false);
+  }
+
+  Reads reads;
+  if (!collectReads(value, st, reads))
+    return nullptr;
+  unsigned numDims = st.dims.size(), numSymbols = st.indexInputs.size();
+  // A map or domain that uses no index value has no symbols.
+  auto symbolsOf = [&](ArrayRef<AffineExpr> exprs) -> unsigned {
+    for (AffineExpr e : exprs) {
+      bool found = false;
+      e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
+      if (found)
+        return numSymbols;
+    }
+    return 0;
+  };
+  SmallVector<AffineMap> maps, indexMaps;
+  SmallVector<int64_t> checked;
+  for (auto [i, results] : llvm::enumerate(reads.exprs)) {
+    maps.push_back(AffineMap::get(numDims, symbolsOf(results), results, context));
+    if (reads.checked[i])
+      checked.push_back(i);
+  }
+  for (auto &results : st.indexExprs)
+    indexMaps.push_back(AffineMap::get(numDims, symbolsOf(results), results, context));
   IntegerSet domain;
   if (!constraints.empty())
-    domain = IntegerSet::get(st.dims.size(), 0, constraints, eqFlags);
-
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  SmallVector<double> pads;
-  if (!collectReads(value, st, inputs, maps, pads))
-    return nullptr;
+    domain = IntegerSet::get(numDims, symbolsOf(constraints), constraints, eqFlags);
 
   Location l = loc(at);
   auto resultType = RankedTensorType::get(shape, currentElement);
-  st.op = ComputeOp::create(builder, l, resultType, inputs, maps, redBounds, kind,
-                            pads, domain);
+  st.op = ComputeOp::create(builder, l, resultType, reads.inputs, maps, redBounds, kind, reads.pads,
+                            domain, st.indexInputs, indexMaps, checked);
   OpBuilder b = OpBuilder::atBlockEnd(&st.op.getBodyBlock());
   Value v = emitValue(value, b, st);
   if (!v) {
@@ -559,6 +667,12 @@ Value Importer::emitIndex(Expr *e, OpBuilder &b, OpState &st) {
     return arith::ConstantIndexOp::create(b, l, e->intValue);
   case Expr::Kind::Var:
     return IndexOp::create(b, l, b.getIndexType(), st.dims.lookup(e->binding));
+  case Expr::Kind::Access: {
+    auto it = st.indexReadOf.find(e);
+    if (it == st.indexReadOf.end())
+      break;
+    return IndexReadOp::create(b, l, b.getIndexType(), it->second);
+  }
   case Expr::Kind::Neg: {
     Value zero = arith::ConstantIndexOp::create(b, l, 0);
     return arith::SubIOp::create(b, l, zero, emitIndex(e->operands[0].get(), b, st));

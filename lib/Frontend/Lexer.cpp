@@ -29,6 +29,7 @@ llvm::StringRef mlir::neo::frontend::describeTokenKind(TokenKind kind) {
   case TokenKind::Colon: return "':'";
   case TokenKind::Semicolon: return "';'";
   case TokenKind::Arrow: return "'->'";
+  case TokenKind::DotDot: return "'..'";
   case TokenKind::Assign: return "'='";
   case TokenKind::Plus: return "'+'";
   case TokenKind::Minus: return "'-'";
@@ -123,6 +124,10 @@ Token Lexer::next() {
   default:
     break;
   }
+  if (c == '.' && peek() == '.') {
+    ++cur;
+    return make(TokenKind::DotDot, start);
+  }
   if (std::isdigit(static_cast<unsigned char>(c)) ||
       (c == '.' && std::isdigit(static_cast<unsigned char>(peek()))))
     return lexNumber(start);
@@ -141,7 +146,9 @@ Token Lexer::lexNumber(const char *start) {
   };
   cur = start;
   digits();
-  if (cur != buffer.end() && *cur == '.') {
+  // `0..n` is a range, not the number `0.`.
+  bool range = cur + 1 < buffer.end() && *cur == '.' && cur[1] == '.';
+  if (cur != buffer.end() && *cur == '.' && !range) {
     isFloat = true;
     ++cur;
     digits();

@@ -46,18 +46,20 @@ std::optional<Program> Parser::parseProgram() {
 }
 
 static bool isElementTypeName(llvm::StringRef s) {
-  return s == "f16" || s == "bf16" || s == "f32" || s == "f64";
+  return s == "f16" || s == "bf16" || s == "f32" || s == "f64" || s == "i32" || s == "i64";
 }
 
 bool Parser::parseTensorType(TensorTypeSpec &type) {
   type.loc = tok.getLoc();
   if (tok.isNot(TokenKind::Identifier) || !isElementTypeName(tok.spelling))
-    return errorAtToken("expected an element type (f16, bf16, f32 or f64), found '" +
+    return errorAtToken("expected an element type (f16, bf16, f32, f64, i32 or i64), found '" +
                         tok.spelling + "'");
   type.element = llvm::StringSwitch<ElementKind>(tok.spelling)
                      .Case("f16", ElementKind::F16)
                      .Case("bf16", ElementKind::BF16)
                      .Case("f64", ElementKind::F64)
+                     .Case("i32", ElementKind::I32)
+                     .Case("i64", ElementKind::I64)
                      .Default(ElementKind::F32);
   consume();
   if (!expect(TokenKind::LSquare, "to start the shape"))
@@ -179,6 +181,26 @@ bool Parser::parseIndexBinding(std::unique_ptr<IndexBinding> &binding,
       return errorAtToken("the extent of '" + binding->name + "' must be positive");
     binding->extent = extent;
     consume();
+  }
+  // `e in lo .. hi`: a reduction variable over a data-dependent range.
+  if (isReduction && tok.is(TokenKind::Identifier) && tok.spelling == "in") {
+    consume();
+    {
+      DepthGuard guard(*this);
+      if (guard)
+        binding->rangeLo = parseAdditive();
+    }
+    if (!binding->rangeLo)
+      return false;
+    if (!expect(TokenKind::DotDot, "between the bounds of the range of '" + binding->name + "'"))
+      return false;
+    {
+      DepthGuard guard(*this);
+      if (guard)
+        binding->rangeHi = parseAdditive();
+    }
+    if (!binding->rangeHi)
+      return false;
   }
   return true;
 }
@@ -422,6 +444,8 @@ bool Parser::looksLikeReduction() {
     if (llvm::is_contained(scope, t.spelling.str()))
       return false;
     t = ahead.next();
+    if (t.is(TokenKind::Identifier) && t.spelling == "in")
+      return true; // `max(e in lo .. hi) ...`
     if (t.is(TokenKind::Less)) {
       t = ahead.next();
       if (t.isNot(TokenKind::Integer))

@@ -1,6 +1,8 @@
 //===- Sema.cpp - Semantic analysis of .neo statements --------------------===//
 #include "neo/Frontend/Sema.h"
 
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -9,6 +11,13 @@
 using namespace mlir;
 using namespace mlir::neo::frontend;
 using llvm::SMLoc;
+
+bool Sema::isIndexTensorRead(const Expr *e) const {
+  if (e->kind != Expr::Kind::Access)
+    return false;
+  auto it = tensors.find(e->name);
+  return it != tensors.end() && !isFloatElementType(it->second.element);
+}
 
 std::optional<double> mlir::neo::frontend::evaluateConstant(const Expr *e) {
   if (e->kind == Expr::Kind::Number)
@@ -156,6 +165,8 @@ std::optional<std::pair<int64_t, int64_t>> Sema::indexRange(Expr *e, size_t numO
   switch (e->kind) {
   case Expr::Kind::Number: return Range{e->intValue, e->intValue};
   case Expr::Kind::Var: return Range{0, extentOf(e->binding) - 1};
+  case Expr::Kind::Access: // an index read (checked at run time)
+    return Range{kIndexReadRange.lo, kIndexReadRange.hi};
   case Expr::Kind::Neg: {
     auto r = indexRange(e->operands[0].get(), e->operands[0]->ops.size());
     if (!r)
@@ -222,7 +233,11 @@ std::optional<std::pair<int64_t, int64_t>> Sema::indexRange(Expr *e, size_t numO
 }
 
 bool Sema::checkIndexArithmetic(Expr *e) {
-  if (e->type == ExprType::Index)
+  for (auto &b : e->bindings)
+    if (b->rangeLo &&
+        (!checkIndexArithmetic(b->rangeLo.get()) || !checkIndexArithmetic(b->rangeHi.get())))
+      return false;
+  if (e->type == ExprType::Index && e->kind != Expr::Kind::Access)
     return indexRange(e, e->ops.size()).has_value();
   size_t done = 0;
   if (e->kind == Expr::Kind::Binary) {
@@ -292,6 +307,14 @@ bool Sema::resolveNode(Expr *e) {
                               llvm::Twine(sym.shape.size()) + " but is indexed with " +
                               llvm::Twine(e->operands.size()) + " indices");
     e->tensor = sym.value;
+    if (!isFloatElementType(sym.element)) {
+      // An index read: an integer value, not a read of the statement's type.
+      if (e->pad)
+        return fail(e->loc, "the index tensor '" + e->name + "' (" +
+                                stringifyElementKind(sym.element) +
+                                ") cannot be read with a pad value: a read outside it is an error");
+      return true;
+    }
     if (elementSeen && *elementSeen != sym.element) {
       error(e->loc, "tensor '" + e->name + "' has element type " +
                         stringifyElementKind(sym.element) + " but this statement reads " +
@@ -307,6 +330,10 @@ bool Sema::resolveNode(Expr *e) {
     return true;
   }
   case Expr::Kind::Reduce: {
+    // Range bounds see the enclosing variables, not the reduction's own.
+    for (auto &b : e->bindings)
+      if (b->rangeLo && (!resolve(b->rangeLo) || !resolve(b->rangeHi)))
+        return false;
     for (auto &b : e->bindings) {
       for (IndexBinding *other : scope)
         if (other->name == b->name) {
@@ -358,15 +385,19 @@ bool Sema::typeCheckNode(Expr *e) {
     return true;
   case Expr::Kind::Access:
     for (auto [j, index] : llvm::enumerate(e->operands))
-      if (index->type != ExprType::Index && index->kind == Expr::Kind::Binary &&
-          index->lastOp() == BinaryOp::Div)
+      if (index->type != ExprType::Index && index->kind == Expr::Kind::Access)
+        return fail(index->loc, "index #" + llvm::Twine(j) + " of '" + e->name +
+                                    "' reads the floating-point tensor '" + index->name +
+                                    "': only i32 and i64 tensors hold index values");
+      else if (index->type != ExprType::Index && index->kind == Expr::Kind::Binary &&
+               index->lastOp() == BinaryOp::Div)
         return fail(index->loc, "index #" + llvm::Twine(j) + " of '" + e->name +
                                     "' divides with '/': use '//' for the integer "
                                     "division of an index");
       else if (index->type != ExprType::Index)
         return fail(index->loc, "index #" + llvm::Twine(j) + " of '" + e->name +
                                     "' is not an integer expression of index variables");
-    e->type = ExprType::Value;
+    e->type = isIndexTensorRead(e) ? ExprType::Index : ExprType::Value;
     return true;
   case Expr::Kind::Neg:
     if (!notBool(e->operands[0].get()))
@@ -423,6 +454,16 @@ bool Sema::typeCheckNode(Expr *e) {
   case Expr::Kind::Reduce:
     if (!notBool(e->operands[0].get()))
       return false;
+    for (auto &b : e->bindings)
+      for (Expr *bound : {b->rangeLo.get(), b->rangeHi.get()}) {
+        if (!bound)
+          continue;
+        if (!typeCheck(bound))
+          return false;
+        if (bound->type != ExprType::Index)
+          return fail(bound->loc, "the range of '" + b->name +
+                                      "' must be bounded by integer index expressions");
+      }
     e->type = ExprType::Value;
     return true;
   case Expr::Kind::Compare:
@@ -473,6 +514,9 @@ bool Sema::inferExtents(Expr *e) {
 }
 
 bool Sema::inferExtentsNode(Expr *e) {
+  for (auto &b : e->bindings)
+    if (b->rangeLo && (!inferExtents(b->rangeLo.get()) || !inferExtents(b->rangeHi.get())))
+      return false;
   if (e->kind == Expr::Kind::Access) {
     const TensorSymbol &sym = tensors.find(e->name)->second;
     for (auto [j, index] : llvm::enumerate(e->operands))

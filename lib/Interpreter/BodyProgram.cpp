@@ -19,11 +19,17 @@ using namespace mlir::neo::detail;
 // AffineProgram
 //===----------------------------------------------------------------------===//
 
-AffineProgram::AffineProgram(AffineExpr expr) { append(expr); }
+AffineProgram::AffineProgram(AffineExpr expr, unsigned symbolBase) : symbolBase(symbolBase) {
+  append(expr);
+}
 
 void AffineProgram::append(AffineExpr expr) {
   if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
     insts.push_back({Step::Dim, dim.getPosition()});
+    return;
+  }
+  if (auto sym = dyn_cast<AffineSymbolExpr>(expr)) {
+    insts.push_back({Step::Dim, symbolBase + sym.getPosition()});
     return;
   }
   if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
@@ -534,6 +540,18 @@ LogicalResult BodyCompiler::compileOp(Operation &op) {
       program.initialSlots[slot].i = sext(i.getValue().getZExtValue(), rc->width);
     else
       return badTypes();
+    return success();
+  }
+
+  if (auto read = dyn_cast<IndexReadOp>(op)) {
+    auto compute = read->getParentOfType<ComputeOp>();
+    if (rc->isFloat || read.getRead() >= compute.getNumIndexReads())
+      return badTypes();
+    unsigned res = newSlot(result);
+    BodyProgram::Inst &inst = emit(op, Opcode::Index);
+    inst.res = res;
+    // The values of the index reads follow the dims in the point array.
+    inst.imm = static_cast<int64_t>(compute.getNumDims() + read.getRead());
     return success();
   }
 

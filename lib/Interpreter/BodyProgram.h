@@ -25,11 +25,12 @@ namespace mlir {
 namespace neo {
 namespace detail {
 
-/// An affine expression over iteration dims (no symbols) as a postfix program.
+/// An affine expression over iteration dims and index reads as a postfix program.
 class AffineProgram {
 public:
-  /// Compiles `expr`, which must not use symbols.
-  explicit AffineProgram(AffineExpr expr);
+  /// Compiles `expr`. Symbol `s<j>` reads `dims[symbolBase + j]` (the
+  /// interpreter stores the values of the index reads after the dims).
+  explicit AffineProgram(AffineExpr expr, unsigned symbolBase = 0);
 
   /// Evaluates the expression at `dims`. Returns false on a division (or
   /// modulo) by zero. Additions and multiplications wrap.
@@ -43,6 +44,7 @@ private:
   };
   void append(AffineExpr expr);
   llvm::SmallVector<Inst, 4> insts;
+  unsigned symbolBase = 0;
 };
 
 /// arith.maximumf / arith.minimumf: NaN propagates and -0 < +0.

@@ -10,6 +10,7 @@
 
 #include "BodyProgram.h"
 
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -120,6 +121,17 @@ Interpreter::callFunction(func::FuncOp func, std::vector<RefTensor> args, Locati
                             << arg.data.size() << " elements but its shape "
                             << formatShape(arg.shape) << " needs "
                             << (n ? std::to_string(*n) : std::string("too many"));
+  }
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    auto tensorType = cast<RankedTensorType>(type.getInput(i));
+    if (!isa<IntegerType>(tensorType.getElementType()))
+      continue;
+    for (auto [k, v] : llvm::enumerate(arg.data))
+      if (v != std::floor(v) || v < static_cast<double>(kIndexReadRange.lo) ||
+          v > static_cast<double>(kIndexReadRange.hi))
+        return emitError(loc) << "input #" << i << " of '@" << name << "' is an index tensor ("
+                              << tensorType << ") but element " << k << " is " << v
+                              << ": index values are integers in [-2^31, 2^31 - 1]";
   }
   if (!active.insert(func).second)
     return emitError(loc) << "recursive call of '@" << name
@@ -257,6 +269,7 @@ struct Read {
   SmallVector<AffineProgram> indices;
   SmallVector<int64_t> strides;
   double pad;
+  bool checked; // an index outside the tensor is an error, not a pad read
 };
 struct Constraint {
   AffineProgram expr;
@@ -295,6 +308,7 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
 
   // Reads.
   unsigned numReads = op.getInputs().size();
+  unsigned numSymbols = op.getNumIndexReads();
   if (op.getIndexingMaps().size() != numReads)
     return op.emitError("the reference interpreter expects one indexing map per read");
   if (auto pads = op.getPadValuesAttr(); pads && pads.size() != numReads)
@@ -307,25 +321,42 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
       return op.emitError() << "the reference interpreter has no value for read #" << i;
     AffineMap map = op.getIndexingMap(i);
     const RefTensor &tensor = it->second;
-    if (map.getNumSymbols() != 0 || map.getNumDims() != numDims ||
-        map.getNumResults() != tensor.shape.size())
+    if ((map.getNumSymbols() != 0 && map.getNumSymbols() != numSymbols) ||
+        map.getNumDims() != numDims || map.getNumResults() != tensor.shape.size())
       return op.emitError() << "the reference interpreter expects indexing map #" << i
-                            << " to have " << numDims << " dims, no symbols and "
-                            << tensor.shape.size() << " results";
-    Read read{&tensor, {}, stridesOf(tensor.shape), op.getPadValue(i)};
+                            << " to have " << numDims << " dims, " << numSymbols
+                            << " or no symbols and " << tensor.shape.size() << " results";
+    Read read{&tensor, {}, stridesOf(tensor.shape), op.getPadValue(i), op.isCheckedRead(i)};
     for (AffineExpr e : map.getResults())
-      read.indices.emplace_back(e);
+      read.indices.emplace_back(e, numDims);
     reads.push_back(std::move(read));
+  }
+  // Index reads: their values follow the dims in the point array.
+  std::vector<Read> indexReads;
+  for (unsigned j = 0; j < numSymbols; ++j) {
+    auto it = env.find(op.getIndexInputs()[j]);
+    if (it == env.end())
+      return op.emitError() << "the reference interpreter has no value for index read #" << j;
+    const RefTensor &tensor = it->second;
+    AffineMap map = op.getIndexMap(j);
+    if (map.getNumDims() != numDims || map.getNumResults() != tensor.shape.size())
+      return op.emitError() << "the reference interpreter expects index map #" << j << " to have "
+                            << numDims << " dims and " << tensor.shape.size() << " results";
+    Read read{&tensor, {}, stridesOf(tensor.shape), 0.0, true};
+    for (AffineExpr e : map.getResults())
+      read.indices.emplace_back(e, numDims);
+    indexReads.push_back(std::move(read));
   }
 
   // Domain.
   SmallVector<Constraint> constraints;
   if (std::optional<IntegerSet> domain = op.getDomain()) {
-    if (domain->getNumSymbols() != 0 || domain->getNumDims() != numDims)
-      return op.emitError() << "the reference interpreter expects a domain over "
-                            << numDims << " dims without symbols";
+    if ((domain->getNumSymbols() != 0 && domain->getNumSymbols() != numSymbols) ||
+        domain->getNumDims() != numDims)
+      return op.emitError() << "the reference interpreter expects a domain over " << numDims
+                            << " dims and " << numSymbols << " or no symbols";
     for (unsigned c = 0, e = domain->getNumConstraints(); c < e; ++c)
-      constraints.push_back({AffineProgram(domain->getConstraint(c)), domain->isEq(c)});
+      constraints.push_back({AffineProgram(domain->getConstraint(c), numDims), domain->isEq(c)});
   }
 
   FailureOr<BodyProgram> body = BodyProgram::compile(op);
@@ -342,16 +373,57 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
   SmallVector<int64_t> outStrides = stridesOf(out.shape);
 
   std::vector<Slot> slots = body->makeSlots();
-  SmallVector<int64_t> d(numDims, 0);
+  // The iteration point, then the values of the index reads.
+  SmallVector<int64_t> d(numDims + numSymbols, 0);
+  auto printPoint = [&](InFlightDiagnostic &diag) {
+    diag << "at iteration point (";
+    llvm::interleaveComma(ArrayRef<int64_t>(d).take_front(numDims), diag);
+    diag << ")";
+  };
   auto divisionByZero = [&](StringRef where) {
     InFlightDiagnostic diag = op.emitError();
-    diag << "division by zero in " << where << " at iteration point (";
-    llvm::interleaveComma(d, diag);
-    diag << ")";
+    diag << "division by zero in " << where << " ";
+    printPoint(diag);
+    return failure();
+  };
+  // The offset of `read` at the current point, or nullopt (with `bad` the
+  // index that left the tensor) when it is outside.
+  auto offsetOf = [&](const Read &read, StringRef what, unsigned &bad,
+                      int64_t &badValue) -> FailureOr<std::optional<int64_t>> {
+    int64_t offset = 0;
+    for (unsigned k = 0, e = read.indices.size(); k < e; ++k) {
+      int64_t idx;
+      if (!read.indices[k].eval(d.data(), idx))
+        return divisionByZero(what);
+      if (idx < 0 || idx >= read.tensor->shape[k]) {
+        bad = k;
+        badValue = idx;
+        return std::optional<int64_t>();
+      }
+      offset += idx * read.strides[k];
+    }
+    return std::optional<int64_t>(offset);
+  };
+  auto outOfRange = [&](StringRef what, const Read &read, unsigned k, int64_t value) {
+    InFlightDiagnostic diag = op.emitError();
+    diag << "index out of range: index #" << k << " of " << what << " is " << value
+         << " but the dim has size " << read.tensor->shape[k] << " ";
+    printPoint(diag);
     return failure();
   };
 
   for (uint64_t point = 0; point < numPoints; ++point) {
+    for (unsigned j = 0; j < numSymbols; ++j) {
+      std::string what = "index read #" + std::to_string(j);
+      unsigned bad = 0;
+      int64_t badValue = 0;
+      FailureOr<std::optional<int64_t>> offset = offsetOf(indexReads[j], what, bad, badValue);
+      if (failed(offset))
+        return failure();
+      if (!*offset)
+        return outOfRange(what, indexReads[j], bad, badValue);
+      d[numDims + j] = static_cast<int64_t>(indexReads[j].tensor->data[**offset]);
+    }
     bool inDomain = true;
     for (const Constraint &c : constraints) {
       int64_t v;
@@ -365,25 +437,21 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
     if (inDomain) {
       for (unsigned i = 0; i < numReads; ++i) {
         const Read &read = reads[i];
-        int64_t offset = 0;
-        bool inBounds = true;
-        for (unsigned k = 0, e = read.indices.size(); k < e; ++k) {
-          int64_t idx;
-          if (!read.indices[k].eval(d.data(), idx))
-            return divisionByZero("indexing map #" + std::to_string(i));
-          if (idx < 0 || idx >= read.tensor->shape[k]) {
-            inBounds = false;
-            break;
-          }
-          offset += idx * read.strides[k];
-        }
-        slots[i].f = inBounds ? read.tensor->data[offset] : read.pad;
+        std::string what = "indexing map #" + std::to_string(i);
+        unsigned bad = 0;
+        int64_t badValue = 0;
+        FailureOr<std::optional<int64_t>> offset = offsetOf(read, what, bad, badValue);
+        if (failed(offset))
+          return failure();
+        if (!*offset && read.checked)
+          return outOfRange("read #" + std::to_string(i), read, bad, badValue);
+        slots[i].f = *offset ? read.tensor->data[**offset] : read.pad;
       }
       double v;
       unsigned failedInst;
       Trap trap = body->run(slots.data(), d.data(), v, failedInst);
       if (trap != Trap::None) {
-        body->reportTrap(trap, failedInst, d);
+        body->reportTrap(trap, failedInst, ArrayRef<int64_t>(d).take_front(numDims));
         return failure();
       }
       int64_t o = 0;

@@ -27,7 +27,8 @@ from . import _capi
 __all__ = ["NeoError", "Context", "Module", "Function", "grad", "default_context",
            "cuda_available", "signatures"]
 
-_DTYPES = {0: np.dtype(np.float16), 2: np.dtype(np.float32), 3: np.dtype(np.float64)}
+_DTYPES = {0: np.dtype(np.float16), 2: np.dtype(np.float32), 3: np.dtype(np.float64),
+           4: np.dtype(np.int32), 5: np.dtype(np.int64)}
 _CODES = {v: k for k, v in _DTYPES.items()}
 
 

@@ -15,9 +15,10 @@
 //===----------------------------------------------------------------------===//
 #include "../common/SizeOption.h"
 
-#include "neo/Codegen/CPU/ScheduleRecords.h"
-#include "neo/Frontend/Import.h"
 #include "neo/Check/GradCheck.h"
+#include "neo/Codegen/CPU/ScheduleRecords.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
+#include "neo/Frontend/Import.h"
 #include "neo/Interpreter/Interpreter.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Execution/Device.h"
@@ -27,8 +28,10 @@
 #include "neo/Support/AtomicFile.h"
 #include "neo/Support/TemporaryFiles.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -37,7 +40,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-#include "mlir/Support/FileUtilities.h"
 
 #include <algorithm>
 #include <chrono>
@@ -404,14 +406,24 @@ int main(int argc, char **argv) {
   }
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uniform(lo, hi);
+  auto func = module->lookupSymbol<func::FuncOp>(sig->name);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i])
       continue;
     auto t = HostTensor::allocate(sig->inputs[i], "input '" + sig->inputNames[i] + "'");
     if (!t)
       return fail(llvm::toString(t.takeError()));
-    for (int64_t k = 0, n = t->getSpec().numElements(); k < n; ++k)
-      t->set(k, uniform(rng));
+    if (isFloatElementType(sig->inputs[i].type)) {
+      for (int64_t k = 0, n = t->getSpec().numElements(); k < n; ++k)
+        t->set(k, uniform(rng));
+    } else {
+      // Index values in range of every read they index (0 where no read
+      // bounds them, e.g. CSR row pointers: empty rows).
+      std::optional<int64_t> bound = func ? getIndexValueBound(func.getArgument(i)) : std::nullopt;
+      std::uniform_int_distribution<int64_t> pick(0, bound ? *bound - 1 : 0);
+      for (int64_t k = 0, n = t->getSpec().numElements(); k < n; ++k)
+        t->set(k, static_cast<double>(pick(rng)));
+    }
     inputs[i] = std::move(*t);
   }
 

@@ -123,15 +123,29 @@ TEST_F(ImportTest, SemanticErrors) {
       {"def f(x: f32[4]) -> y { y[i] = x[j] }",
        "'j' is neither a bound index variable nor a tensor"},
       {"def f(x: f32[4,4]) -> y { y[i, i] = x[i, i] }", "index variable 'i' is bound twice"},
-      {"def f(x: f32[4,4]) -> y { y[i] = sum(i) x[i, i] }",
-       "index variable 'i' is already bound"},
+      {"def f(x: f32[4,4]) -> y { y[i] = sum(i) x[i, i] }", "index variable 'i' is already bound"},
       {"def f(x: f32[4], z: f32[5]) -> y { y[i] = x[i] + z[i] }",
        "shape conflict: index 'i' ranges over 4 (from 'x') but 'z' has size 5 in this "
        "position"},
       {"def f(x: f32[4]) -> y { y[i] = x[i]\n y[i] = x[i] }", "redefinition of tensor 'y'"},
       {"def f(x: f32[4]) -> x { x[i] = x[i] }", "redefinition of tensor 'x'"},
       {"def f(x: f32[4], n: f32[4]) -> y { y[i < 2] = x[n[i]] }",
+       "index #0 of 'x' reads the floating-point tensor 'n': only i32 and i64 tensors hold index "
+       "values"},
+      {"def f(x: f32[4], n: f32[4]) -> y { y[i < 2] = x[n[i] + 1] }",
        "index #0 of 'x' is not an integer expression of index variables"},
+      {"def f(x: f32[4], t: i32[2]) -> y { y[i] = x[t[i] pad 0] }",
+       "the index tensor 't' (i32) cannot be read with a pad value: a read outside it is an "
+       "error"},
+      {"def f(x: f32[4], t: i32[2]) -> (y: i32[2]) { y[i] = x[t[i]] }",
+       "result 'y' is declared i32: results are floating-point tensors (index tensors are inputs "
+       "only)"},
+      {"def f(x: f32[4], t: i32[2]) -> t { y[i] = x[t[i]] }",
+       "result 't' is the index tensor parameter 't': results are floating-point tensors"},
+      {"def f(x: f32[4], t: i32[2]) -> y { y[i] = x[t[i] * t[i]] }",
+       "the product of two index expressions is not affine: one side must be a constant"},
+      {"def f(x: f32[4], v: f32[2]) -> y { y[] = sum(e in v[0] .. 3) x[e] }",
+       "the range of 'e' must be bounded by integer index expressions"},
       {"def f(x: f32[4]) -> y { y[i < 2, j < 2] = x[i // j] }",
        "division of an index by a non-constant: '//' needs a positive integer constant "
        "divisor"},

@@ -154,7 +154,8 @@ TEST(Parser, Errors) {
   } cases[] = {
       {"def f(x: f32[4]) -> y { y[i] = x[i] $ }", "unexpected character '$'"},
       {"def f(x: f32[0]) -> y {}", "dimension size must be positive, found 0"},
-      {"def f(x: i32[4]) -> y {}", "expected an element type (f16, bf16, f32 or f64), found 'i32'"},
+      {"def f(x: u8[4]) -> y {}",
+       "expected an element type (f16, bf16, f32, f64, i32 or i64), found 'u8'"},
       {"def f(x: f32[4]) -> y { y[i] = x[i }", "expected ']' to end the indices of 'x', found '}'"},
       {"def f(x: f32[4]) -> y { y[i] = }", "expected an expression, found '}'"},
       {"def f(x: f32[4]) -> y { y[i] = x[i]", "expected '}' to end the body of 'f'"},

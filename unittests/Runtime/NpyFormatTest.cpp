@@ -103,8 +103,9 @@ TEST_F(NpyFormatTest, Errors) {
   EXPECT_TRUE(entries().empty());
   // numpy has no bfloat16 (and integer arrays are not written yet).
   s = encodeNpy(makeArray(ElementType::BF16, {2}), "h.npy", file);
-  EXPECT_EQ(s.message(), "h.npy: cannot write bf16 elements as .npy (float16, float32 and "
-                         "float64 only)");
+  EXPECT_EQ(s.message(),
+            "h.npy: cannot write bf16 elements as .npy (float16, float32, float64, int32 and "
+            "int64 only)");
 
   s = loadNpyFile(dir + "/none.npy", a);
   EXPECT_EQ(s.code(), Status::Code::IO);

@@ -324,23 +324,21 @@ TEST(NpyTest, ErrorFortranOrder) {
 }
 
 TEST(NpyTest, ErrorUnsupportedDType) {
+  EXPECT_EQ(parseError(npy("{'descr': '<u1', 'fortran_order': False, 'shape': (2,), }", 2)),
+            "t.npy: unsupported dtype '<u1' (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+  EXPECT_EQ(parseError(npy("{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 32)),
+            "t.npy: unsupported dtype '<f16' (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
   EXPECT_EQ(
-      parseError(npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8)),
-      "t.npy: unsupported dtype '<i4' (expected '<f2', '<f4' or '<f8')");
-  EXPECT_EQ(
-      parseError(npy("{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 32)),
-      "t.npy: unsupported dtype '<f16' (expected '<f2', '<f4' or '<f8')");
-  EXPECT_EQ(parseError(npy("{'descr': [('a', '<f4')], 'fortran_order': False, "
-                           "'shape': (2,), }",
-                           8)),
-            "t.npy: unsupported dtype '[('a', '<f4')]' (expected '<f2', '<f4' or '<f8')");
+      parseError(npy("{'descr': [('a', '<f4')], 'fortran_order': False, "
+                     "'shape': (2,), }",
+                     8)),
+      "t.npy: unsupported dtype '[('a', '<f4')]' (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
 }
 
 TEST(NpyTest, ErrorBigEndian) {
-  EXPECT_EQ(
-      parseError(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8)),
-      "t.npy: big-endian dtype '>f4' is not supported (expected '<f2', '<f4' or "
-      "'<f8')");
+  EXPECT_EQ(parseError(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8)),
+            "t.npy: big-endian dtype '>f4' is not supported (expected '<f2', '<f4', '<f8', "
+            "'<i4' or '<i8')");
 }
 
 TEST(NpyTest, ErrorShapeOverflow) {

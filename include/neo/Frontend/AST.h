@@ -41,6 +41,8 @@ struct TensorTypeSpec {
   llvm::SMLoc loc;
 };
 
+struct Expr;
+
 /// The binding of an index variable: on the left-hand side of a statement
 /// (`y[i, j < 4] = ...`) or by a reduction (`sum(k) ...`).
 struct IndexBinding {
@@ -48,6 +50,9 @@ struct IndexBinding {
   llvm::SMLoc loc;
   std::optional<int64_t> extent;   // written as `name < N`
   llvm::SMLoc extentLoc;
+  // A reduction variable over a data-dependent half-open range `e in lo .. hi`
+  // (integer index expressions of the enclosing variables and index reads).
+  std::unique_ptr<Expr> rangeLo, rangeHi;
   bool isReduction = false;
   // Filled by semantic analysis.
   std::optional<int64_t> inferredExtent;

@@ -33,8 +33,9 @@ enum class TokenKind {
   Comma,
   Colon,
   Semicolon,
-  Arrow,   // ->
-  Assign,  // =
+  Arrow,  // ->
+  DotDot, // ..
+  Assign, // =
   Plus,
   Minus,
   Star,

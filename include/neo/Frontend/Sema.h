@@ -39,6 +39,9 @@ public:
   /// The element type of the statement (common to all its reads).
   ElementKind getElementKind() const { return element; }
 
+  /// True if `e` reads an i32 or i64 tensor (an index read).
+  bool isIndexTensorRead(const Expr *e) const;
+
 private:
   bool checkSizes(const Statement &stmt);
   /// Checks that no integer arithmetic of `e` (index expressions, their

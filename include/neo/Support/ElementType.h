@@ -4,8 +4,8 @@
 // (neo/Runtime/Execution/Tensor.h), .npy arrays (NpyFormat.h), bundle
 // buffers (BundleManifest.h) and the tools all use it. The C API mirrors it
 // as `NeoElementType` (converted in one place, lib/CAPI). I32 and I64 are
-// reserved for integer tensors: no compiler path produces them yet, and the
-// bundle format and .npy support only the float types.
+// index tensors: function inputs only (no op produces them); .npy holds them,
+// the GPU bundle format does not.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_SUPPORT_ELEMENTTYPE_H

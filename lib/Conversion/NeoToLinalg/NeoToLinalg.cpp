@@ -56,8 +56,9 @@ bool isMultiplyOfReads(ComputeOp op) {
 
 /// linalg.matmul / linalg.batch_matmul for the ops that are exactly one.
 Value tryNamedContraction(OpBuilder &b, ComputeOp op) {
-  if (op.getKind() != ReductionKind::Sum || op.getDomain() || op.getNumReductionDims() != 1 ||
-      !isMultiplyOfReads(op) || op.readMayBeOutOfBounds(0) || op.readMayBeOutOfBounds(1))
+  if (op.hasIndexReads() || op.getKind() != ReductionKind::Sum || op.getDomain() ||
+      op.getNumReductionDims() != 1 || !isMultiplyOfReads(op) || op.readMayBeOutOfBounds(0) ||
+      op.readMayBeOutOfBounds(1))
     return {};
   MLIRContext *ctx = op.getContext();
   Type elem = op.getResultType().getElementType();
@@ -92,16 +93,19 @@ Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value acc, Value v
   return v;
 }
 
-/// Reads `input` at `map(dims)`, or yields `pad` when the index leaves the
-/// input. Only the dims whose range may leave the input are checked.
+/// Reads `input` at `map(dims, symbols)`, or yields `pad` when the index
+/// leaves the input (`pad` none: the index is clamped into the input, for
+/// checked reads and index reads, whose violations the index checks report).
+/// Only the dims whose range may leave the input are checked.
 Value emitGuardedRead(OpBuilder &b, Location loc, Value input, AffineMap map,
-                      ArrayRef<int64_t> bounds, double pad, ValueRange dims) {
+                      ArrayRef<int64_t> bounds, std::optional<double> pad, ValueRange dims,
+                      ValueRange symbols = {}) {
   auto type = cast<RankedTensorType>(input.getType());
   Value inBounds;
   SmallVector<Value> indices;
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   for (auto [j, expr] : llvm::enumerate(map.getResults())) {
-    Value idx = affine::expandAffineExpr(b, loc, expr, dims, {});
+    Value idx = affine::expandAffineExpr(b, loc, expr, dims, symbols);
     int64_t size = type.getDimSize(j);
     std::optional<Interval> range = getExprRange(expr, bounds);
     bool mayUnderflow = !range || range->lo < 0;
@@ -121,10 +125,24 @@ Value emitGuardedRead(OpBuilder &b, Location loc, Value input, AffineMap map,
     indices.push_back(idx);
   }
   Value v = tensor::ExtractOp::create(b, loc, input, indices);
-  if (!inBounds)
+  if (!inBounds || !pad)
     return v;
-  Value padV = floatConstant(b, loc, type.getElementType(), pad);
+  Value padV = floatConstant(b, loc, type.getElementType(), *pad);
   return arith::SelectOp::create(b, loc, inBounds, v, padV);
+}
+
+/// Whether `op`'s index read `j` can be a generic input: no symbols, always
+/// in bounds, and a whole-dim index has the loop's extent.
+bool isDirectIndexRead(ComputeOp op, unsigned j) {
+  AffineMap map = op.getIndexMap(j);
+  auto type = cast<RankedTensorType>(op.getIndexInputs()[j].getType());
+  SmallVector<int64_t> bounds = op.getIterationBounds();
+  if (map.getNumSymbols() != 0 || mayBeOutOfBounds(map, bounds, type.getShape()))
+    return false;
+  return llvm::all_of(llvm::enumerate(map.getResults()), [&](auto it) {
+    auto dim = dyn_cast<AffineDimExpr>(it.value());
+    return !dim || type.getDimSize(it.index()) == bounds[dim.getPosition()];
+  });
 }
 
 /// One linalg.generic computing `members` (ops with one iteration space,
@@ -152,7 +170,7 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
     unsigned numReads = op.getInputs().size();
     directArg.emplace_back(numReads, -1);
     for (unsigned i = 0; i < numReads; ++i) {
-      if (op.readMayBeOutOfBounds(i))
+      if (op.isIndirectRead(i) || op.readMayBeOutOfBounds(i))
         continue;
       // Linalg infers loop ranges from operand dims indexed by a bare dim: such
       // a dim must have exactly the loop's extent (no sub-range reads).
@@ -180,6 +198,19 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
         if (auto dim = dyn_cast<AffineDimExpr>(e))
           covered.set(dim.getPosition());
     }
+  }
+  // Index reads (single-op generics only): direct ones are inputs too.
+  SmallVector<int> directIndexArg;
+  for (unsigned j = 0, e = first.getNumIndexReads(); j < e; ++j) {
+    directIndexArg.push_back(-1);
+    if (!isDirectIndexRead(first, j))
+      continue;
+    directIndexArg.back() = inputs.size();
+    inputs.push_back(operandOf(first.getIndexInputs()[j]));
+    maps.push_back(first.getIndexMap(j));
+    for (AffineExpr e : first.getIndexMap(j).getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        covered.set(dim.getPosition());
   }
   // A shape-only operand names the reduction dims that no read names directly.
   if (!covered.all()) {
@@ -219,11 +250,23 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
         SmallVector<Value> dims;
         for (unsigned d = 0; d < numDims; ++d)
           dims.push_back(linalg::IndexOp::create(b, l, d));
+        // The index values, in order (a later index read may use earlier ones).
+        SmallVector<Value> symbols;
+        for (unsigned j = 0, e = first.getNumIndexReads(); j < e; ++j) {
+          Value raw =
+              directIndexArg[j] >= 0
+                  ? args[directIndexArg[j]]
+                  : emitGuardedRead(b, l, operandOf(first.getIndexInputs()[j]),
+                                    first.getIndexMap(j), bounds, std::nullopt, dims, symbols);
+          symbols.push_back(arith::IndexCastOp::create(b, l, b.getIndexType(), raw));
+        }
         Value inDomain;
         if (domain) {
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
           for (unsigned c = 0, e = domain->getNumConstraints(); c < e; ++c) {
-            Value v = affine::expandAffineExpr(b, l, domain->getConstraint(c), dims, {});
+            Value v = affine::expandAffineExpr(b, l, domain->getConstraint(c), dims,
+                                               domain->getNumSymbols() ? ValueRange(symbols)
+                                                                       : ValueRange());
             Value ok = arith::CmpIOp::create(
                 b, l, domain->isEq(c) ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge,
                 v, zero);
@@ -236,16 +279,24 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
           Block &body = op.getBodyBlock();
           IRMapping mapping;
           for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i) {
-            Value v = directArg[m][i] >= 0
-                          ? args[directArg[m][i]]
-                          : emitGuardedRead(b, l, operandOf(op.getInputs()[i]),
-                                            op.getIndexingMap(i), bounds, op.getPadValue(i),
-                                            dims);
+            AffineMap map = op.getIndexingMap(i);
+            std::optional<double> pad;
+            if (!op.isCheckedRead(i))
+              pad = op.getPadValue(i);
+            Value v =
+                directArg[m][i] >= 0
+                    ? args[directArg[m][i]]
+                    : emitGuardedRead(b, l, operandOf(op.getInputs()[i]), map, bounds, pad, dims,
+                                      map.getNumSymbols() ? ValueRange(symbols) : ValueRange());
             mapping.map(body.getArgument(i), v);
           }
           for (Operation &inner : body.without_terminator()) {
             if (auto index = dyn_cast<IndexOp>(inner)) {
               mapping.map(index.getResult(), dims[index.getDim()]);
+              continue;
+            }
+            if (auto read = dyn_cast<IndexReadOp>(inner)) {
+              mapping.map(read.getResult(), symbols[read.getRead()]);
               continue;
             }
             b.clone(inner, mapping);
@@ -302,6 +353,8 @@ bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
     return false;
   ComputeOp first = members.front();
   for (ComputeOp m : members) {
+    if (m.hasIndexReads())
+      return false;
     if (m.getBounds() != first.getBounds() ||
         m.getReductionBounds() != first.getReductionBounds() || m.getKind() != first.getKind() ||
         m.getDomainAttr() != first.getDomainAttr())

@@ -73,16 +73,14 @@ static llvm::Error addPackedEntryPoints(llvm::Module &module,
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptrTy = llvm::PointerType::getUnqual(ctx);
   auto *fnTy = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrTy}, false);
-  for (const FunctionSignature &sig : signatures) {
-    llvm::Function *f = module.getFunction(sig.name);
-    size_t expected = sig.inputs.size() + sig.outputs.size();
+  auto add = [&](const std::string &name, size_t expected) -> llvm::Error {
+    llvm::Function *f = module.getFunction(name);
     if (!f || f->arg_size() != expected || !f->getReturnType()->isVoidTy() ||
         llvm::any_of(f->args(), [](llvm::Argument &a) { return !a.getType()->isPointerTy(); }))
-      return makeError("internal error: the lowered function '" + sig.name +
-                       "' does not take " + llvm::Twine(expected) +
-                       " pointers and return nothing");
+      return makeError("internal error: the lowered function '" + name + "' does not take " +
+                       llvm::Twine(expected) + " pointers and return nothing");
     auto *packed = llvm::Function::Create(fnTy, llvm::GlobalValue::ExternalLinkage,
-                                          (codegen::kPackedPrefix + sig.name).str(), module);
+                                          (codegen::kPackedPrefix + name).str(), module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", packed));
     llvm::SmallVector<llvm::Value *> args;
     for (unsigned i = 0; i < expected; ++i) {
@@ -91,6 +89,15 @@ static llvm::Error addPackedEntryPoints(llvm::Module &module,
     }
     b.CreateCall(f, args);
     b.CreateRetVoid();
+    return llvm::Error::success();
+  };
+  for (const FunctionSignature &sig : signatures) {
+    if (llvm::Error err = add(sig.name, sig.inputs.size() + sig.outputs.size()))
+      return err;
+    if (!sig.indexCheckFunction.empty())
+      if (llvm::Error err =
+              add(sig.indexCheckFunction, sig.inputs.size() + 2 * sig.indexChecks.size()))
+        return err;
   }
   return llvm::Error::success();
 }

@@ -3,6 +3,7 @@
 #include "Codegen.h"
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Registration.h"
 #include "neo/Support/FileIO.h"
 #include "neo/Tuning/TuningRecords.h"
@@ -21,6 +22,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <condition_variable>
 
 using namespace mlir;
@@ -130,7 +132,8 @@ mlir::neo::runtime::getSignatures(ModuleOp module) {
     return std::move(err);
   std::vector<FunctionSignature> signatures;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isPrivate() || func.isExternal())
+    // Check functions belong to the function they check (below).
+    if (func.isPrivate() || func.isExternal() || func->hasAttr("neo.index_check_of"))
       continue;
     FunctionSignature sig;
     sig.name = func.getName().str();
@@ -149,9 +152,35 @@ mlir::neo::runtime::getSignatures(ModuleOp module) {
                                                 sig.name + "'");
       if (!spec)
         return spec.takeError();
+      if (!isFloatElementType(spec->type))
+        return makeError("result #" + llvm::Twine(i) + " of '" + sig.name + "' is an " +
+                         getElementTypeName(spec->type) +
+                         " tensor: results are floating-point tensors");
       sig.outputs.push_back(*spec);
       auto name = func.getResultAttrOfType<StringAttr>(i, "neo.name");
       sig.outputNames.push_back(name ? name.str() : "result" + std::to_string(i));
+    }
+    if (auto check = module.lookupSymbol<func::FuncOp>((sig.name + kIndexCheckSuffix).str());
+        check && check->hasAttr("neo.index_check_of")) {
+      auto descriptions = check->getAttrOfType<ArrayAttr>("neo.index_checks");
+      if (!descriptions || check.getFunctionType().getNumResults() != 2 * descriptions.size() ||
+          check.getFunctionType().getInputs() != type.getInputs())
+        return makeError("the index check function of '" + sig.name + "' is malformed");
+      sig.indexCheckFunction = check.getName().str();
+      for (Attribute a : descriptions) {
+        auto dict = dyn_cast<DictionaryAttr>(a);
+        auto message = dict ? dict.getAs<StringAttr>("message") : StringAttr();
+        auto dims = dict ? dict.getAs<ArrayAttr>("dims") : ArrayAttr();
+        auto extents = dict ? dict.getAs<DenseI64ArrayAttr>("extents") : DenseI64ArrayAttr();
+        if (!message || !dims || !extents)
+          return makeError("the index check function of '" + sig.name + "' is malformed");
+        FunctionSignature::IndexCheck c;
+        c.message = message.str();
+        for (Attribute d : dims)
+          c.dims.push_back(cast<StringAttr>(d).str());
+        c.extents.assign(extents.asArrayRef().begin(), extents.asArrayRef().end());
+        sig.indexChecks.push_back(std::move(c));
+      }
     }
     signatures.push_back(std::move(sig));
   }
@@ -172,6 +201,29 @@ static llvm::Error loadOpenMPRuntime() {
   if (!loaded)
     return makeError("cannot load the OpenMP runtime " NEO_OMP_LIBRARY ": " + error);
 #endif
+  return llvm::Error::success();
+}
+
+/// The first failed check of `found` (see FunctionSignature::IndexCheck).
+static llvm::Error reportIndexChecks(const FunctionSignature &sig, llvm::ArrayRef<double> found) {
+  for (auto [k, check] : llvm::enumerate(sig.indexChecks)) {
+    double position = found[2 * k];
+    if (std::isinf(position) || position < 0)
+      continue;
+    // The point from its row-major position.
+    std::vector<int64_t> point(check.extents.size());
+    auto rest = static_cast<int64_t>(position);
+    for (size_t d = check.extents.size(); d-- > 0;) {
+      point[d] = rest % check.extents[d];
+      rest /= check.extents[d];
+    }
+    std::string where;
+    for (size_t d = 0; d < check.dims.size() && d < point.size(); ++d)
+      where += (d ? ", " : "") + check.dims[d] + "=" + std::to_string(point[d]);
+    return makeError("index out of range in '" + sig.name + "': " + check.message + " is " +
+                     llvm::Twine(static_cast<int64_t>(found[2 * k + 1])) + " at iteration point (" +
+                     where + "); nothing was computed");
+  }
   return llvm::Error::success();
 }
 
@@ -200,10 +252,14 @@ public:
     std::shared_ptr<JitExecutable> exe(
         new JitExecutable(std::move(sigs), std::move(key), std::move(*jit)));
     for (const FunctionSignature &sig : exe->signatures) {
-      auto addr = exe->jit->lookup((codegen::kPackedPrefix + sig.name).str());
-      if (!addr)
-        return addr.takeError();
-      exe->entries[sig.name] = addr->toPtr<PackedFn>();
+      for (const std::string &name : {sig.name, sig.indexCheckFunction}) {
+        if (name.empty())
+          continue;
+        auto addr = exe->jit->lookup((codegen::kPackedPrefix + name).str());
+        if (!addr)
+          return addr.takeError();
+        exe->entries[name] = addr->toPtr<PackedFn>();
+      }
     }
     return exe;
   }
@@ -216,6 +272,16 @@ protected:
     std::vector<void *> args;
     for (const HostBuffer &b : inputs)
       args.push_back(b.data);
+    if (!sig.indexCheckFunction.empty()) {
+      // Index values first: nothing is written when one is out of range.
+      std::vector<double> found(2 * sig.indexChecks.size());
+      std::vector<void *> checkArgs(args);
+      for (double &v : found)
+        checkArgs.push_back(&v);
+      entries.lookup(sig.indexCheckFunction)(checkArgs.data());
+      if (llvm::Error err = reportIndexChecks(sig, found))
+        return err;
+    }
     for (const HostBuffer &b : outputs)
       args.push_back(b.data);
     entries.lookup(sig.name)(args.data());
@@ -319,6 +385,26 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compileFunction(ModuleOp mod
 }
 
 llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
+  // Functions that read index values get their run-time checks.
+  OwningOpRef<ModuleOp> checked;
+  bool hasIndexReads = false;
+  module.walk([&](ComputeOp op) {
+    hasIndexReads |= op.hasIndexReads();
+    return hasIndexReads ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (hasIndexReads) {
+    checked = module.clone();
+    std::string diagnostics;
+    {
+      ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+        diagnostics += locationPrefix(d.getLocation()) + d.str() + "\n";
+        return success();
+      });
+      if (failed(addIndexChecks(*checked)))
+        return makeError("cannot check the index values: " + diagnostics);
+    }
+    module = *checked;
+  }
   auto signatures = getSignatures(module);
   if (!signatures)
     return signatures.takeError();

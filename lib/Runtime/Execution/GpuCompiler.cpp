@@ -1,5 +1,6 @@
 //===- GpuCompiler.cpp - Functions to GPU bundles -------------------------===//
 #include "neo/Runtime/Execution/GpuCompiler.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Execution/Engine.h"
@@ -293,6 +294,14 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
   for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (other != func && other.isPublic())
       other.erase();
+  // Index values are checked on the host before a CPU run; the GPU runtime
+  // has no such checks yet, so it does not run such functions.
+  bool indexReads = false;
+  module->walk([&](neo::ComputeOp op) { indexReads |= op.hasIndexReads(); });
+  if (indexReads)
+    return makeError("'" + function +
+                     "' reads index values (i32/i64 tensors): the GPU runtime "
+                     "does not run such functions yet (run it on the CPU)");
   auto signatures = getSignatures(*module);
   if (!signatures)
     return signatures.takeError();

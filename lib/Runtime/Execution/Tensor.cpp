@@ -16,6 +16,10 @@ std::optional<ElementType> mlir::neo::runtime::getElementType(mlir::Type type) {
   if (type.isBF16()) return ElementType::BF16;
   if (type.isF32()) return ElementType::F32;
   if (type.isF64()) return ElementType::F64;
+  if (type.isInteger(32))
+    return ElementType::I32;
+  if (type.isInteger(64))
+    return ElementType::I64;
   return std::nullopt;
 }
 

@@ -80,6 +80,19 @@ struct FunctionSignature {
   std::string name;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<std::string> inputNames, outputNames;
+
+  /// One run-time check of index values (neo-index-checks): its check
+  /// function returns, per check, the first violating position (row-major
+  /// over `extents`; +inf when none) and the index there.
+  struct IndexCheck {
+    std::string message;
+    std::vector<std::string> dims;
+    std::vector<int64_t> extents;
+  };
+  /// The function that checks the index values of the inputs (empty when
+  /// the function reads none), run before this one with the same inputs.
+  std::string indexCheckFunction;
+  std::vector<IndexCheck> indexChecks;
 };
 
 } // namespace runtime

@@ -14,16 +14,16 @@ static std::optional<int64_t> positiveConstant(AffineExpr e) {
   return std::nullopt;
 }
 
-bool mlir::neo::isSupportedIndexExpr(AffineExpr expr) {
+bool mlir::neo::isSupportedIndexExpr(AffineExpr expr, unsigned numSymbols) {
   switch (expr.getKind()) {
   case AffineExprKind::Constant:
   case AffineExprKind::DimId:
     return true;
-  case AffineExprKind::SymbolId:
-    return false;
+  case AffineExprKind::SymbolId: return cast<AffineSymbolExpr>(expr).getPosition() < numSymbols;
   case AffineExprKind::Add: {
     auto bin = cast<AffineBinaryOpExpr>(expr);
-    return isSupportedIndexExpr(bin.getLHS()) && isSupportedIndexExpr(bin.getRHS());
+    return isSupportedIndexExpr(bin.getLHS(), numSymbols) &&
+           isSupportedIndexExpr(bin.getRHS(), numSymbols);
   }
   case AffineExprKind::Mul: {
     auto bin = cast<AffineBinaryOpExpr>(expr);
@@ -31,14 +31,15 @@ bool mlir::neo::isSupportedIndexExpr(AffineExpr expr) {
     bool rc = isa<AffineConstantExpr>(bin.getRHS());
     if (!lc && !rc)
       return false;
-    return isSupportedIndexExpr(bin.getLHS()) && isSupportedIndexExpr(bin.getRHS());
+    return isSupportedIndexExpr(bin.getLHS(), numSymbols) &&
+           isSupportedIndexExpr(bin.getRHS(), numSymbols);
   }
   case AffineExprKind::FloorDiv:
   case AffineExprKind::CeilDiv:
   case AffineExprKind::Mod: {
     auto bin = cast<AffineBinaryOpExpr>(expr);
     return positiveConstant(bin.getRHS()).has_value() &&
-           isSupportedIndexExpr(bin.getLHS());
+           isSupportedIndexExpr(bin.getLHS(), numSymbols);
   }
   }
   return false;
@@ -46,6 +47,11 @@ bool mlir::neo::isSupportedIndexExpr(AffineExpr expr) {
 
 std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
                                                 llvm::ArrayRef<int64_t> bounds) {
+  return getExprRange(expr, bounds, std::nullopt);
+}
+
+std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
+                                                std::optional<Interval> symbolRange) {
   switch (expr.getKind()) {
   case AffineExprKind::Constant: {
     int64_t v = cast<AffineConstantExpr>(expr).getValue();
@@ -57,12 +63,11 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
       return std::nullopt;
     return Interval{0, bounds[pos] - 1};
   }
-  case AffineExprKind::SymbolId:
-    return std::nullopt;
+  case AffineExprKind::SymbolId: return symbolRange;
   case AffineExprKind::Add: {
     auto bin = cast<AffineBinaryOpExpr>(expr);
-    auto l = getExprRange(bin.getLHS(), bounds);
-    auto r = getExprRange(bin.getRHS(), bounds);
+    auto l = getExprRange(bin.getLHS(), bounds, symbolRange);
+    auto r = getExprRange(bin.getRHS(), bounds, symbolRange);
     if (!l || !r)
       return std::nullopt;
     auto lo = llvm::checkedAdd(l->lo, r->lo);
@@ -75,7 +80,7 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
     auto factors = splitConstantProduct(expr);
     if (!factors)
       return std::nullopt;
-    auto l = getExprRange(factors->first, bounds);
+    auto l = getExprRange(factors->first, bounds, symbolRange);
     if (!l)
       return std::nullopt;
     auto a = llvm::checkedMul(l->lo, factors->second);
@@ -91,7 +96,7 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
     auto c = positiveConstant(bin.getRHS());
     if (!c)
       return std::nullopt;
-    auto l = getExprRange(bin.getLHS(), bounds);
+    auto l = getExprRange(bin.getLHS(), bounds, symbolRange);
     if (!l)
       return std::nullopt;
     if (expr.getKind() == AffineExprKind::FloorDiv)
@@ -134,15 +139,20 @@ std::optional<std::pair<AffineExpr, int64_t>> mlir::neo::splitConstantProduct(Af
   return std::make_pair(lhs, c.getValue());
 }
 
-int64_t mlir::neo::evaluateIndexExpr(AffineExpr e, ArrayRef<int64_t> dims) {
+int64_t mlir::neo::evaluateIndexExpr(AffineExpr e, ArrayRef<int64_t> dims,
+                                     ArrayRef<int64_t> symbols) {
   switch (e.getKind()) {
   case AffineExprKind::Constant: return cast<AffineConstantExpr>(e).getValue();
   case AffineExprKind::DimId: return dims[cast<AffineDimExpr>(e).getPosition()];
-  case AffineExprKind::SymbolId: return 0;
+  case AffineExprKind::SymbolId: {
+    unsigned pos = cast<AffineSymbolExpr>(e).getPosition();
+    return pos < symbols.size() ? symbols[pos] : 0;
+  }
   default: break;
   }
   auto bin = cast<AffineBinaryOpExpr>(e);
-  int64_t l = evaluateIndexExpr(bin.getLHS(), dims), r = evaluateIndexExpr(bin.getRHS(), dims);
+  int64_t l = evaluateIndexExpr(bin.getLHS(), dims, symbols),
+          r = evaluateIndexExpr(bin.getRHS(), dims, symbols);
   switch (e.getKind()) {
   case AffineExprKind::Add: return l + r;
   case AffineExprKind::Mul: return l * r;

@@ -12,7 +12,7 @@ using namespace mlir::neo;
 /// A pure copy: one read through the identity map of an operand whose type is
 /// the result type, yielded unchanged, with no reduction and no domain.
 OpFoldResult ComputeOp::fold(FoldAdaptor) {
-  if (getInputs().size() != 1 || getKind() != ReductionKind::None || getDomain())
+  if (getInputs().size() != 1 || getKind() != ReductionKind::None || getDomain() || hasIndexReads())
     return {};
   Value input = getInputs()[0];
   if (input.getType() != getResult().getType())
@@ -33,9 +33,12 @@ ComputeOp dropReads(PatternRewriter &rewriter, ComputeOp op,
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   SmallVector<double> pads;
+  SmallVector<int64_t> checked;
   for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i) {
     if (drop[i])
       continue;
+    if (op.isCheckedRead(i))
+      checked.push_back(inputs.size());
     inputs.push_back(op.getInputs()[i]);
     maps.push_back(op.getIndexingMap(i));
     pads.push_back(op.getPadValue(i));
@@ -43,9 +46,9 @@ ComputeOp dropReads(PatternRewriter &rewriter, ComputeOp op,
   IntegerSet domain;
   if (auto d = op.getDomainAttr())
     domain = d.getValue();
-  auto newOp = ComputeOp::create(rewriter, op.getLoc(), op.getResultType(), inputs,
-                                 maps, op.getReductionBounds(), op.getKind(), pads,
-                                 domain);
+  auto newOp = ComputeOp::create(rewriter, op.getLoc(), op.getResultType(), inputs, maps,
+                                 op.getReductionBounds(), op.getKind(), pads, domain,
+                                 op.getIndexInputs(), op.getIndexMapsArray(), checked);
   newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   Region &newBody = newOp.getBody();
   rewriter.eraseBlock(&newBody.front());
@@ -61,8 +64,9 @@ struct RemoveUnusedReads : OpRewritePattern<ComputeOp> {
   LogicalResult matchAndRewrite(ComputeOp op, PatternRewriter &rewriter) const override {
     Block &block = op.getBodyBlock();
     llvm::BitVector drop(block.getNumArguments());
+    // A checked read stays: its index is checked even when its value is unused.
     for (BlockArgument arg : block.getArguments())
-      if (arg.use_empty())
+      if (arg.use_empty() && !op.isCheckedRead(arg.getArgNumber()))
         drop.set(arg.getArgNumber());
     if (drop.none())
       return failure();
@@ -83,7 +87,8 @@ struct MergeDuplicateReads : OpRewritePattern<ComputeOp> {
       for (unsigned j = i + 1; j < n; ++j) {
         BlockArgument argJ = block.getArgument(j);
         if (argJ.use_empty() || op.getInputs()[i] != op.getInputs()[j] ||
-            op.getIndexingMap(i) != op.getIndexingMap(j))
+            op.getIndexingMap(i) != op.getIndexingMap(j) ||
+            op.isCheckedRead(i) != op.isCheckedRead(j))
           continue;
         double pi = op.getPadValue(i), pj = op.getPadValue(j);
         bool samePad = pi == pj || (std::isnan(pi) && std::isnan(pj)) ||
@@ -107,7 +112,7 @@ struct FoldSplatConstantReads : OpRewritePattern<ComputeOp> {
     bool changed = false;
     for (auto [i, input] : llvm::enumerate(op.getInputs())) {
       BlockArgument arg = block.getArgument(i);
-      if (arg.use_empty())
+      if (arg.use_empty() || op.isCheckedRead(i))
         continue;
       DenseFPElementsAttr attr;
       if (!matchPattern(input, m_Constant(&attr)) || !attr.isSplat())

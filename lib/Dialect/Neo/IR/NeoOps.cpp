@@ -111,13 +111,22 @@ static void printPadValues(OpAsmPrinter &p, Operation *, DenseF64ArrayAttr pads)
 // ComputeOp
 //===----------------------------------------------------------------------===//
 
-void ComputeOp::build(OpBuilder &builder, OperationState &state,
-                      RankedTensorType resultType, ValueRange inputs,
-                      ArrayRef<AffineMap> maps, ArrayRef<int64_t> reductionBounds,
-                      ReductionKind kind, ArrayRef<double> padValues,
-                      IntegerSet domain) {
+void ComputeOp::build(OpBuilder &builder, OperationState &state, RankedTensorType resultType,
+                      ValueRange inputs, ArrayRef<AffineMap> maps,
+                      ArrayRef<int64_t> reductionBounds, ReductionKind kind,
+                      ArrayRef<double> padValues, IntegerSet domain, ValueRange indexInputs,
+                      ArrayRef<AffineMap> indexMaps, ArrayRef<int64_t> checkedReads) {
   MLIRContext *ctx = builder.getContext();
   state.addOperands(inputs);
+  state.addOperands(indexInputs);
+  Properties &props = state.getOrAddProperties<Properties>();
+  props.operandSegmentSizes = {static_cast<int32_t>(inputs.size()),
+                               static_cast<int32_t>(indexInputs.size())};
+  if (!indexMaps.empty())
+    state.addAttribute(getIndexMapsAttrName(state.name), builder.getAffineMapArrayAttr(indexMaps));
+  if (!checkedReads.empty())
+    state.addAttribute(getCheckedReadsAttrName(state.name),
+                       DenseI64ArrayAttr::get(ctx, checkedReads));
   state.addTypes(resultType);
   state.addAttribute(getBoundsAttrName(state.name),
                      DenseI64ArrayAttr::get(ctx, resultType.getShape()));
@@ -166,6 +175,32 @@ SmallVector<double> ComputeOp::getPadValuesArray() {
   for (unsigned i = 0, e = getInputs().size(); i < e; ++i)
     pads.push_back(getPadValue(i));
   return pads;
+}
+
+AffineMap ComputeOp::getIndexMap(unsigned j) {
+  return cast<AffineMapAttr>(getIndexMapsAttr()[j]).getValue();
+}
+
+SmallVector<AffineMap> ComputeOp::getIndexMapsArray() {
+  SmallVector<AffineMap> maps;
+  if (auto attr = getIndexMapsAttr())
+    for (Attribute a : attr)
+      maps.push_back(cast<AffineMapAttr>(a).getValue());
+  return maps;
+}
+
+bool ComputeOp::isIndirectRead(unsigned i) {
+  return llvm::any_of(getIndexingMap(i).getResults(), [](AffineExpr e) {
+    bool found = false;
+    e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
+    return found;
+  });
+}
+
+bool ComputeOp::isCheckedRead(unsigned i) {
+  if (auto checked = getCheckedReadsAttr())
+    return llvm::is_contained(checked.asArrayRef(), static_cast<int64_t>(i));
+  return false;
 }
 
 bool ComputeOp::readMayBeOutOfBounds(unsigned i) {
@@ -243,6 +278,60 @@ static LogicalResult verifyTensorSizes(Operation *op) {
   return success();
 }
 
+/// The index reads: one map per index tensor, each with one result per dim,
+/// using only the values of earlier index reads; the checked reads.
+LogicalResult ComputeOp::verifyIndexReads() {
+  unsigned numDims = getNumDims(), numSymbols = getNumIndexReads();
+  SmallVector<int64_t> bounds = getIterationBounds();
+  SmallVector<AffineMap> indexMaps = getIndexMapsArray();
+  if (indexMaps.size() != numSymbols)
+    return emitOpError("expected ")
+           << numSymbols << " index maps (one per index read), but got " << indexMaps.size();
+  for (auto [j, map, input] : llvm::enumerate(indexMaps, getIndexInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (map.getNumDims() != numDims)
+      return emitOpError("index map #")
+             << j << " has " << map.getNumDims() << " dims but the iteration space has " << numDims;
+    if (map.getNumSymbols() != 0 && map.getNumSymbols() != numSymbols)
+      return emitOpError("index map #")
+             << j << " has " << map.getNumSymbols() << " symbols but the op has " << numSymbols
+             << " index reads";
+    if (map.getNumResults() != type.getRank())
+      return emitOpError("index map #")
+             << j << " has " << map.getNumResults() << " results but index read #" << j
+             << " is of rank " << type.getRank();
+    for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+      if (!isSupportedIndexExpr(expr, j))
+        return emitOpError("index map #")
+               << j << ": index #" << k << " (" << str(expr)
+               << ") must be affine in the iteration dims and the values of earlier index "
+                  "reads (s0 .. s"
+               << (j == 0 ? 0 : j - 1) << ")";
+      std::optional<Interval> range = getExprRange(expr, bounds, kIndexReadRange);
+      if (!range)
+        return emitOpError("index map #") << j << ": the range of index #" << k << " (" << str(expr)
+                                          << ") overflows 64-bit integers";
+      int64_t size = type.getDimSize(k);
+      if (map.getNumSymbols() == 0 && !range->intersects(Interval{0, size - 1}))
+        return emitOpError("index read #")
+               << j << " is never in bounds: index #" << k << " ranges over [" << range->lo << ", "
+               << range->hi << "] but the dim has size " << size;
+    }
+  }
+  if (auto checked = getCheckedReadsAttr()) {
+    int64_t previous = -1;
+    for (int64_t i : checked.asArrayRef()) {
+      if (i <= previous || i >= static_cast<int64_t>(getInputs().size()))
+        return emitOpError("checked reads must be increasing read numbers below ")
+               << getInputs().size() << ", got " << i;
+      if (!isIndirectRead(i))
+        return emitOpError("checked read #") << i << " does not use an index read";
+      previous = i;
+    }
+  }
+  return success();
+}
+
 LogicalResult ComputeOp::verify() {
   ArrayRef<int64_t> par = getBounds(), red = getReductionBounds();
   for (auto [i, b] : llvm::enumerate(par))
@@ -283,11 +372,22 @@ LogicalResult ComputeOp::verify() {
            << getInputs().size() << " pad values (one per read), but got "
            << pads.size();
 
+  unsigned numSymbols = getNumIndexReads();
+  // A map uses no index value or sees all of them as symbols.
+  auto checkSymbols = [&](unsigned count, const Twine &what) -> LogicalResult {
+    if (count == 0 || count == numSymbols)
+      return success();
+    return emitOpError() << what << " has " << count << " symbols but the op has " << numSymbols
+                         << " index reads";
+  };
+  if (failed(verifyIndexReads()))
+    return failure();
+
   for (auto [i, input] : llvm::enumerate(getInputs())) {
     AffineMap map = getIndexingMap(i);
     auto type = cast<RankedTensorType>(input.getType());
-    if (map.getNumSymbols() != 0)
-      return emitOpError("indexing map #") << i << " must not have symbols";
+    if (failed(checkSymbols(map.getNumSymbols(), "indexing map #" + Twine(i))))
+      return failure();
     if (map.getNumDims() != numDims)
       return emitOpError("indexing map #")
              << i << " has " << map.getNumDims() << " dims but the iteration space has "
@@ -297,18 +397,18 @@ LogicalResult ComputeOp::verify() {
              << i << " has " << map.getNumResults() << " results but read #" << i
              << " is of rank " << type.getRank();
     for (auto [j, expr] : llvm::enumerate(map.getResults())) {
-      if (!isSupportedIndexExpr(expr))
+      if (!isSupportedIndexExpr(expr, numSymbols))
         return emitOpError("indexing map #")
                << i << ": index #" << j << " (" << str(expr)
                << ") is not affine: only +, * by a constant and floordiv/ceildiv/mod "
                   "by a positive constant are allowed";
-      std::optional<Interval> range = getExprRange(expr, bounds);
+      std::optional<Interval> range = getExprRange(expr, bounds, kIndexReadRange);
       if (!range)
         return emitOpError("indexing map #")
                << i << ": the range of index #" << j << " (" << str(expr)
                << ") overflows 64-bit integers";
       int64_t size = type.getDimSize(j);
-      if (!range->intersects(Interval{0, size - 1}))
+      if (map.getNumSymbols() == 0 && !range->intersects(Interval{0, size - 1}))
         return emitOpError("read #")
                << i << " is never in bounds: index #" << j << " ranges over ["
                << range->lo << ", " << range->hi << "] but the dim has size " << size;
@@ -317,15 +417,18 @@ LogicalResult ComputeOp::verify() {
 
   if (auto domain = getDomainAttr()) {
     IntegerSet set = domain.getValue();
-    if (set.getNumSymbols() != 0)
-      return emitOpError("domain must not have symbols");
+    if (failed(checkSymbols(set.getNumSymbols(), "domain")))
+      return failure();
     if (set.getNumDims() != numDims)
       return emitOpError("domain has ")
              << set.getNumDims() << " dims but the iteration space has " << numDims;
-    for (AffineExpr c : set.getConstraints())
-      if (!isSupportedIndexExpr(c))
+    for (AffineExpr c : set.getConstraints()) {
+      if (!isSupportedIndexExpr(c, numSymbols))
         return emitOpError("domain constraint (")
-               << str(c) << ") is not affine in the iteration dims";
+               << str(c) << ") is not affine in the iteration dims and index reads";
+      if (!getExprRange(c, bounds, kIndexReadRange))
+        return emitOpError("domain constraint (") << str(c) << ") overflows 64-bit integers";
+    }
   }
   return success();
 }
@@ -373,6 +476,14 @@ LogicalResult YieldOp::verify() {
   if (getValues().size() != 1)
     return emitOpError("must yield exactly one value, but yields ")
            << getValues().size();
+  return success();
+}
+
+LogicalResult IndexReadOp::verify() {
+  auto compute = cast<ComputeOp>((*this)->getParentOp());
+  if (static_cast<uint64_t>(getRead()) >= compute.getNumIndexReads())
+    return emitOpError("reads index read #")
+           << getRead() << " but the enclosing neo.compute has " << compute.getNumIndexReads();
   return success();
 }
 

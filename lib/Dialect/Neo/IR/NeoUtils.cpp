@@ -28,6 +28,29 @@ void mlir::neo::inlineFusedOps(Operation *root) {
     inlineFusedOp(rewriter, op);
 }
 
+std::optional<int64_t> mlir::neo::getIndexValueBound(Value value) {
+  std::optional<int64_t> bound;
+  auto visit = [&](AffineMap map, ArrayRef<int64_t> shape, unsigned symbol) {
+    for (auto [expr, size] : llvm::zip(map.getResults(), shape))
+      if (auto s = dyn_cast<AffineSymbolExpr>(expr); s && s.getPosition() == symbol)
+        bound = bound ? std::min(*bound, size) : size;
+  };
+  for (OpOperand &use : value.getUses()) {
+    auto op = dyn_cast<ComputeOp>(use.getOwner());
+    if (!op)
+      continue;
+    for (auto [j, input] : llvm::enumerate(op.getIndexInputs())) {
+      if (input != value)
+        continue;
+      for (auto [i, read] : llvm::enumerate(op.getInputs()))
+        visit(op.getIndexingMap(i), cast<RankedTensorType>(read.getType()).getShape(), j);
+      for (auto [k, read] : llvm::enumerate(op.getIndexInputs()))
+        visit(op.getIndexMap(k), cast<RankedTensorType>(read.getType()).getShape(), j);
+    }
+  }
+  return bound;
+}
+
 void mlir::neo::canonicalizeWithAllPatterns(Operation *root) {
   MLIRContext *ctx = root->getContext();
   RewritePatternSet patterns(ctx);

@@ -29,6 +29,12 @@ using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::detail;
 
+static bool hasSymbols(AffineExpr e) {
+  bool found = false;
+  e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
+  return found;
+}
+
 static Value floatConstant(OpBuilder &b, Location loc, Type type, double v) {
   return arith::ConstantOp::create(b, loc, FloatAttr::get(type, v));
 }
@@ -124,8 +130,12 @@ ComputeOp OpAdjoint::cloneWithBody(
   if (auto d = forward.getDomainAttr())
     domain = d.getValue();
   auto type = RankedTensorType::get(forward.getResultType().getShape(), elementType);
-  auto op = ComputeOp::create(b, loc, type, inputs, maps, forward.getReductionBounds(), kind,
-                              pads, domain);
+  SmallVector<int64_t> checked;
+  if (auto c = forward.getCheckedReadsAttr())
+    checked.assign(c.asArrayRef().begin(), c.asArrayRef().end());
+  auto op =
+      ComputeOp::create(b, loc, type, inputs, maps, forward.getReductionBounds(), kind, pads,
+                        domain, forward.getIndexInputs(), forward.getIndexMapsArray(), checked);
   Block &block = op.getBodyBlock();
   OpBuilder body = OpBuilder::atBlockEnd(&block);
   IRMapping mapping;
@@ -217,25 +227,38 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   SmallVector<AffineExpr> equalities;
   if (auto domain = forward.getDomain())
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
-      if (domain->isEq(c))
+      if (domain->isEq(c) && !hasSymbols(domain->getConstraint(c)))
         equalities.push_back(domain->getConstraint(c));
-  if (gather)
+  // A read through index values is inverted only by the dense form (a
+  // scatter-add written as a reduction over the forward iteration space).
+  bool indirect = forward.isIndirectRead(read);
+  if (gather && !indirect)
     solution = solveIndexMap(forward.getIndexingMap(read), bounds, operandType.getShape(),
                              equalities);
   if (!solution) {
     emitRemark(loc) << "the gradient of read #" << read
                     << " of this op uses the scatter form: its index map "
-                    << (gather ? "could not be inverted exactly" : "was not inverted");
+                    << (indirect ? "reads index values"
+                        : gather ? "could not be inverted exactly"
+                                 : "was not inverted");
     solution =
-        denseIndexSolution(forward.getIndexingMap(read), bounds, operandType.getShape());
+        indirect ? pinnedIndexSolution(forward.getIndexingMap(read), bounds, operandType.getShape())
+                 : denseIndexSolution(forward.getIndexingMap(read), bounds, operandType.getShape());
   }
   unsigned numDims = solution->getNumDims();
+  unsigned numSymbols = forward.getNumIndexReads();
   auto compose = [&](AffineMap map) {
     SmallVector<AffineExpr> results;
     for (AffineExpr e : map.getResults())
       results.push_back(e.replaceDims(solution->dimExprs));
-    return simplifyAffineMap(AffineMap::get(numDims, 0, results, ctx));
+    return simplifyAffineMap(AffineMap::get(numDims, map.getNumSymbols(), results, ctx));
   };
+  SmallVector<AffineMap> indexMaps;
+  for (AffineMap m : forward.getIndexMapsArray())
+    indexMaps.push_back(compose(m));
+  SmallVector<int64_t> checked;
+  if (auto c = forward.getCheckedReadsAttr())
+    checked.assign(c.asArrayRef().begin(), c.asArrayRef().end());
   SmallVector<AffineExpr> parExprs(solution->dimExprs.begin(),
                                    solution->dimExprs.begin() + numPar);
   AffineMap outputMap = simplifyAffineMap(AffineMap::get(numDims, 0, parExprs, ctx));
@@ -269,18 +292,19 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   SmallVector<bool> eqFlags(solution->eqFlags);
   if (auto domain = forward.getDomain()) {
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
-      constraints.push_back(
-          tidyIndexExpr(domain->getConstraint(c).replaceDims(solution->dimExprs), numDims));
+      constraints.push_back(tidyIndexExpr(domain->getConstraint(c).replaceDims(solution->dimExprs),
+                                          numDims, numSymbols));
       eqFlags.push_back(domain->isEq(c));
     }
   }
   IntegerSet set;
   if (!constraints.empty())
-    set = IntegerSet::get(numDims, 0, constraints, eqFlags);
+    set = IntegerSet::get(numDims, numSymbols, constraints, eqFlags);
 
-  auto op = ComputeOp::create(
-      b, loc, operandType, inputs, maps, solution->freeExtents,
-      solution->freeExtents.empty() ? ReductionKind::None : ReductionKind::Sum, pads, set);
+  auto op =
+      ComputeOp::create(b, loc, operandType, inputs, maps, solution->freeExtents,
+                        solution->freeExtents.empty() ? ReductionKind::None : ReductionKind::Sum,
+                        pads, set, forward.getIndexInputs(), indexMaps, checked);
   Block &block = op.getBodyBlock();
   OpBuilder body = OpBuilder::atBlockEnd(&block);
 

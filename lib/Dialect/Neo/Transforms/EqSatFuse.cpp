@@ -376,11 +376,17 @@ LogicalResult FunctionFuser::run(eq::RunnerLimits limits,
                                  StringRef extractor, bool compare, llvm::json::Object &report) {
   inlineFusedOps(func);
   Block &entry = func.getBody().front();
-  for (Operation &op : entry.without_terminator())
+  for (Operation &op : entry.without_terminator()) {
     if (!isa<ComputeOp, ConstantOp>(op))
       return op.emitRemark("neo-eqsat-fuse leaves this function alone: it contains '")
                  << op.getName() << "'",
              success();
+    // The fusion rules and the kernel cost model are affine-only so far.
+    if (auto c = dyn_cast<ComputeOp>(op); c && c.hasIndexReads())
+      return op.emitRemark("neo-eqsat-fuse leaves this function alone: this op reads "
+                           "index values (indirect reads are not fused yet)"),
+             success();
+  }
   auto [kernelsBefore, bytesBefore] = kernelsAndBytes(func);
 
   TypeAnalysis analysis;

@@ -422,16 +422,53 @@ std::optional<IndexSolution> Solver::solve() {
 
 } // namespace
 
-AffineExpr mlir::neo::tidyIndexExpr(AffineExpr expr, unsigned numDims) {
+AffineExpr mlir::neo::tidyIndexExpr(AffineExpr expr, unsigned numDims, unsigned numSymbols) {
   bool hasMod = false;
   expr.walk([&](AffineExpr e) { hasMod |= e.getKind() == AffineExprKind::Mod; });
-  return hasMod ? expr : simplifyAffineExpr(expr, numDims, 0);
+  return hasMod ? expr : simplifyAffineExpr(expr, numDims, numSymbols);
 }
 
 std::optional<IndexSolution> mlir::neo::solveIndexMap(AffineMap map, ArrayRef<int64_t> bounds,
                                                       ArrayRef<int64_t> targetShape,
                                                       ArrayRef<AffineExpr> equalities) {
   return Solver(map, bounds, targetShape, equalities).solve();
+}
+
+IndexSolution mlir::neo::pinnedIndexSolution(AffineMap map, ArrayRef<int64_t> bounds,
+                                             ArrayRef<int64_t> targetShape) {
+  MLIRContext *ctx = map.getContext();
+  IndexSolution sol;
+  sol.numTargetDims = targetShape.size();
+  // Which index of the map pins each original dim.
+  SmallVector<int> pinnedBy(bounds.size(), -1);
+  SmallVector<bool> pins(map.getNumResults(), false);
+  for (auto [j, e] : llvm::enumerate(map.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && pinnedBy[d.getPosition()] < 0) {
+      pinnedBy[d.getPosition()] = j;
+      pins[j] = true;
+    }
+  for (unsigned d = 0; d < bounds.size(); ++d) {
+    if (pinnedBy[d] >= 0) {
+      unsigned j = pinnedBy[d];
+      AffineExpr q = getAffineDimExpr(j, ctx);
+      sol.dimExprs.push_back(q);
+      // q_j must be a point of the forward box.
+      if (targetShape[j] > bounds[d]) {
+        sol.constraints.push_back(getAffineConstantExpr(bounds[d] - 1, ctx) - q);
+        sol.eqFlags.push_back(false);
+      }
+      continue;
+    }
+    sol.dimExprs.push_back(getAffineDimExpr(sol.numTargetDims + sol.freeExtents.size(), ctx));
+    sol.freeExtents.push_back(bounds[d]);
+  }
+  for (auto [j, e] : llvm::enumerate(map.getResults())) {
+    if (pins[j])
+      continue;
+    sol.constraints.push_back(e.replaceDims(sol.dimExprs) - getAffineDimExpr(j, ctx));
+    sol.eqFlags.push_back(true);
+  }
+  return sol;
 }
 
 IndexSolution mlir::neo::denseIndexSolution(AffineMap map, ArrayRef<int64_t> bounds,

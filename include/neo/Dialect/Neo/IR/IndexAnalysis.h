@@ -32,14 +32,29 @@ struct Interval {
 /// divisors) or whose range overflows int64.
 std::optional<Interval> getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds);
 
+/// The values an index read (a symbol of a neo.compute map) may take: an
+/// index value read from an integer tensor lies in [-2^31, 2^31 - 1] (i32
+/// holds no other; an i64 value outside is an error at run time), so that
+/// affine arithmetic over it cannot overflow int64.
+constexpr Interval kIndexReadRange{-(int64_t(1) << 31), (int64_t(1) << 31) - 1};
+
+/// As above, with each symbol ranging over `symbolRange` (no symbol may
+/// appear when it is not given).
+std::optional<Interval> getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
+                                     std::optional<Interval> symbolRange);
+
 /// True if `expr` is affine in the sense of neo indexing maps: dims and
 /// constants combined with +, * by a constant, and floordiv/ceildiv/mod by a
 /// positive constant.
-bool isSupportedIndexExpr(AffineExpr expr);
+/// Symbols `s0 .. s{numSymbols-1}` (the index reads of a neo.compute) count
+/// as variables like dims.
+bool isSupportedIndexExpr(AffineExpr expr, unsigned numSymbols = 0);
 
-/// The value of `expr` at the point `dims` (symbols count as 0), with the
-/// floordiv/ceildiv/mod semantics of affine maps.
-int64_t evaluateIndexExpr(AffineExpr expr, llvm::ArrayRef<int64_t> dims);
+/// The value of `expr` at the point `dims` with symbol values `symbols`
+/// (missing symbols count as 0), with the floordiv/ceildiv/mod semantics of
+/// affine maps.
+int64_t evaluateIndexExpr(AffineExpr expr, llvm::ArrayRef<int64_t> dims,
+                          llvm::ArrayRef<int64_t> symbols = {});
 
 /// For `e * c` or `c * e` (c a constant): e and c; nothing for other
 /// expressions.

@@ -16,13 +16,15 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Neo_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
 /// A statically shaped tensor of f16, bf16, f32 or f64 (0-d allowed).
 def Neo_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+/// A statically shaped tensor of i32 or i64 index values (0-d allowed).
+def Neo_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//
 // neo.compute
 //===----------------------------------------------------------------------===//
 
 def Neo_ComputeOp : Neo_Op<"compute", [
-    Pure, IsolatedFromAbove, SingleBlock,
+    Pure, IsolatedFromAbove, SingleBlock, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "a tensor defined by an affine tensor expression";
   let description = [{
@@ -36,6 +38,38 @@ def Neo_ComputeOp : Neo_Op<"compute", [
     falls outside the operand's shape yields `pad[i]` instead (0 when `pad` is
     omitted). The same value may appear as several operands with different
     maps (stencils, shift convolution, `A[i,j] + A[j,i]`).
+
+    *Index reads* make reads data-dependent. Operand `indices(...)` `j` (an
+    i32 or i64 tensor) is read at `index_maps[j]` and its value is symbol
+    `s<j>`: the maps of the reads, the domain and the index maps of later
+    index reads (`rowptr[col[e] + 1]`) may use it, affinely. An index value
+    must lie in [-2^31, 2^31 - 1]. An index read outside its tensor is an
+    error at run time, as is a read listed in `checked` (by read number) whose
+    index leaves its operand; other reads with symbols yield their pad value
+    there. `neo.index_read j` gives the value of `s<j>` in the body (for
+    conditions and `float(tok[n])`). Index tensors are never differentiated.
+
+    An embedding lookup and a CSR row sum (with `where` bounding the
+    reduction dim by `rowptr[i] <= e < rowptr[i + 1]`):
+
+    ```mlir
+    %y = neo.compute ins(%E : tensor<100x16xf32>) indices(%tok : tensor<8xi32>)
+           space [8, 16] maps [affine_map<(n, d)[s0] -> (s0, d)>]
+           index_maps [affine_map<(n, d) -> (n)>] checked [0]
+           -> tensor<8x16xf32> {
+    ^bb0(%e: f32):
+      neo.yield %e : f32
+    }
+    %z = neo.compute ins(%val, %X : tensor<40xf32>, tensor<10x16xf32>)
+           indices(%rowptr, %rowptr, %col : tensor<11xi32>, tensor<11xi32>, tensor<40xi32>)
+           space [10, 16] sum [40]
+           maps [affine_map<(i, f, e)[s0, s1, s2] -> (e)>,
+                 affine_map<(i, f, e)[s0, s1, s2] -> (s2, f)>]
+           index_maps [affine_map<(i, f, e) -> (i)>, affine_map<(i, f, e) -> (i + 1)>,
+                       affine_map<(i, f, e) -> (e)>] checked [1]
+           where affine_set<(i, f, e)[s0, s1, s2] : (e - s0 >= 0, s1 - e - 1 >= 0)>
+           -> tensor<10x16xf32> { ... }
+    ```
 
     If `where` is given, iterations whose dims do not satisfy the integer set
     are skipped. The body's yielded values are combined over the reduction
@@ -59,10 +93,13 @@ def Neo_ComputeOp : Neo_Op<"compute", [
   }];
   let arguments = (ins
     Variadic<Neo_Tensor>:$inputs,
+    Variadic<Neo_IndexTensor>:$index_inputs,
     DenseI64ArrayAttr:$bounds,
     DenseI64ArrayAttr:$reduction_bounds,
     Neo_ReductionKindAttr:$kind,
     AffineMapArrayAttr:$indexing_maps,
+    OptionalAttr<AffineMapArrayAttr>:$index_maps,
+    OptionalAttr<DenseI64ArrayAttr>:$checked_reads,
     OptionalAttr<DenseF64ArrayAttr>:$pad_values,
     OptionalAttr<IntegerSetAttr>:$domain
   );
@@ -71,8 +108,11 @@ def Neo_ComputeOp : Neo_Op<"compute", [
 
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    (`indices` `(` $index_inputs^ `:` type($index_inputs) `)`)?
     `space` custom<IterationSpace>($bounds, $kind, $reduction_bounds)
     `maps` $indexing_maps
+    (`index_maps` $index_maps^)?
+    (`checked` $checked_reads^)?
     (`pad` custom<PadValues>($pad_values)^)?
     (`where` $domain^)?
     `->` type($result) attr-dict-with-keyword $body
@@ -86,7 +126,10 @@ def Neo_ComputeOp : Neo_Op<"compute", [
                    "::llvm::ArrayRef<int64_t>":$reductionBounds,
                    "::mlir::neo::ReductionKind":$kind,
                    CArg<"::llvm::ArrayRef<double>", "{}">:$padValues,
-                   CArg<"::mlir::IntegerSet", "{}">:$domain)>
+                   CArg<"::mlir::IntegerSet", "{}">:$domain,
+                   CArg<"::mlir::ValueRange", "{}">:$indexInputs,
+                   CArg<"::llvm::ArrayRef<::mlir::AffineMap>", "{}">:$indexMaps,
+                   CArg<"::llvm::ArrayRef<int64_t>", "{}">:$checkedReads)>
   ];
 
   let extraClassDeclaration = [{
@@ -106,6 +149,18 @@ def Neo_ComputeOp : Neo_Op<"compute", [
     ::llvm::SmallVector<double> getPadValuesArray();
     /// True if read `i` may fall outside its operand for some iteration.
     bool readMayBeOutOfBounds(unsigned i);
+    /// Number of index reads (the symbols of the maps and the domain).
+    unsigned getNumIndexReads() { return getIndexInputs().size(); }
+    /// True if some read or the domain depends on index values.
+    bool hasIndexReads() { return !getIndexInputs().empty(); }
+    /// The index map of index read `j`.
+    ::mlir::AffineMap getIndexMap(unsigned j);
+    ::llvm::SmallVector<::mlir::AffineMap> getIndexMapsArray();
+    /// True if read `i`'s map uses index values.
+    bool isIndirectRead(unsigned i);
+    /// True if an index of read `i` outside its operand is a run-time error.
+    bool isCheckedRead(unsigned i);
+    ::mlir::LogicalResult verifyIndexReads();
     /// The block of the body and its terminator.
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
     ::mlir::Value getYieldedValue();
@@ -128,6 +183,18 @@ def Neo_YieldOp : Neo_Op<"yield", [Pure, Terminator, ReturnLike,
   let summary = "yields the scalar value of one iteration of a neo.compute";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
+def Neo_IndexReadOp : Neo_Op<"index_read", [Pure, HasParent<"ComputeOp">]> {
+  let summary = "the value of an index read inside a neo.compute body";
+  let description = [{
+    `neo.index_read 1` is the value (symbol `s1`) of index read #1 of the
+    enclosing `neo.compute` at the current iteration.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$read);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$read attr-dict";
   let hasVerifier = 1;
 }
 

@@ -21,6 +21,13 @@ void inlineFusedOps(Operation *root);
 /// registered op to `root` (erasing dead side-effect-free ops on the way).
 void canonicalizeWithAllPatterns(Operation *root);
 
+/// For an index tensor `value` (an i32/i64 function argument): the smallest
+/// size of a dim that one of its values indexes directly (a read whose index
+/// is exactly the value), so that values in [0, bound) are in range for every
+/// such read. Nothing when no read uses a value alone as an index (e.g. CSR
+/// row pointers, which bound reduction ranges). For sample inputs.
+std::optional<int64_t> getIndexValueBound(Value value);
+
 } // namespace neo
 } // namespace mlir
 

@@ -54,9 +54,16 @@ std::optional<IndexSolution> solveIndexMap(AffineMap map, ArrayRef<int64_t> boun
                                            ArrayRef<int64_t> targetShape,
                                            ArrayRef<AffineExpr> equalities = {});
 
-/// Simplifies `expr` (over `numDims` dims) unless it holds a `mod`, which the
-/// affine simplifier would expand into floordivs.
-AffineExpr tidyIndexExpr(AffineExpr expr, unsigned numDims);
+/// Simplifies `expr` (over `numDims` dims and `numSymbols` symbols) unless it holds a `mod`, which
+/// the affine simplifier would expand into floordivs.
+AffineExpr tidyIndexExpr(AffineExpr expr, unsigned numDims, unsigned numSymbols = 0);
+
+/// For a map with index values (symbols, `E[tok[n], d]`): each original dim
+/// that is a whole index of the map is that index of q (d = q_1 above); the
+/// other dims are free and the other indices are equality constraints
+/// (tok[n] == q_0). A scatter-add written as a reduction over the free dims.
+IndexSolution pinnedIndexSolution(AffineMap map, ArrayRef<int64_t> bounds,
+                                  ArrayRef<int64_t> targetShape);
 
 /// The dense fallback: every original dim is free and `map(d) == q` is a set
 /// of equality constraints. Always correct, but visits the whole box per q.

@@ -41,6 +41,13 @@ struct OpCost {
 };
 OpCost countOpCost(ComputeOp op);
 
+/// The suffix of the check function of `f` (see neo-index-checks).
+inline constexpr llvm::StringLiteral kIndexCheckSuffix = "__index_check";
+
+/// Adds `f__index_check` for every public function of `module` that reads
+/// index values and has none yet (neo-index-checks). Fails with an error at
+/// an op whose index tensor is not a function argument.
+LogicalResult addIndexChecks(ModuleOp module);
 
 } // namespace neo
 } // namespace mlir

@@ -147,6 +147,26 @@ def NeoKeepFunctions : Pass<"neo-keep-functions", "ModuleOp"> {
   ];
 }
 
+def NeoIndexChecks : Pass<"neo-index-checks", "ModuleOp"> {
+  let summary = "Add the run-time checks of index values read from integer tensors";
+  let description = [{
+    For each public function `f` whose ops read index values (`indices(...)`
+    of `neo.compute`), adds a public function `f__index_check` with `f`'s
+    arguments. It returns two 0-d f64 tensors per check: the first iteration
+    point (row-major over the dims the check depends on) where an index
+    leaves its tensor, +inf when none does, and the index there. A check
+    covers an index read whose index may leave its tensor, a `checked` read's
+    indices that use index values (inside the op's domain), and the values of
+    i64 index reads (which must lie in [-2^31, 2^31 - 1]). The function's
+    `neo.index_checks` attribute describes each check (a message with the
+    op's location, and the extents of its dims); `neo.index_check_of` names
+    `f`. The runtime runs the checks before `f` and reports the first
+    violation instead of running `f`. Index tensors must be arguments of `f`
+    (as the frontend makes them); an op reading another one is an error.
+  }];
+  let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::arith::ArithDialect"];
+}
+
 def NeoCountFlops : Pass<"neo-count-flops", "ModuleOp"> {
   let summary = "Print the iterations and floating-point operations of each neo.compute";
   let description = [{

@@ -1,0 +1,302 @@
+//===- IndexChecks.cpp - Run-time checks of index values ------------------===//
+//
+// neo-index-checks: for a function whose ops read index values, a companion
+// function that finds the first index leaving its tensor. Each check is two
+// neo.compute ops over the dims the index depends on (the dims of its index
+// expression, of the index reads it uses, transitively, and for a checked
+// read of the op's domain): a min-reduction of the row-major position of the
+// violating points (+inf when none), and a max-reduction of the index at that
+// position. Both are ordinary neo ops, compiled like the function itself.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <limits>
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOINDEXCHECKS
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+namespace {
+
+/// One index to check: `expr` (over the op's dims and index reads) must lie
+/// in `valid` at every point of the op (of its domain when `useDomain`).
+struct Check {
+  ComputeOp op;
+  AffineExpr expr;
+  Interval valid;
+  bool useDomain;
+  std::string what;
+};
+
+std::string nameOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "neo.name"))
+        return "'" + name.str() + "'";
+  return "an intermediate tensor";
+}
+
+std::string locationOf(Operation *op) {
+  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+    return (file.getFilename().strref() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()) + ": ")
+        .str();
+  return "";
+}
+
+bool hasSymbol(AffineExpr e) {
+  bool found = false;
+  e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
+  return found;
+}
+
+void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
+  SmallVector<int64_t> bounds = op.getIterationBounds();
+  std::string at = locationOf(op);
+  for (auto [j, input] : llvm::enumerate(op.getIndexInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    AffineMap map = op.getIndexMap(j);
+    for (auto [k, expr] : llvm::enumerate(map.getResults())) {
+      std::optional<Interval> range = getExprRange(expr, bounds);
+      if (range && range->lo >= 0 && range->hi < type.getDimSize(k))
+        continue;
+      checks.push_back({op, expr, Interval{0, type.getDimSize(k) - 1}, false,
+                        at + "index #" + std::to_string(k) + " of index read #" +
+                            std::to_string(j) + " (" + nameOf(input) + ", dim size " +
+                            std::to_string(type.getDimSize(k)) + ")"});
+    }
+    if (type.getElementType().isInteger(64))
+      checks.push_back({op, getAffineSymbolExpr(j, op.getContext()), kIndexReadRange, false,
+                        at + "the value of index read #" + std::to_string(j) + " (" +
+                            nameOf(input) + ", which must lie in [-2^31, 2^31 - 1])"});
+  }
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    if (!op.isCheckedRead(i))
+      continue;
+    auto type = cast<RankedTensorType>(input.getType());
+    for (auto [k, expr] : llvm::enumerate(op.getIndexingMap(i).getResults()))
+      if (hasSymbol(expr))
+        checks.push_back({op, expr, Interval{0, type.getDimSize(k) - 1}, true,
+                          at + "index #" + std::to_string(k) + " of read #" + std::to_string(i) +
+                              " (" + nameOf(input) + ", dim size " +
+                              std::to_string(type.getDimSize(k)) + ")"});
+  }
+}
+
+/// The dims and index reads `check` depends on, closed over the index maps
+/// of the index reads it uses.
+void collectDependencies(const Check &check, llvm::SetVector<unsigned> &dims,
+                         llvm::SetVector<unsigned> &symbols) {
+  ComputeOp op = check.op;
+  SmallVector<AffineExpr> work{check.expr};
+  if (check.useDomain)
+    if (auto domain = op.getDomain())
+      llvm::append_range(work, domain->getConstraints());
+  while (!work.empty()) {
+    AffineExpr e = work.pop_back_val();
+    e.walk([&](AffineExpr sub) {
+      if (auto d = dyn_cast<AffineDimExpr>(sub))
+        dims.insert(d.getPosition());
+      else if (auto s = dyn_cast<AffineSymbolExpr>(sub))
+        if (symbols.insert(s.getPosition()))
+          llvm::append_range(work, op.getIndexMap(s.getPosition()).getResults());
+    });
+  }
+}
+
+/// The two ops of `check` in the body of the check function; appends their
+/// results and the check's description.
+void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<Attribute> &descriptions) {
+  MLIRContext *ctx = b.getContext();
+  ComputeOp op = check.op;
+  Location loc = op.getLoc();
+  llvm::SetVector<unsigned> dimSet, symbolSet;
+  collectDependencies(check, dimSet, symbolSet);
+  SmallVector<unsigned> dims(dimSet.begin(), dimSet.end()),
+      syms(symbolSet.begin(), symbolSet.end());
+  llvm::sort(dims);
+  llvm::sort(syms);
+  SmallVector<int64_t> bounds = op.getIterationBounds(), extents;
+  SmallVector<AffineExpr> dimRepl(op.getNumDims(), getAffineConstantExpr(0, ctx));
+  SmallVector<AffineExpr> symRepl(op.getNumIndexReads(), getAffineConstantExpr(0, ctx));
+  SmallVector<Attribute> dimNames;
+  for (auto [k, d] : llvm::enumerate(dims)) {
+    dimRepl[d] = getAffineDimExpr(k, ctx);
+    extents.push_back(bounds[d]);
+    dimNames.push_back(b.getStringAttr("d" + std::to_string(d)));
+  }
+  if (extents.empty())
+    extents.push_back(1); // a reduction needs a dim
+  unsigned numDims = extents.size(), numSyms = syms.size();
+  for (auto [k, s] : llvm::enumerate(syms))
+    symRepl[s] = getAffineSymbolExpr(k, ctx);
+  auto remap = [&](AffineExpr e) { return e.replaceDimsAndSymbols(dimRepl, symRepl); };
+  SmallVector<Value> indexInputs;
+  SmallVector<AffineMap> indexMaps;
+  for (unsigned s : syms) {
+    indexInputs.push_back(op.getIndexInputs()[s]);
+    SmallVector<AffineExpr> exprs;
+    for (AffineExpr e : op.getIndexMap(s).getResults())
+      exprs.push_back(remap(e));
+    indexMaps.push_back(AffineMap::get(numDims, numSyms, exprs, ctx));
+  }
+  IntegerSet domain;
+  if (check.useDomain)
+    if (auto d = op.getDomain()) {
+      SmallVector<AffineExpr> constraints;
+      for (AffineExpr c : d->getConstraints())
+        constraints.push_back(remap(c));
+      domain = IntegerSet::get(numDims, numSyms, constraints, d->getEqFlags());
+    }
+  AffineExpr expr = remap(check.expr);
+  auto scalar = RankedTensorType::get({}, b.getF64Type());
+  double inf = std::numeric_limits<double>::infinity();
+
+  // The index at the current point, its row-major position, and whether it
+  // is out of range.
+  auto emitPoint = [&](OpBuilder &body, Value &index, Value &position, Value &bad) {
+    SmallVector<Value> dimValues, symValues;
+    for (unsigned d = 0; d < numDims; ++d)
+      dimValues.push_back(IndexOp::create(body, loc, body.getIndexType(), d));
+    for (unsigned s = 0; s < numSyms; ++s)
+      symValues.push_back(IndexReadOp::create(body, loc, body.getIndexType(), s));
+    index = affine::expandAffineExpr(body, loc, expr, dimValues, symValues);
+    Value lin = arith::ConstantIndexOp::create(body, loc, 0);
+    for (unsigned d = 0; d < numDims; ++d) {
+      Value extent = arith::ConstantIndexOp::create(body, loc, extents[d]);
+      lin = arith::AddIOp::create(body, loc, arith::MulIOp::create(body, loc, lin, extent),
+                                  dimValues[d]);
+    }
+    auto toF64 = [&](Value v) {
+      Value i64 = arith::IndexCastOp::create(body, loc, body.getI64Type(), v);
+      return arith::SIToFPOp::create(body, loc, body.getF64Type(), i64).getResult();
+    };
+    position = toF64(lin);
+    Value lo = arith::ConstantIndexOp::create(body, loc, check.valid.lo);
+    Value hi = arith::ConstantIndexOp::create(body, loc, check.valid.hi);
+    bad = arith::OrIOp::create(
+        body, loc, arith::CmpIOp::create(body, loc, arith::CmpIPredicate::slt, index, lo),
+        arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sgt, index, hi));
+    index = toF64(index);
+  };
+  auto constant = [&](OpBuilder &body, double v) {
+    return arith::ConstantOp::create(body, loc, body.getF64FloatAttr(v)).getResult();
+  };
+
+  auto first = ComputeOp::create(b, loc, scalar, {}, {}, extents, ReductionKind::Min, {}, domain,
+                                 indexInputs, indexMaps);
+  {
+    OpBuilder body = OpBuilder::atBlockEnd(&first.getBodyBlock());
+    Value index, position, bad;
+    emitPoint(body, index, position, bad);
+    YieldOp::create(
+        body, loc,
+        arith::SelectOp::create(body, loc, bad, position, constant(body, inf)).getResult());
+  }
+  AffineMap scalarMap = AffineMap::get(numDims, 0, {}, ctx);
+  auto value = ComputeOp::create(b, loc, scalar, ValueRange{first.getResult()}, {scalarMap},
+                                 extents, ReductionKind::Max, {}, domain, indexInputs, indexMaps);
+  {
+    OpBuilder body = OpBuilder::atBlockEnd(&value.getBodyBlock());
+    Value index, position, bad;
+    emitPoint(body, index, position, bad);
+    Value here = arith::CmpFOp::create(body, loc, arith::CmpFPredicate::OEQ, position,
+                                       value.getBodyBlock().getArgument(0));
+    YieldOp::create(
+        body, loc,
+        arith::SelectOp::create(body, loc, here, index, constant(body, -inf)).getResult());
+  }
+  results.push_back(first.getResult());
+  results.push_back(value.getResult());
+  descriptions.push_back(
+      b.getDictionaryAttr({b.getNamedAttr("message", b.getStringAttr(check.what)),
+                           b.getNamedAttr("dims", b.getArrayAttr(dimNames)),
+                           b.getNamedAttr("extents", b.getDenseI64ArrayAttr(extents))}));
+}
+
+} // namespace
+
+LogicalResult mlir::neo::addIndexChecks(ModuleOp module) {
+  SymbolTable symbols(module);
+  for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+    if (func.isExternal() || func.isPrivate() || func->hasAttr("neo.index_check_of"))
+      continue;
+    std::string name = (func.getName() + kIndexCheckSuffix).str();
+    if (symbols.lookup(name))
+      continue;
+    SmallVector<Check> checks;
+    WalkResult walk = func.walk([&](ComputeOp op) {
+      for (Value v : op.getIndexInputs()) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        if (!arg || arg.getOwner() != &func.getBody().front()) {
+          op.emitOpError("reads index values from a tensor that is not an argument of '@")
+              << func.getName() << "': its indices cannot be checked at run time";
+          return WalkResult::interrupt();
+        }
+      }
+      collectChecks(op, checks);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    if (checks.empty())
+      continue;
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(func);
+    FunctionType type = func.getFunctionType();
+    auto checkFunc =
+        func::FuncOp::create(b, func.getLoc(), name, b.getFunctionType(type.getInputs(), {}));
+    checkFunc.setAllArgAttrs(func.getAllArgAttrs());
+    Block *entry = checkFunc.addEntryBlock();
+    b.setInsertionPointToEnd(entry);
+    IRMapping args;
+    args.map(func.getArguments(), checkFunc.getArguments());
+    SmallVector<Value> results;
+    SmallVector<Attribute> descriptions;
+    for (Check &check : checks) {
+      // The check's ops read the check function's arguments.
+      SmallVector<Value> results2;
+      buildCheck(b, check, results2, descriptions);
+      for (Value r : results2) {
+        auto def = cast<ComputeOp>(r.getDefiningOp());
+        for (OpOperand &operand : def->getOpOperands())
+          operand.set(args.lookupOrDefault(operand.get()));
+        results.push_back(r);
+      }
+    }
+    func::ReturnOp::create(b, func.getLoc(), results);
+    SmallVector<Type> resultTypes;
+    for (Value r : results)
+      resultTypes.push_back(r.getType());
+    checkFunc.setFunctionType(b.getFunctionType(type.getInputs(), resultTypes));
+    checkFunc->setAttr("neo.index_check_of", b.getStringAttr(func.getName()));
+    checkFunc->setAttr("neo.index_checks", b.getArrayAttr(descriptions));
+  }
+  return success();
+}
+
+namespace {
+struct NeoIndexChecksPass : public neo::impl::NeoIndexChecksBase<NeoIndexChecksPass> {
+  void runOnOperation() override {
+    if (failed(addIndexChecks(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
