@@ -22,6 +22,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -103,6 +104,7 @@ private:
   Value floatConstant(OpBuilder &b, Location l, double v) {
     return arith::ConstantOp::create(b, l, FloatAttr::get(currentElement, v));
   }
+  Value emitPow(OpBuilder &b, Location l, Value x, double c);
 
   llvm::SourceMgr &sourceMgr;
   MLIRContext *context;
@@ -773,6 +775,35 @@ Value Importer::emitBool(Expr *e, OpBuilder &b, OpState &st) {
   }
 }
 
+/// The functions of the language that are one math op.
+template <typename OpT> static Value createUnary(OpBuilder &b, Location l, Value x) {
+  return OpT::create(b, l, x);
+}
+
+/// x^c for a constant c: small integer powers as multiplications (square
+/// and multiply, then one division for a negative power), +-0.5 as sqrt and
+/// rsqrt, any other exponent as math.powf (NaN for x < 0, as in C and numpy).
+Value Importer::emitPow(OpBuilder &b, Location l, Value x, double c) {
+  constexpr double kMaxExpandedPower = 16;
+  if (c == 0.5)
+    return math::SqrtOp::create(b, l, x);
+  if (c == -0.5)
+    return math::RsqrtOp::create(b, l, x);
+  if (c != std::trunc(c) || std::fabs(c) > kMaxExpandedPower)
+    return math::PowFOp::create(b, l, x, floatConstant(b, l, c));
+  auto n = static_cast<int64_t>(std::fabs(c));
+  if (n == 0)
+    return floatConstant(b, l, 1.0);
+  Value result, base = x;
+  for (; n; n >>= 1) {
+    if (n & 1)
+      result = result ? arith::MulFOp::create(b, l, result, base) : base;
+    if (n > 1)
+      base = arith::MulFOp::create(b, l, base, base);
+  }
+  return c < 0 ? arith::DivFOp::create(b, l, floatConstant(b, l, 1.0), result) : result;
+}
+
 Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
   Location l = loc(e->loc);
   if (e->type == ExprType::Index) {
@@ -832,20 +863,35 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
         return nullptr;
       return arith::SelectOp::create(b, l, c, x, y);
     }
+    StringRef fn = e->name;
     SmallVector<Value> args;
-    for (auto &op : e->operands) {
+    // pow's exponent is a constant (checked by Sema), not an operand.
+    for (auto &op : ArrayRef(e->operands).take_front(fn == "pow" ? 1 : e->operands.size())) {
       Value v = emitValue(op.get(), b, st);
       if (!v)
         return nullptr;
       args.push_back(v);
     }
-    StringRef fn = e->name;
-    if (fn == "exp") return math::ExpOp::create(b, l, args[0]);
-    if (fn == "log") return math::LogOp::create(b, l, args[0]);
-    if (fn == "tanh") return math::TanhOp::create(b, l, args[0]);
-    if (fn == "sqrt") return math::SqrtOp::create(b, l, args[0]);
-    if (fn == "rsqrt") return math::RsqrtOp::create(b, l, args[0]);
-    if (fn == "abs") return math::AbsFOp::create(b, l, args[0]);
+    if (fn == "float")
+      return args[0]; // an index expression, already converted
+    if (fn == "pow")
+      return emitPow(b, l, args[0], *evaluateConstant(e->operands[1].get()));
+    using UnaryBuilder = Value (*)(OpBuilder &, Location, Value);
+    UnaryBuilder unary = llvm::StringSwitch<UnaryBuilder>(fn)
+                             .Case("exp", createUnary<math::ExpOp>)
+                             .Case("expm1", createUnary<math::ExpM1Op>)
+                             .Case("log", createUnary<math::LogOp>)
+                             .Case("log1p", createUnary<math::Log1pOp>)
+                             .Case("tanh", createUnary<math::TanhOp>)
+                             .Case("sin", createUnary<math::SinOp>)
+                             .Case("cos", createUnary<math::CosOp>)
+                             .Case("erf", createUnary<math::ErfOp>)
+                             .Case("sqrt", createUnary<math::SqrtOp>)
+                             .Case("rsqrt", createUnary<math::RsqrtOp>)
+                             .Case("abs", createUnary<math::AbsFOp>)
+                             .Default(nullptr);
+    if (unary)
+      return unary(b, l, args[0]);
     if (fn == "relu")
       return arith::MaximumFOp::create(b, l, args[0], floatConstant(b, l, 0.0));
     if (fn == "sigmoid") {
@@ -864,6 +910,18 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
       Value den = arith::AddFOp::create(b, l, one, e);
       return arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, one, den),
                                      arith::DivFOp::create(b, l, e, den));
+    }
+    if (fn == "softplus") {
+      // The stable form max(x, 0) + log1p(exp(-|x|)): exp never overflows,
+      // and the chain-rule gradient is sigmoid(x) in the same stable form.
+      // One comparison makes both max(x, 0) and -|x|, so that at 0 their
+      // derivatives (1 and -1 times 1/2) take the same side: 1/2.
+      Value x = args[0];
+      Value zero = floatConstant(b, l, 0.0);
+      Value positive = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, x, zero);
+      Value minusAbs = arith::SelectOp::create(b, l, positive, arith::NegFOp::create(b, l, x), x);
+      Value tail = math::Log1pOp::create(b, l, math::ExpOp::create(b, l, minusAbs));
+      return arith::AddFOp::create(b, l, arith::SelectOp::create(b, l, positive, x, zero), tail);
     }
     if (fn == "max") return arith::MaximumFOp::create(b, l, args[0], args[1]);
     if (fn == "min") return arith::MinimumFOp::create(b, l, args[0], args[1]);

@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::neo::frontend;
@@ -36,8 +37,10 @@ namespace {
 /// The scalar functions of the language and their arity.
 std::optional<unsigned> functionArity(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<unsigned>>(name)
-      .Cases({"exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs"}, 1u)
-      .Cases({"max", "min"}, 2u)
+      .Cases({"exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs", "sin", "cos", "erf",
+              "log1p", "expm1", "softplus", "float"},
+             1u)
+      .Cases({"max", "min", "pow"}, 2u)
       .Case("select", 3u)
       .Default(std::nullopt);
 }
@@ -351,8 +354,9 @@ bool Sema::resolveNode(Expr *e) {
     auto arity = functionArity(e->name);
     if (!arity)
       return fail(e->loc, "unknown function '" + e->name +
-                              "' (expected exp, log, tanh, sigmoid, relu, sqrt, "
-                              "rsqrt, abs, max, min or select)");
+                              "' (expected exp, log, log1p, expm1, tanh, sigmoid, "
+                              "softplus, relu, sqrt, rsqrt, abs, sin, cos, erf, pow, "
+                              "float, max, min or select)");
     if (*arity != e->operands.size())
       return fail(e->loc, "'" + e->name + "' takes " + llvm::Twine(*arity) +
                               (*arity == 1 ? " argument" : " arguments") + " but " +
@@ -444,10 +448,26 @@ bool Sema::typeCheckNode(Expr *e) {
                     "the first argument of 'select' must be a condition");
       if (!notBool(e->operands[1].get()) || !notBool(e->operands[2].get()))
         return false;
+    } else if (e->name == "float") {
+      // An explicit conversion of an index expression to a value; a value is
+      // already real (and a read of a tensor has no integer type here).
+      Expr *arg = e->operands[0].get();
+      if (!notBool(arg))
+        return false;
+      if (arg->type != ExprType::Index)
+        return fail(arg->loc, "the argument of 'float' must be an integer expression of "
+                              "index variables (such as 'float(2 * i + 1)'), not a real "
+                              "value");
     } else {
       for (auto &op : e->operands)
         if (!notBool(op.get()))
           return false;
+      if (e->name == "pow") {
+        std::optional<double> c = evaluateConstant(e->operands[1].get());
+        if (!c || !std::isfinite(*c))
+          return fail(e->operands[1]->loc, "the exponent of 'pow' must be a finite constant "
+                                           "number (such as 2, 0.5 or -1)");
+      }
     }
     e->type = ExprType::Value;
     return true;

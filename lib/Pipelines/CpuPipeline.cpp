@@ -144,6 +144,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 5: LLVM dialect, bare-pointer calling convention.
   pm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
+  // log1p, expm1 and erf as libm calls (vectors unrolled, so before
+  // vector-to-llvm); math-to-llvm would make log1p log(1 + x).
+  pm.addPass(createNeoMathToLibm());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -24,8 +24,9 @@ def _wrap(e, level):
     """The text of `e` as an operand that needs precedence `level`."""
     return e.text if e.prec >= level else "(" + e.text + ")"
 
-__all__ = ["Function", "Var", "vars", "sum", "max", "min", "prod", "exp", "log", "tanh",
-           "sigmoid", "relu", "sqrt", "rsqrt", "abs", "maximum", "minimum", "select"]
+__all__ = ["Function", "Var", "vars", "sum", "max", "min", "prod", "exp", "expm1", "log",
+           "log1p", "tanh", "sigmoid", "softplus", "relu", "sqrt", "rsqrt", "abs", "sin", "cos",
+           "erf", "pow", "to_float", "maximum", "minimum", "select"]
 
 
 def _lift(x):
@@ -212,6 +213,28 @@ relu = lambda x: _call("relu", x)
 sqrt = lambda x: _call("sqrt", x)
 rsqrt = lambda x: _call("rsqrt", x)
 abs = lambda x: _call("abs", x)
+expm1 = lambda x: _call("expm1", x)
+log1p = lambda x: _call("log1p", x)
+softplus = lambda x: _call("softplus", x)
+sin = lambda x: _call("sin", x)
+cos = lambda x: _call("cos", x)
+erf = lambda x: _call("erf", x)
+
+
+def pow(x, exponent):
+    """x ** exponent for a constant real exponent (a Python number)."""
+    if isinstance(exponent, bool) or not isinstance(exponent, numbers.Real):
+        raise TypeError("the exponent of pow() must be a number, not %r" % (exponent,))
+    return _call("pow", x, exponent)
+
+
+def to_float(index):
+    """An integer expression of index variables as a value: .neo's float()."""
+    if not isinstance(index, Expr) or not index.index:
+        raise TypeError("to_float() takes an integer expression of index variables")
+    return _call("float", index)
+
+
 maximum = lambda a, b: _call("max", a, b)
 minimum = lambda a, b: _call("min", a, b)
 

@@ -154,8 +154,8 @@ TEST_F(ImportTest, SemanticErrors) {
       {"def f(x: f32[8]) -> y { y[p] = x[2 * p] }",
        "cannot infer the range of index variable 'p': write it as 'p < N'"},
       {"def f(x: f32[4]) -> y { y[i] = foo(x[i]) }",
-       "unknown function 'foo' (expected exp, log, tanh, sigmoid, relu, sqrt, rsqrt, abs, "
-       "max, min or select)"},
+       "unknown function 'foo' (expected exp, log, log1p, expm1, tanh, sigmoid, softplus, "
+       "relu, sqrt, rsqrt, abs, sin, cos, erf, pow, float, max, min or select)"},
       {"def f(x: f32[4]) -> y { y[i] = exp(x[i], x[i]) }",
        "'exp' takes 1 argument but 2 were given"},
       {"def f(x: f32[4]) -> y { y[i] = x[i] < 1.0 }",

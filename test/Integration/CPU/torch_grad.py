@@ -8,6 +8,7 @@
 # independent PyTorch implementation, on the same random inputs and output
 # adjoints.
 import glob
+import math
 import os
 import sys
 
@@ -96,6 +97,13 @@ def attention_block(x, Wq, Wk, Wv, Wo, g):
     return (F.layer_norm(y, (y.shape[1],), eps=1e-5) * g).sum()
 
 
+def position_encoding(x):
+    p = torch.arange(x.shape[0], dtype=x.dtype)[:, None]
+    j = torch.arange(x.shape[1])
+    angle = p * torch.exp((j - j % 2).to(x.dtype) * (-math.log(10000.0) / x.shape[1]))
+    return x + torch.where(j % 2 == 0, torch.sin(angle), torch.cos(angle))
+
+
 REFERENCES = {
     "matmul": lambda A, B: A @ B,
     "batch_matmul": lambda A, B: torch.bmm(A, B),
@@ -126,6 +134,10 @@ REFERENCES = {
     "capsule_conv": capsule,
     "causal_mask": lambda x: torch.cumsum(x, 1),
     "gelu": lambda x: 0.5 * x * (1 + torch.tanh(0.7978845608 * (x + 0.044715 * x ** 3))),
+    "gelu_exact": lambda x: F.gelu(x),
+    "position_encoding": position_encoding,
+    "mish": lambda x: x * torch.tanh(F.softplus(x)),
+    "gem_pool": lambda x: x.clamp(min=1e-6).pow(3).mean((2, 3)).pow(1 / 3),
     "upsample": lambda x: x.repeat_interleave(2, 0).repeat_interleave(2, 1),
     "mi_lstm": mi_lstm,
     "sub_lstm": sub_lstm,

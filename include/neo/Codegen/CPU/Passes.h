@@ -2,9 +2,11 @@
 //
 // neo-select-schedules, neo-tile, neo-vectorize and neo-fuse-elementwise:
 // the passes that turn linalg ops (on tensors or buffers) into packed GEMM
-// kernels, threaded and vectorized loops for the CPU; and neo-outline-kernels,
-// which gives the loop nests of large functions functions of their own. They
-// never see a neo op (only the neo dialect's schedule attributes).
+// kernels, threaded and vectorized loops for the CPU; neo-outline-kernels,
+// which gives the loop nests of large functions functions of their own; and
+// neo-math-to-libm, accurate libm calls for the math ops that upstream
+// lowers poorly. They never see a neo op (only the neo dialect's schedule
+// attributes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_CODEGEN_CPU_PASSES_H

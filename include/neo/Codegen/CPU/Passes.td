@@ -144,6 +144,24 @@ def NeoVectorize : Pass<"neo-vectorize", "::mlir::func::FuncOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def NeoMathToLibm : Pass<"neo-math-to-libm", "::mlir::ModuleOp"> {
+  let summary = "Lower log1p, expm1 and erf on f32 and f64 to libm calls";
+  let description = [{
+    Upstream's convert-math-to-llvm lowers `math.log1p` as `log(1 + x)` and
+    `math.expm1` as `exp(x) - 1`, which lose all precision for |x| near 0
+    (`log1p(1e-9)` is 0 in f32), and has no lowering for `math.erf`, whose
+    libm lowering (convert-math-to-libm) unrolls vectors into vector ops that
+    must come before convert-vector-to-llvm. This pass turns these three ops
+    on f32 and f64 (scalars and vectors, one call per lane) into calls of
+    `log1pf`/`log1p`, `expm1f`/`expm1` and `erff`/`erf`, and leaves every
+    other op to the later conversions. The f32 ops of vectorized kernels
+    are already polynomials (neo-vectorize); what remains are f64 ops and
+    scalar code.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def NeoOutlineKernels : Pass<"neo-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Move each loop nest of a large function into a function of its own";
   let description = [{
