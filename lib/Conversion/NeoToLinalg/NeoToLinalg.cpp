@@ -1,7 +1,8 @@
 //===- NeoToLinalg.cpp - Lower neo ops to linalg on tensors ---------------===//
+#include "IndirectLoops.h"
+#include "neo/Codegen/Utils/Utils.h"
 #include "neo/Conversion/Passes.h"
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
-#include "neo/Codegen/Utils/Utils.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 
@@ -325,6 +326,10 @@ void forwardSchedule(ComputeOp op, Value result) {
 LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
+  if (Value loops = neo::detail::lowerIndirectLoops(rewriter, op)) {
+    rewriter.replaceOp(op, loops);
+    return success();
+  }
   if (useNamedOps) {
     if (Value named = tryNamedContraction(rewriter, op)) {
       forwardSchedule(op, named);

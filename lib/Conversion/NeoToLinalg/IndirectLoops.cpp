@@ -1,0 +1,400 @@
+//===- IndirectLoops.cpp - Loop nests for data-dependent ranges -----------===//
+//
+// A neo.compute whose domain bounds a reduction dim by index values (CSR:
+// rowptr[i] <= e < rowptr[i + 1]) or pins a parallel dim to one (the scatter
+// form of a gradient: tok[n] == v) is not a rectangular linalg.generic
+// without visiting the whole box. Such an op becomes a loop nest on tensors:
+// scf.for over the other dims, the ranged dims from their bounds (clamped to
+// their extents), the pinned dims computed from their equality, the rest of
+// the domain as a condition, and the result accumulated with tensor.extract
+// and tensor.insert (bufferized in place). The work is then proportional to
+// the points of the domain, not of the box.
+//
+//===----------------------------------------------------------------------===//
+#include "IndirectLoops.h"
+
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+
+namespace {
+
+bool usesDim(AffineExpr e, unsigned d) { return e.isFunctionOfDim(d); }
+
+/// The symbols `e` uses.
+llvm::SmallBitVector symbolsOf(AffineExpr e, unsigned numSymbols) {
+  llvm::SmallBitVector used(numSymbols);
+  e.walk([&](AffineExpr sub) {
+    if (auto s = dyn_cast<AffineSymbolExpr>(sub))
+      used.set(s.getPosition());
+  });
+  return used;
+}
+
+/// The dims that the value of index read `j` depends on (through its map and
+/// the index reads it uses).
+llvm::SmallBitVector dimsOfSymbol(ComputeOp op, unsigned j) {
+  llvm::SmallBitVector dims(op.getNumDims());
+  AffineMap map = op.getIndexMap(j);
+  for (AffineExpr e : map.getResults()) {
+    for (unsigned d = 0; d < op.getNumDims(); ++d)
+      if (usesDim(e, d))
+        dims.set(d);
+    llvm::SmallBitVector syms = symbolsOf(e, op.getNumIndexReads());
+    for (unsigned s : syms.set_bits())
+      dims |= dimsOfSymbol(op, s);
+  }
+  return dims;
+}
+
+/// The dims `e` depends on, directly or through index reads.
+llvm::SmallBitVector dimsOf(ComputeOp op, AffineExpr e) {
+  llvm::SmallBitVector dims(op.getNumDims());
+  for (unsigned d = 0; d < op.getNumDims(); ++d)
+    if (usesDim(e, d))
+      dims.set(d);
+  for (unsigned s : symbolsOf(e, op.getNumIndexReads()).set_bits())
+    dims |= dimsOfSymbol(op, s);
+  return dims;
+}
+
+/// `c` as `coef * d + rest` with `rest` free of d (directly and through
+/// index reads), for coef = +1 or -1.
+std::optional<std::pair<int64_t, AffineExpr>> splitUnitTerm(ComputeOp op, AffineExpr c,
+                                                            unsigned d) {
+  MLIRContext *ctx = op.getContext();
+  unsigned numDims = op.getNumDims(), numSyms = op.getNumIndexReads();
+  AffineExpr flat = simplifyAffineExpr(c, numDims, numSyms);
+  // The coefficient of d: the difference of the expression at d = 1 and d = 0
+  // must be a constant for the split to be exact.
+  SmallVector<AffineExpr> at0(numDims), at1(numDims);
+  for (unsigned k = 0; k < numDims; ++k) {
+    at0[k] = at1[k] = getAffineDimExpr(k, ctx);
+  }
+  at0[d] = getAffineConstantExpr(0, ctx);
+  at1[d] = getAffineConstantExpr(1, ctx);
+  AffineExpr rest = simplifyAffineExpr(flat.replaceDims(at0), numDims, numSyms);
+  AffineExpr diff = simplifyAffineExpr(flat.replaceDims(at1) - rest, numDims, numSyms);
+  auto coef = dyn_cast<AffineConstantExpr>(diff);
+  if (!coef || (coef.getValue() != 1 && coef.getValue() != -1))
+    return std::nullopt;
+  // Exactly linear in d: flat == coef * d + rest.
+  AffineExpr rebuilt =
+      simplifyAffineExpr(getAffineDimExpr(d, ctx) * coef.getValue() + rest, numDims, numSyms);
+  if (rebuilt != flat || dimsOf(op, rest).test(d))
+    return std::nullopt;
+  return std::make_pair(coef.getValue(), rest);
+}
+
+/// How each dim is iterated.
+struct DimPlan {
+  enum Kind { Box, Ranged, Pinned } kind = Box;
+  // Ranged: lower bounds (d >= -rest for rest from `d + rest >= 0`) and
+  // upper bounds (d <= rest from `-d + rest >= 0`); Pinned: d == value.
+  SmallVector<AffineExpr> lower, upper;
+  AffineExpr value;
+};
+
+struct Plan {
+  SmallVector<DimPlan> dims;
+  SmallVector<unsigned> order; // loop order of the non-pinned dims
+  SmallVector<unsigned> rest;  // constraints left as a condition
+};
+
+/// A plan when some dim is ranged or pinned by index values; nothing when
+/// the op is better off as a linalg.generic.
+std::optional<Plan> makePlan(ComputeOp op) {
+  std::optional<IntegerSet> domain = op.getDomain();
+  if (!op.hasIndexReads() || !domain || domain->getNumSymbols() == 0)
+    return std::nullopt;
+  unsigned numDims = op.getNumDims(), numPar = op.getNumParallelDims();
+  Plan plan;
+  plan.dims.resize(numDims);
+  llvm::SmallBitVector used(domain->getNumConstraints());
+  bool indirect = false;
+  for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
+    AffineExpr expr = domain->getConstraint(c);
+    if (symbolsOf(expr, op.getNumIndexReads()).none())
+      continue;
+    // A pinned parallel dim: d == f(index values of reduction dims).
+    if (domain->isEq(c)) {
+      for (unsigned d = 0; d < numPar; ++d) {
+        if (plan.dims[d].kind != DimPlan::Box)
+          continue;
+        auto split = splitUnitTerm(op, expr, d);
+        if (!split)
+          continue;
+        // coef * d + rest == 0: d = -rest / coef.
+        AffineExpr v = split->first == 1 ? -split->second : split->second;
+        llvm::SmallBitVector deps = dimsOf(op, v);
+        bool onlyReductions = true;
+        for (unsigned k : deps.set_bits())
+          onlyReductions &= k >= numPar;
+        if (!onlyReductions)
+          continue;
+        plan.dims[d].kind = DimPlan::Pinned;
+        plan.dims[d].value = v;
+        used.set(c);
+        indirect = true;
+        break;
+      }
+      continue;
+    }
+    // A ranged reduction dim: +-e + rest >= 0 with rest free of e.
+    for (unsigned d = numPar; d < numDims; ++d) {
+      auto split = splitUnitTerm(op, expr, d);
+      if (!split)
+        continue;
+      DimPlan &p = plan.dims[d];
+      p.kind = DimPlan::Ranged;
+      if (split->first == 1)
+        p.lower.push_back(-split->second); // e >= -rest
+      else
+        p.upper.push_back(split->second); // e <= rest
+      used.set(c);
+      indirect = true;
+      break;
+    }
+  }
+  if (!indirect)
+    return std::nullopt;
+  for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
+    if (!used.test(c))
+      plan.rest.push_back(c);
+  // Loop order: first the dims that range bounds and pinned values depend
+  // on, then the ranged dims, then the others (each group in dim order), so
+  // that the index values are read once per outer point and the innermost
+  // loop runs along the dense dims (SpMM: i, e, f; a scatter: n, d); a
+  // ranged dim never comes before the dims its bounds depend on.
+  llvm::SmallBitVector needed(numDims);
+  for (unsigned d = 0; d < numDims; ++d) {
+    const DimPlan &p = plan.dims[d];
+    for (AffineExpr e : llvm::concat<const AffineExpr>(p.lower, p.upper))
+      needed |= dimsOf(op, e);
+    if (p.kind == DimPlan::Pinned)
+      needed |= dimsOf(op, p.value);
+  }
+  SmallVector<unsigned> pending;
+  for (int group = 0; group < 3; ++group)
+    for (unsigned d = 0; d < numDims; ++d) {
+      const DimPlan &p = plan.dims[d];
+      if (p.kind == DimPlan::Pinned)
+        continue;
+      int g = needed.test(d) && p.kind != DimPlan::Ranged ? 0 : p.kind == DimPlan::Ranged ? 1 : 2;
+      if (g == group)
+        pending.push_back(d);
+    }
+  llvm::SmallBitVector bound(numDims);
+  while (!pending.empty()) {
+    bool progress = false;
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+      DimPlan &p = plan.dims[*it];
+      bool ready = true;
+      for (AffineExpr e : llvm::concat<AffineExpr>(p.lower, p.upper)) {
+        llvm::SmallBitVector deps = dimsOf(op, e);
+        for (unsigned k : deps.set_bits())
+          ready &= bound.test(k);
+      }
+      if (!ready)
+        continue;
+      plan.order.push_back(*it);
+      bound.set(*it);
+      pending.erase(it);
+      progress = true;
+      break;
+    }
+    if (!progress)
+      return std::nullopt; // bounds that depend on each other
+  }
+  return plan;
+}
+
+/// Emits the loop nest of `plan` for `op`.
+class LoopEmitter {
+public:
+  LoopEmitter(RewriterBase &rewriter, ComputeOp op, const Plan &plan)
+      : b(rewriter), op(op), plan(plan), loc(op.getLoc()), dims(op.getNumDims()),
+        bounds(op.getIterationBounds()) {}
+
+  Value emit() {
+    RankedTensorType type = op.getResultType();
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    Value identity = arith::ConstantOp::create(
+        b, loc, FloatAttr::get(type.getElementType(), ComputeOp::getIdentity(op.getKind())));
+    Value init = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
+    return emitLevel(0, init);
+  }
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// The value of index read `j` at the bound dims (clamped into its
+  /// tensor: the index checks report what leaves it).
+  Value symbol(unsigned j) {
+    AffineMap map = op.getIndexMap(j);
+    auto input = op.getIndexInputs()[j];
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<Value> syms;
+    for (unsigned s = 0; s < map.getNumSymbols(); ++s)
+      syms.push_back(s < j ? symbol(s) : index(0));
+    SmallVector<Value> indices;
+    for (auto [k, e] : llvm::enumerate(map.getResults())) {
+      Value v = affine::expandAffineExpr(b, loc, e, dims, syms);
+      v = arith::MaxSIOp::create(b, loc, v, index(0));
+      v = arith::MinSIOp::create(b, loc, v, index(type.getDimSize(k) - 1));
+      indices.push_back(v);
+    }
+    Value raw = tensor::ExtractOp::create(b, loc, input, indices);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  }
+
+  /// `e` at the bound dims.
+  Value expand(AffineExpr e) {
+    SmallVector<Value> syms;
+    llvm::SmallBitVector used = symbolsOf(e, op.getNumIndexReads());
+    for (unsigned s = 0; s < op.getNumIndexReads(); ++s)
+      syms.push_back(used.test(s) ? symbol(s) : index(0));
+    return affine::expandAffineExpr(b, loc, e, dims, syms);
+  }
+
+  Value emitLevel(unsigned level, Value acc) {
+    if (level == plan.order.size())
+      return emitPoint(acc);
+    unsigned d = plan.order[level];
+    const DimPlan &p = plan.dims[d];
+    Value lo = index(0), hi = index(bounds[d]);
+    for (AffineExpr e : p.lower)
+      lo = arith::MaxSIOp::create(b, loc, lo, expand(e));
+    for (AffineExpr e : p.upper) {
+      Value end = arith::AddIOp::create(b, loc, expand(e), index(1));
+      hi = arith::MinSIOp::create(b, loc, hi, end);
+    }
+    // An empty range (hi <= lo) runs no iteration.
+    hi = arith::MaxSIOp::create(b, loc, hi, lo);
+    auto loop = scf::ForOp::create(b, loc, lo, hi, index(1), ValueRange{acc});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    dims[d] = loop.getInductionVar();
+    Value next = emitLevel(level + 1, loop.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, next);
+    return loop.getResult(0);
+  }
+
+  Value emitPoint(Value acc) {
+    unsigned numPar = op.getNumParallelDims();
+    // Pinned dims, and whether they fall inside the result.
+    Value inside;
+    auto conjoin = [&](Value c) {
+      inside = inside ? arith::AndIOp::create(b, loc, inside, c).getResult() : c;
+    };
+    for (unsigned d = 0; d < op.getNumDims(); ++d) {
+      if (plan.dims[d].kind != DimPlan::Pinned)
+        continue;
+      Value v = expand(plan.dims[d].value);
+      conjoin(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, index(0)));
+      conjoin(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, index(bounds[d])));
+      dims[d] = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, v, index(bounds[d] - 1)), index(0));
+    }
+    std::optional<IntegerSet> domain = op.getDomain();
+    for (unsigned c : plan.rest) {
+      Value v = expand(domain->getConstraint(c));
+      conjoin(arith::CmpIOp::create(
+          b, loc, domain->isEq(c) ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge, v,
+          index(0)));
+    }
+    auto compute = [&](OpBuilder &nb, Location l) -> Value {
+      IRMapping mapping;
+      Block &body = op.getBodyBlock();
+      SmallVector<Value> syms;
+      for (unsigned s = 0; s < op.getNumIndexReads(); ++s)
+        syms.push_back(symbol(s));
+      for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+        AffineMap map = op.getIndexingMap(i);
+        auto type = cast<RankedTensorType>(input.getType());
+        Value ok;
+        SmallVector<Value> indices;
+        for (auto [k, e] : llvm::enumerate(map.getResults())) {
+          Value v = affine::expandAffineExpr(nb, l, e, dims,
+                                             map.getNumSymbols() ? ValueRange(syms) : ValueRange());
+          Value okK = arith::AndIOp::create(
+              nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, v, index(0)),
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, v,
+                                    index(type.getDimSize(k))));
+          ok = ok ? arith::AndIOp::create(nb, l, ok, okK).getResult() : okK;
+          v = arith::MaxSIOp::create(
+              nb, l, arith::MinSIOp::create(nb, l, v, index(type.getDimSize(k) - 1)), index(0));
+          indices.push_back(v);
+        }
+        Value x = tensor::ExtractOp::create(nb, l, input, indices);
+        if (ok && !op.isCheckedRead(i)) {
+          Value pad = arith::ConstantOp::create(
+              nb, l, FloatAttr::get(type.getElementType(), op.getPadValue(i)));
+          x = arith::SelectOp::create(nb, l, ok, x, pad);
+        }
+        mapping.map(body.getArgument(i), x);
+      }
+      for (Operation &inner : body.without_terminator()) {
+        if (auto idx = dyn_cast<IndexOp>(inner)) {
+          mapping.map(idx.getResult(), dims[idx.getDim()]);
+          continue;
+        }
+        if (auto read = dyn_cast<IndexReadOp>(inner)) {
+          mapping.map(read.getResult(), syms[read.getRead()]);
+          continue;
+        }
+        nb.clone(inner, mapping);
+      }
+      Value v = mapping.lookup(op.getYieldedValue());
+      SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
+      Value old = tensor::ExtractOp::create(nb, l, acc, out);
+      Value combined;
+      switch (op.getKind()) {
+      case ReductionKind::None: combined = v; break;
+      case ReductionKind::Sum: combined = arith::AddFOp::create(nb, l, old, v); break;
+      case ReductionKind::Prod: combined = arith::MulFOp::create(nb, l, old, v); break;
+      case ReductionKind::Max: combined = arith::MaximumFOp::create(nb, l, old, v); break;
+      case ReductionKind::Min: combined = arith::MinimumFOp::create(nb, l, old, v); break;
+      }
+      return tensor::InsertOp::create(nb, l, combined, acc, out);
+    };
+    if (!inside)
+      return compute(b, loc);
+    auto ifOp = scf::IfOp::create(b, loc, acc.getType(), inside, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc, compute(b, loc));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, acc);
+    }
+    return ifOp.getResult(0);
+  }
+
+  RewriterBase &b;
+  ComputeOp op;
+  const Plan &plan;
+  Location loc;
+  SmallVector<Value> dims;
+  SmallVector<int64_t> bounds;
+};
+
+} // namespace
+
+Value mlir::neo::detail::lowerIndirectLoops(RewriterBase &rewriter, ComputeOp op) {
+  std::optional<Plan> plan = makePlan(op);
+  if (!plan)
+    return {};
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  return LoopEmitter(rewriter, op, *plan).emit();
+}

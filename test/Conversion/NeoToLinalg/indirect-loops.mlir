@@ -1,0 +1,83 @@
+// RUN: neo-opt %s --convert-neo-to-linalg | FileCheck %s
+// Ops whose domain ranges a reduction dim by index values (a CSR row) or
+// pins a parallel dim to one (a scatter-add) become loop nests that visit
+// only the domain's points, not the whole box.
+
+// SpMM: rows i, then e from rowptr[i] to rowptr[i + 1] (clamped to [0, 9)),
+// then the dense dim f innermost.
+// CHECK-LABEL: func.func @csr
+// CHECK: %[[INIT:.*]] = linalg.fill
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[INIT]])
+// CHECK: %[[LO:.*]] = tensor.extract %arg0[
+// CHECK: %[[HI:.*]] = tensor.extract %arg0[
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: tensor.extract %arg1[
+// CHECK: arith.mulf
+// CHECK: tensor.insert
+// CHECK-NOT: linalg.generic
+func.func @csr(%rowptr: tensor<5xi32>, %col: tensor<9xi64>, %val: tensor<9xf32>, %x: tensor<6x3xf32>) -> tensor<4x3xf32> {
+  %0 = neo.compute ins(%val, %x : tensor<9xf32>, tensor<6x3xf32>)
+         indices(%rowptr, %rowptr, %col : tensor<5xi32>, tensor<5xi32>, tensor<9xi64>)
+         space [4, 3] sum [9]
+         maps [affine_map<(i, f, e) -> (e)>, affine_map<(i, f, e)[s0, s1, s2] -> (s2, f)>]
+         index_maps [affine_map<(i, f, e) -> (i)>, affine_map<(i, f, e) -> (i + 1)>,
+                     affine_map<(i, f, e) -> (e)>] checked [1]
+         where affine_set<(i, f, e)[s0, s1, s2] : (e - s0 >= 0, s1 - e - 1 >= 0)>
+         -> tensor<4x3xf32> {
+  ^bb0(%v: f32, %xv: f32):
+    %m = arith.mulf %v, %xv : f32
+    neo.yield %m : f32
+  }
+  return %0 : tensor<4x3xf32>
+}
+
+// The scatter form of an embedding's gradient: n outermost, v = tok[n]
+// computed (and tested against [0, 10)), d innermost.
+// CHECK-LABEL: func.func @scatter
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[D:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[TOK:.*]] = tensor.extract %arg1[
+// CHECK: arith.cmpi slt
+// CHECK: scf.if
+// CHECK: tensor.insert
+// CHECK-NOT: linalg.generic
+func.func @scatter(%dy: tensor<6x4xf32>, %tok: tensor<6xi32>) -> tensor<10x4xf32> {
+  %0 = neo.compute ins(%dy : tensor<6x4xf32>) indices(%tok : tensor<6xi32>) space [10, 4] sum [6]
+         maps [affine_map<(v, d, n) -> (n, d)>] index_maps [affine_map<(v, d, n) -> (n)>]
+         where affine_set<(v, d, n)[s0] : (s0 - v == 0)> -> tensor<10x4xf32> {
+  ^bb0(%g: f32):
+    neo.yield %g : f32
+  }
+  return %0 : tensor<10x4xf32>
+}
+
+// A condition on index values that neither ranges nor pins (t < len[b] on
+// a reduction dim with a unit coefficient does range it): masked pooling is
+// a loop over t up to len[b].
+// CHECK-LABEL: func.func @pool
+// CHECK: tensor.extract %arg1[
+// CHECK: scf.for
+// CHECK-NOT: linalg.generic
+func.func @pool(%x: tensor<3x5x2xf32>, %len: tensor<3xi32>) -> tensor<3x2xf32> {
+  %0 = neo.compute ins(%x : tensor<3x5x2xf32>) indices(%len : tensor<3xi32>) space [3, 2] sum [5]
+         maps [affine_map<(b, d, t) -> (b, t, d)>] index_maps [affine_map<(b, d, t) -> (b)>]
+         where affine_set<(b, d, t)[s0] : (s0 - t - 1 >= 0)> -> tensor<3x2xf32> {
+  ^bb0(%v: f32):
+    neo.yield %v : f32
+  }
+  return %0 : tensor<3x2xf32>
+}
+
+// An embedding lookup has no domain: a linalg.generic.
+// CHECK-LABEL: func.func @embed
+// CHECK: linalg.generic
+func.func @embed(%e: tensor<10x4xf32>, %tok: tensor<6xi32>) -> tensor<6x4xf32> {
+  %0 = neo.compute ins(%e : tensor<10x4xf32>) indices(%tok : tensor<6xi32>) space [6, 4]
+         maps [affine_map<(n, d)[s0] -> (s0, d)>] index_maps [affine_map<(n, d) -> (n)>]
+         checked [0] -> tensor<6x4xf32> {
+  ^bb0(%v: f32):
+    neo.yield %v : f32
+  }
+  return %0 : tensor<6x4xf32>
+}
