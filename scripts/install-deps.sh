@@ -7,7 +7,7 @@ PKGS=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
   clang-format-22 clang-tidy-22 libclang-rt-22-dev
   cmake ninja-build ccache g++ libgtest-dev libgmock-dev nlohmann-json3-dev
-  libomp-22-dev libglpk-dev libdnnl-dev libopenblas-dev python3-matplotlib python3-sklearn python3-numpy python3-pytest python3-torch zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
+  libomp-22-dev libglpk-dev libdnnl-dev libopenblas-dev python3-matplotlib python3-sklearn python3-numpy python3-pytest python3-torch python3-networkx python3-scipy zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
 )
 
 missing=()

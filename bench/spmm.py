@@ -1,0 +1,182 @@
+"""Sparse-dense products at GNN sizes: Neo's CSR aggregation
+(`sum(e in rowptr[i] .. rowptr[i + 1]) val[e] * X[col[e], f]`) against
+scipy.sparse (CSR @ dense), torch.sparse.mm (CSR) and a gather + index_add_
+in PyTorch, forward only, one and two threads, side by side.
+
+    /usr/bin/python3 bench/spmm.py [--nodes 100000] [--edges 1000000]
+        [--features 64] [--rounds 5] [--out docs/sparse-benchmarks.md]
+
+Each system runs in its own process (this script re-invokes itself with
+--one), pinned to its threads with taskset and told the count
+(OMP_NUM_THREADS, torch.set_num_threads, Neo's threads=); the cores used
+(CPU time / wall time) are reported to check that the count took effect.
+PyTorch comes from the bench venv (scripts/bench-env.sh) when it exists.
+Every system's result is compared with scipy's before it is timed. The graph
+has power-law (Zipf) degrees and uniform random columns.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VENV_PY = os.path.expanduser("~/.cache/neo/bench-venv/bin/python")
+
+SOURCE = """def spmm(rowptr: i32[R], col: i32[E], val: f32[E], X: f32[N, F]) -> (Y: f32[N, F]) {
+  Y[i, f] = sum(e in rowptr[i] .. rowptr[i + 1]) val[e] * X[col[e], f]
+}"""
+
+
+def graph(nodes, edges, features, seed=0):
+    rng = np.random.default_rng(seed)
+    deg = np.minimum(rng.zipf(1.8, nodes), nodes).astype(np.float64)
+    deg = np.maximum(1, np.round(deg * edges / deg.sum())).astype(np.int64)
+    rowptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int32)
+    nnz = int(rowptr[-1])
+    col = rng.integers(0, nodes, nnz).astype(np.int32)
+    val = rng.standard_normal(nnz).astype(np.float32)
+    x = rng.standard_normal((nodes, features)).astype(np.float32)
+    return rowptr, col, val, x
+
+
+def time_it(fn, rounds):
+    fn()
+    times = []
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    cores = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
+    return statistics.median(times) * 1e3, cores
+
+
+def one(system, threads, args):
+    rowptr, col, val, x = graph(args.nodes, args.edges, args.features)
+    nodes = len(rowptr) - 1
+    import scipy.sparse as sp
+    ref = sp.csr_matrix((val, col, rowptr), shape=(nodes, nodes)) @ x
+    compile_s = 0.0
+    if system == "neo":
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import neo
+        t0 = time.perf_counter()
+        m = neo.Module.from_source(SOURCE, sizes={"R": nodes + 1, "E": len(col), "N": nodes,
+                                                  "F": x.shape[1]})
+        f = m.compile("spmm", options="threads=%d" % threads)
+        compile_s = time.perf_counter() - t0
+        out = np.empty_like(ref)
+        run = lambda: f(rowptr, col, val, x, out=[out])  # noqa: E731
+        got = lambda: out  # noqa: E731
+    elif system == "scipy":
+        a = sp.csr_matrix((val, col, rowptr), shape=(nodes, nodes))
+        res = {}
+        run = lambda: res.__setitem__("y", a @ x)  # noqa: E731
+        got = lambda: res["y"]  # noqa: E731
+    else:
+        import torch
+        torch.set_num_threads(threads)
+        xt = torch.from_numpy(x)
+        res = {}
+        if system == "torch-csr":
+            a = torch.sparse_csr_tensor(torch.from_numpy(rowptr.astype(np.int64)),
+                                        torch.from_numpy(col.astype(np.int64)),
+                                        torch.from_numpy(val), size=(nodes, nodes))
+            run = lambda: res.__setitem__("y", torch.sparse.mm(a, xt))  # noqa: E731
+        else:  # gather the rows, scale them, index_add_ into the output
+            rows = torch.from_numpy(np.repeat(np.arange(nodes), np.diff(rowptr)))
+            ct, vt = torch.from_numpy(col.astype(np.int64)), torch.from_numpy(val)
+
+            def run():
+                y = torch.zeros(nodes, x.shape[1])
+                y.index_add_(0, rows, xt[ct] * vt[:, None])
+                res["y"] = y
+        got = lambda: res["y"].numpy()  # noqa: E731
+    run()
+    err = float(np.abs(got() - ref).max() / max(1.0, np.abs(ref).max()))
+    ms, cores = time_it(run, args.rounds)
+    print(json.dumps({"ms": ms, "cores": cores, "err": err, "compile_s": compile_s,
+                      "nnz": int(len(col))}))
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        info = f.read()
+    model = next((l.split(":", 1)[1].strip() for l in info.splitlines()
+                  if l.startswith("model name")), platform.processor())
+    flags = next((l.split(":", 1)[1].split() for l in info.splitlines()
+                  if l.startswith("flags")), [])
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE"
+    return model, isa
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--nodes", type=int, default=100000)
+    p.add_argument("--edges", type=int, default=1000000)
+    p.add_argument("--features", type=int, default=64)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--out", default="")
+    p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
+    args = p.parse_args()
+    if args.one:
+        return one(args.one[0], int(args.one[1]), args)
+    torch_py = VENV_PY if os.path.exists(VENV_PY) else sys.executable
+    rows = []
+    for threads in [int(t) for t in args.threads.split(",")]:
+        cpus = ",".join(str(c) for c in range(threads))
+        for system in ["neo", "scipy", "torch-csr", "torch-index_add"]:
+            py = torch_py if system.startswith("torch") else "/usr/bin/python3"
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+                       MKL_NUM_THREADS=str(threads))
+            cmd = ["taskset", "-c", cpus, py, os.path.abspath(__file__), "--one", system,
+                   str(threads), "--nodes", str(args.nodes), "--edges", str(args.edges),
+                   "--features", str(args.features), "--rounds", str(args.rounds)]
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if out.returncode != 0:
+                print(out.stderr, file=sys.stderr)
+                sys.exit("%s failed" % system)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r.update(system=system, threads=threads)
+            rows.append(r)
+            print("%-16s %d thread(s): %8.2f ms  cores %.2f  err %.1e" %
+                  (system, threads, r["ms"], r["cores"], r["err"]), flush=True)
+    model, isa = cpu_model()
+    lines = ["# Sparse-dense products (SpMM)", "",
+             "Machine: %s, %s, %d cores. Graph: %d nodes, %d nonzeros (Zipf degrees), "
+             "%d features, f32." % (model, isa, os.cpu_count(), args.nodes, rows[0]["nnz"],
+                                    args.features), "",
+             "Command: `/usr/bin/python3 bench/spmm.py --nodes %d --edges %d --features %d "
+             "--rounds %d --out %s`" % (args.nodes, args.edges, args.features, args.rounds,
+                                       args.out), "",
+             "Median ms over %d runs; every result is checked against scipy's first "
+             "(max error relative to the largest value). Cores: CPU time / wall time of "
+             "the timed runs." % args.rounds, "",
+             "| threads | system | ms | best / this | cores | max rel. error |",
+             "|---|---|---|---|---|---|"]
+    for threads in sorted({r["threads"] for r in rows}):
+        group = [r for r in rows if r["threads"] == threads]
+        best = min(r["ms"] for r in group if r["system"] != "neo")
+        for r in group:
+            lines.append("| %d | %s | %.2f | %.2f | %.2f | %.1e |" %
+                         (threads, r["system"], r["ms"], best / r["ms"], r["cores"], r["err"]))
+    neo_compile = [r["compile_s"] for r in rows if r["system"] == "neo"]
+    lines += ["", "Neo's compile time (import, check functions, CPU pipeline, LLVM): %s s." %
+              ", ".join("%.2f" % c for c in neo_compile), ""]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
