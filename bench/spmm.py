@@ -124,16 +124,20 @@ def main():
     p.add_argument("--features", type=int, default=64)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="processes per system, alternated; the median is reported")
     p.add_argument("--out", default="")
     p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
     args = p.parse_args()
     if args.one:
         return one(args.one[0], int(args.one[1]), args)
     torch_py = VENV_PY if os.path.exists(VENV_PY) else sys.executable
-    rows = []
-    for threads in [int(t) for t in args.threads.split(",")]:
+    runs = {}
+    for rep, threads, system in [(r, int(t), s) for r in range(args.repeats)
+                                 for t in args.threads.split(",")
+                                 for s in ["neo", "scipy", "torch-csr", "torch-index_add"]]:
         cpus = ",".join(str(c) for c in range(threads))
-        for system in ["neo", "scipy", "torch-csr", "torch-index_add"]:
+        if True:
             py = torch_py if system.startswith("torch") else "/usr/bin/python3"
             env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                        MKL_NUM_THREADS=str(threads))
@@ -145,29 +149,38 @@ def main():
                 print(out.stderr, file=sys.stderr)
                 sys.exit("%s failed" % system)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            r.update(system=system, threads=threads)
-            rows.append(r)
-            print("%-16s %d thread(s): %8.2f ms  cores %.2f  err %.1e" %
-                  (system, threads, r["ms"], r["cores"], r["err"]), flush=True)
+            runs.setdefault((threads, system), []).append(r)
+            print("round %d %-16s %d thread(s): %8.2f ms  cores %.2f  err %.1e" %
+                  (rep, system, threads, r["ms"], r["cores"], r["err"]), flush=True)
+    rows = []
+    for (threads, system), rs in runs.items():
+        rs = sorted(rs, key=lambda r: r["ms"])
+        r = dict(rs[len(rs) // 2])
+        r.update(system=system, threads=threads, all_ms=[x["ms"] for x in rs])
+        rows.append(r)
     model, isa = cpu_model()
     lines = ["# Sparse-dense products (SpMM)", "",
              "Machine: %s, %s, %d cores. Graph: %d nodes, %d nonzeros (Zipf degrees), "
              "%d features, f32." % (model, isa, os.cpu_count(), args.nodes, rows[0]["nnz"],
                                     args.features), "",
              "Command: `/usr/bin/python3 bench/spmm.py --nodes %d --edges %d --features %d "
-             "--rounds %d --out %s`" % (args.nodes, args.edges, args.features, args.rounds,
-                                       args.out), "",
-             "Median ms over %d runs; every result is checked against scipy's first "
+             "--rounds %d --repeats %d --out %s`" % (args.nodes, args.edges, args.features,
+                                                    args.rounds, args.repeats, args.out), "",
+             "Each system ran in %d processes, alternated with the others; a process "
+             "times the median of %d runs, and the table gives the median process (all "
+             "of them in the last column). Every result is checked against scipy's first "
              "(max error relative to the largest value). Cores: CPU time / wall time of "
-             "the timed runs." % args.rounds, "",
-             "| threads | system | ms | best / this | cores | max rel. error |",
-             "|---|---|---|---|---|---|"]
+             "the timed runs. Neo's time includes its run-time index check." %
+             (args.repeats, args.rounds), "",
+             "| threads | system | ms | best peer / this | cores | max rel. error | all ms |",
+             "|---|---|---|---|---|---|---|"]
     for threads in sorted({r["threads"] for r in rows}):
         group = [r for r in rows if r["threads"] == threads]
         best = min(r["ms"] for r in group if r["system"] != "neo")
         for r in group:
-            lines.append("| %d | %s | %.2f | %.2f | %.2f | %.1e |" %
-                         (threads, r["system"], r["ms"], best / r["ms"], r["cores"], r["err"]))
+            lines.append("| %d | %s | %.2f | %.2f | %.2f | %.1e | %s |" %
+                         (threads, r["system"], r["ms"], best / r["ms"], r["cores"], r["err"],
+                          ", ".join("%.1f" % x for x in r["all_ms"])))
     neo_compile = [r["compile_s"] for r in rows if r["system"] == "neo"]
     lines += ["", "Neo's compile time (import, check functions, CPU pipeline, LLVM): %s s." %
               ", ".join("%.2f" % c for c in neo_compile), ""]

@@ -223,7 +223,8 @@ class LoopEmitter {
 public:
   LoopEmitter(RewriterBase &rewriter, ComputeOp op, const Plan &plan)
       : b(rewriter), op(op), plan(plan), loc(op.getLoc()), dims(op.getNumDims()),
-        bounds(op.getIterationBounds()) {}
+        bounds(op.getIterationBounds()), symCache(op.getNumIndexReads()),
+        readCache(op.getInputs().size()), boundDims(op.getNumDims()) {}
 
   Value emit() {
     RankedTensorType type = op.getResultType();
@@ -231,7 +232,16 @@ public:
     Value identity = arith::ConstantOp::create(
         b, loc, FloatAttr::get(type.getElementType(), ComputeOp::getIdentity(op.getKind())));
     Value init = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
-    return emitLevel(0, init);
+    // Without pinned dims, every point of the outermost loop (a parallel
+    // dim) writes its own slice of the result: an scf.forall over it, each
+    // iteration computing its slice (threads when the pipeline has them).
+    bool pinned =
+        llvm::any_of(plan.dims, [](const DimPlan &p) { return p.kind == DimPlan::Pinned; });
+    unsigned first = plan.order.empty() ? 0 : plan.order.front();
+    if (pinned || plan.order.empty() || first >= op.getNumParallelDims() ||
+        plan.dims[first].kind != DimPlan::Box || bounds[first] < 2)
+      return emitLevel(0, init);
+    return emitRows(first, init);
   }
 
 private:
@@ -240,6 +250,8 @@ private:
   /// The value of index read `j` at the bound dims (clamped into its
   /// tensor: the index checks report what leaves it).
   Value symbol(unsigned j) {
+    if (symCache[j])
+      return symCache[j];
     AffineMap map = op.getIndexMap(j);
     auto input = op.getIndexInputs()[j];
     auto type = cast<RankedTensorType>(input.getType());
@@ -257,6 +269,75 @@ private:
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
   }
 
+  /// Read `i` at the bound dims: clamped into its operand, the pad value
+  /// outside unless it is checked (the index checks report those).
+  Value read(unsigned i) {
+    Value input = op.getInputs()[i];
+    AffineMap map = op.getIndexingMap(i);
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<Value> syms;
+    for (unsigned s = 0; s < map.getNumSymbols(); ++s)
+      syms.push_back(symbol(s));
+    Value ok;
+    SmallVector<Value> indices;
+    for (auto [k, e] : llvm::enumerate(map.getResults())) {
+      Value v = affine::expandAffineExpr(b, loc, e, dims, syms);
+      std::optional<Interval> range = getExprRange(e, bounds);
+      if (!range || range->lo < 0 || range->hi >= type.getDimSize(k)) {
+        Value okK = arith::AndIOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, index(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, index(type.getDimSize(k))));
+        ok = ok ? arith::AndIOp::create(b, loc, ok, okK).getResult() : okK;
+        v = arith::MaxSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, v, index(type.getDimSize(k) - 1)), index(0));
+      }
+      indices.push_back(v);
+    }
+    Value x = tensor::ExtractOp::create(b, loc, input, indices);
+    if (ok && !op.isCheckedRead(i)) {
+      Value pad = arith::ConstantOp::create(
+          b, loc, FloatAttr::get(type.getElementType(), op.getPadValue(i)));
+      x = arith::SelectOp::create(b, loc, ok, x, pad);
+    }
+    return x;
+  }
+
+  /// The dims read `i` depends on.
+  llvm::SmallBitVector readDims(unsigned i) {
+    llvm::SmallBitVector deps(op.getNumDims());
+    for (AffineExpr e : op.getIndexingMap(i).getResults())
+      deps |= dimsOf(op, e);
+    return deps;
+  }
+
+  /// Computes, at the current insertion point, the index values and reads
+  /// that depend only on the bound dims (once per iteration of the loop
+  /// that bound the last of them, not once per point); returns what it set.
+  SmallVector<std::pair<bool, unsigned>> hoist() {
+    SmallVector<std::pair<bool, unsigned>> set;
+    auto ready = [&](const llvm::SmallBitVector &deps) {
+      for (unsigned k : deps.set_bits())
+        if (!boundDims.test(k))
+          return false;
+      return true;
+    };
+    for (unsigned j = 0; j < op.getNumIndexReads(); ++j)
+      if (!symCache[j] && ready(dimsOfSymbol(op, j))) {
+        symCache[j] = symbol(j);
+        set.push_back({true, j});
+      }
+    for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
+      if (!readCache[i] && ready(readDims(i))) {
+        readCache[i] = read(i);
+        set.push_back({false, i});
+      }
+    return set;
+  }
+  void unhoist(ArrayRef<std::pair<bool, unsigned>> set) {
+    for (auto [isSymbol, k] : set)
+      (isSymbol ? symCache[k] : readCache[k]) = Value();
+  }
+
   /// `e` at the bound dims.
   Value expand(AffineExpr e) {
     SmallVector<Value> syms;
@@ -264,6 +345,35 @@ private:
     for (unsigned s = 0; s < op.getNumIndexReads(); ++s)
       syms.push_back(used.test(s) ? symbol(s) : index(0));
     return affine::expandAffineExpr(b, loc, e, dims, syms);
+  }
+
+  /// An scf.forall over dim `d`: iteration i computes the slice d = i of the
+  /// result (rank kept, extent 1) with the inner loops.
+  Value emitRows(unsigned d, Value init) {
+    auto type = cast<RankedTensorType>(init.getType());
+    auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(bounds[d])},
+                                        ValueRange{init}, std::nullopt, /*bodyBuilderFn=*/nullptr);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    Value i = forall.getInductionVar(0);
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (auto [k, size] : llvm::enumerate(type.getShape())) {
+      offsets.push_back(k == d ? OpFoldResult(i) : b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(k == d ? 1 : size));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    Value out = forall.getRegionIterArgs()[0];
+    Value slice = tensor::ExtractSliceOp::create(b, loc, out, offsets, sizes, strides);
+    dims[d] = i;
+    rowDim = d;
+    boundDims.set(d);
+    auto hoisted = hoist();
+    Value result = emitLevel(1, slice);
+    unhoist(hoisted);
+    boundDims.reset(d);
+    b.setInsertionPointToEnd(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, result, out, offsets, sizes, strides);
+    return forall.getResult(0);
   }
 
   Value emitLevel(unsigned level, Value acc) {
@@ -284,7 +394,11 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     dims[d] = loop.getInductionVar();
+    boundDims.set(d);
+    auto hoisted = hoist();
     Value next = emitLevel(level + 1, loop.getRegionIterArgs()[0]);
+    unhoist(hoisted);
+    boundDims.reset(d);
     scf::YieldOp::create(b, loc, next);
     return loop.getResult(0);
   }
@@ -318,31 +432,8 @@ private:
       SmallVector<Value> syms;
       for (unsigned s = 0; s < op.getNumIndexReads(); ++s)
         syms.push_back(symbol(s));
-      for (auto [i, input] : llvm::enumerate(op.getInputs())) {
-        AffineMap map = op.getIndexingMap(i);
-        auto type = cast<RankedTensorType>(input.getType());
-        Value ok;
-        SmallVector<Value> indices;
-        for (auto [k, e] : llvm::enumerate(map.getResults())) {
-          Value v = affine::expandAffineExpr(nb, l, e, dims,
-                                             map.getNumSymbols() ? ValueRange(syms) : ValueRange());
-          Value okK = arith::AndIOp::create(
-              nb, l, arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, v, index(0)),
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, v,
-                                    index(type.getDimSize(k))));
-          ok = ok ? arith::AndIOp::create(nb, l, ok, okK).getResult() : okK;
-          v = arith::MaxSIOp::create(
-              nb, l, arith::MinSIOp::create(nb, l, v, index(type.getDimSize(k) - 1)), index(0));
-          indices.push_back(v);
-        }
-        Value x = tensor::ExtractOp::create(nb, l, input, indices);
-        if (ok && !op.isCheckedRead(i)) {
-          Value pad = arith::ConstantOp::create(
-              nb, l, FloatAttr::get(type.getElementType(), op.getPadValue(i)));
-          x = arith::SelectOp::create(nb, l, ok, x, pad);
-        }
-        mapping.map(body.getArgument(i), x);
-      }
+      for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
+        mapping.map(body.getArgument(i), readCache[i] ? readCache[i] : read(i));
       for (Operation &inner : body.without_terminator()) {
         if (auto idx = dyn_cast<IndexOp>(inner)) {
           mapping.map(idx.getResult(), dims[idx.getDim()]);
@@ -356,6 +447,8 @@ private:
       }
       Value v = mapping.lookup(op.getYieldedValue());
       SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
+      if (rowDim >= 0)
+        out[rowDim] = index(0); // the forall's slice holds one row
       Value old = tensor::ExtractOp::create(nb, l, acc, out);
       Value combined;
       switch (op.getKind()) {
@@ -386,6 +479,10 @@ private:
   Location loc;
   SmallVector<Value> dims;
   SmallVector<int64_t> bounds;
+  int rowDim = -1; // the dim of the enclosing scf.forall, if any
+  // Index values and reads computed at an enclosing loop (null: not yet).
+  SmallVector<Value> symCache, readCache;
+  llvm::SmallBitVector boundDims;
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 //===- Codegen.cpp - neo IR to a native object file -----------------------===//
 #include "Codegen.h"
 
+#include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 #include "neo/Support/FileIO.h"
@@ -153,6 +154,10 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   if (!module)
     return makeError("cannot parse the module:\n" + diagnostics);
+  // The loop nests of reads through index values (CSR ranges, scatters) are
+  // scalar: LLVM's loop vectorizer is what vectorizes their dense inner loops.
+  bool indexReads = false;
+  module->walk([&](ComputeOp op) { indexReads |= op.hasIndexReads(); });
 
   CpuPipelineOptions pipelineOptions;
   if (std::string error =
@@ -220,7 +225,7 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   size_t instructions = 0;
   for (const llvm::Function &f : *llvmModule)
     instructions += f.getInstructionCount();
-  bool loopTransforms = pipelineOptions.llvmVectorize ||
+  bool loopTransforms = pipelineOptions.llvmVectorize || indexReads ||
                         (pipelineOptions.llvmVectorizeLimit > 0 &&
                          instructions <= static_cast<size_t>(pipelineOptions.llvmVectorizeLimit));
   optimizeModule(*llvmModule, machine->get(), options.optLevel, loopTransforms);

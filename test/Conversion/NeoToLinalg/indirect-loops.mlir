@@ -3,18 +3,24 @@
 // pins a parallel dim to one (a scatter-add) become loop nests that visit
 // only the domain's points, not the whole box.
 
-// SpMM: rows i, then e from rowptr[i] to rowptr[i + 1] (clamped to [0, 9)),
-// then the dense dim f innermost.
+// SpMM: an scf.forall over the rows i (each computes its row: threads), the
+// row's bounds read once, e from rowptr[i] to rowptr[i + 1] (clamped to
+// [0, 9)) with col[e] and val[e] read once per nonzero, then the dense dim f
+// innermost.
 // CHECK-LABEL: func.func @csr
 // CHECK: %[[INIT:.*]] = linalg.fill
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[INIT]])
-// CHECK: %[[LO:.*]] = tensor.extract %arg0[
-// CHECK: %[[HI:.*]] = tensor.extract %arg0[
-// CHECK: scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.forall (%[[I:.*]]) in (4) shared_outs(%[[OUT:.*]] = %[[INIT]])
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [1, 3] [1, 1]
+// CHECK: tensor.extract %arg0[
+// CHECK: tensor.extract %arg0[
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[ROW]])
 // CHECK: tensor.extract %arg1[
+// CHECK: tensor.extract %arg2[%[[E]]]
+// CHECK: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: tensor.extract %arg3[
 // CHECK: arith.mulf
 // CHECK: tensor.insert
+// CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: linalg.generic
 func.func @csr(%rowptr: tensor<5xi32>, %col: tensor<9xi64>, %val: tensor<9xf32>, %x: tensor<6x3xf32>) -> tensor<4x3xf32> {
   %0 = neo.compute ins(%val, %x : tensor<9xf32>, tensor<6x3xf32>)
@@ -32,12 +38,14 @@ func.func @csr(%rowptr: tensor<5xi32>, %col: tensor<9xi64>, %val: tensor<9xf32>,
   return %0 : tensor<4x3xf32>
 }
 
-// The scatter form of an embedding's gradient: n outermost, v = tok[n]
-// computed (and tested against [0, 10)), d innermost.
+// The scatter form of an embedding's gradient: n outermost with v = tok[n]
+// read once per n, d innermost, v tested against [0, 10); sequential (two
+// points may write one v).
 // CHECK-LABEL: func.func @scatter
+// CHECK-NOT: scf.forall
 // CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: tensor.extract %arg1[
 // CHECK: scf.for %[[D:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: %[[TOK:.*]] = tensor.extract %arg1[
 // CHECK: arith.cmpi slt
 // CHECK: scf.if
 // CHECK: tensor.insert
