@@ -12,6 +12,7 @@
 
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -359,6 +360,15 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
       constraints.push_back({AffineProgram(domain->getConstraint(c), numDims), domain->isEq(c)});
   }
 
+  // Reduction dims ranged by index values: 0 <= lower <= upper <= extent.
+  struct Range {
+    unsigned dim;
+    AffineProgram lower, upper;
+  };
+  SmallVector<Range> ranges;
+  for (const DataDependentRange &r : getDataDependentRanges(op))
+    ranges.push_back({r.dim, AffineProgram(r.lower, numDims), AffineProgram(r.upper, numDims)});
+
   FailureOr<BodyProgram> body = BodyProgram::compile(op);
   if (failed(body))
     return failure();
@@ -423,6 +433,18 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
       if (!*offset)
         return outOfRange(what, indexReads[j], bad, badValue);
       d[numDims + j] = static_cast<int64_t>(indexReads[j].tensor->data[**offset]);
+    }
+    for (const Range &r : ranges) {
+      int64_t lo, hi;
+      if (!r.lower.eval(d.data(), lo) || !r.upper.eval(d.data(), hi))
+        return divisionByZero("a range bound");
+      if (lo < 0 || hi > bounds[r.dim] || lo > hi) {
+        InFlightDiagnostic diag = op.emitError();
+        diag << "index out of range: the range of d" << r.dim << " is [" << lo << ", " << hi
+             << ") but it must lie in [0, " << bounds[r.dim] << "] with lower <= upper ";
+        printPoint(diag);
+        return failure();
+      }
     }
     bool inDomain = true;
     for (const Constraint &c : constraints) {

@@ -222,3 +222,27 @@ def test_signature_reports_index_dtypes(module):
     f = module.compile("embed")
     assert [(n, d) for n, d, _ in f.inputs] == [("E", np.float64), ("tok", np.int32),
                                                 ("w", np.float64)]
+
+
+def test_bad_row_pointers_are_errors(module):
+    """A CSR range must satisfy 0 <= rowptr[i] <= rowptr[i + 1] <= nnz."""
+    spmm = module.compile("spmm")
+    decreasing = ROWPTR.copy()
+    decreasing[2] = 1                        # row 1 would be [3, 1)
+    with pytest.raises(neo.NeoError, match=r"the length \(upper - lower bound\) of the range "
+                                           r"of d2 \(extent 15\) is -2 at iteration point "
+                                           r"\(d0=1\)"):
+        spmm(decreasing, COL, VAL, XS)
+    with pytest.raises(neo.NeoError, match=r"the range of d2 is \[3, 1\) but it must lie in "
+                                           r"\[0, 15\] with lower <= upper"):
+        module.interpret("spmm", decreasing, COL, VAL, XS)
+    past_end = ROWPTR.copy()
+    past_end[-1] = 16
+    with pytest.raises(neo.NeoError, match=r"the upper bound of the range of d2 \(extent 15\) "
+                                           r"is 16 at iteration point \(d0=5\)"):
+        spmm(past_end, COL, VAL, XS)
+    negative = ROWPTR.copy()
+    negative[0] = -1
+    with pytest.raises(neo.NeoError, match=r"the lower bound of the range of d2 \(extent 15\) "
+                                           r"is -1 at iteration point \(d0=0\)"):
+        spmm(negative, COL, VAL, XS)

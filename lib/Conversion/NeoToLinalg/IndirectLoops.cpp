@@ -14,6 +14,7 @@
 #include "IndirectLoops.h"
 
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,8 +29,6 @@ using namespace mlir::neo;
 
 namespace {
 
-bool usesDim(AffineExpr e, unsigned d) { return e.isFunctionOfDim(d); }
-
 /// The symbols `e` uses.
 llvm::SmallBitVector symbolsOf(AffineExpr e, unsigned numSymbols) {
   llvm::SmallBitVector used(numSymbols);
@@ -40,59 +39,12 @@ llvm::SmallBitVector symbolsOf(AffineExpr e, unsigned numSymbols) {
   return used;
 }
 
-/// The dims that the value of index read `j` depends on (through its map and
-/// the index reads it uses).
-llvm::SmallBitVector dimsOfSymbol(ComputeOp op, unsigned j) {
-  llvm::SmallBitVector dims(op.getNumDims());
-  AffineMap map = op.getIndexMap(j);
-  for (AffineExpr e : map.getResults()) {
-    for (unsigned d = 0; d < op.getNumDims(); ++d)
-      if (usesDim(e, d))
-        dims.set(d);
-    llvm::SmallBitVector syms = symbolsOf(e, op.getNumIndexReads());
-    for (unsigned s : syms.set_bits())
-      dims |= dimsOfSymbol(op, s);
-  }
-  return dims;
-}
-
 /// The dims `e` depends on, directly or through index reads.
-llvm::SmallBitVector dimsOf(ComputeOp op, AffineExpr e) {
-  llvm::SmallBitVector dims(op.getNumDims());
-  for (unsigned d = 0; d < op.getNumDims(); ++d)
-    if (usesDim(e, d))
-      dims.set(d);
-  for (unsigned s : symbolsOf(e, op.getNumIndexReads()).set_bits())
-    dims |= dimsOfSymbol(op, s);
-  return dims;
-}
+llvm::SmallBitVector dimsOf(ComputeOp op, AffineExpr e) { return getDependentDims(op, e); }
 
-/// `c` as `coef * d + rest` with `rest` free of d (directly and through
-/// index reads), for coef = +1 or -1.
-std::optional<std::pair<int64_t, AffineExpr>> splitUnitTerm(ComputeOp op, AffineExpr c,
-                                                            unsigned d) {
-  MLIRContext *ctx = op.getContext();
-  unsigned numDims = op.getNumDims(), numSyms = op.getNumIndexReads();
-  AffineExpr flat = simplifyAffineExpr(c, numDims, numSyms);
-  // The coefficient of d: the difference of the expression at d = 1 and d = 0
-  // must be a constant for the split to be exact.
-  SmallVector<AffineExpr> at0(numDims), at1(numDims);
-  for (unsigned k = 0; k < numDims; ++k) {
-    at0[k] = at1[k] = getAffineDimExpr(k, ctx);
-  }
-  at0[d] = getAffineConstantExpr(0, ctx);
-  at1[d] = getAffineConstantExpr(1, ctx);
-  AffineExpr rest = simplifyAffineExpr(flat.replaceDims(at0), numDims, numSyms);
-  AffineExpr diff = simplifyAffineExpr(flat.replaceDims(at1) - rest, numDims, numSyms);
-  auto coef = dyn_cast<AffineConstantExpr>(diff);
-  if (!coef || (coef.getValue() != 1 && coef.getValue() != -1))
-    return std::nullopt;
-  // Exactly linear in d: flat == coef * d + rest.
-  AffineExpr rebuilt =
-      simplifyAffineExpr(getAffineDimExpr(d, ctx) * coef.getValue() + rest, numDims, numSyms);
-  if (rebuilt != flat || dimsOf(op, rest).test(d))
-    return std::nullopt;
-  return std::make_pair(coef.getValue(), rest);
+/// The dims that the value of index read `j` depends on.
+llvm::SmallBitVector dimsOfSymbol(ComputeOp op, unsigned j) {
+  return getDependentDims(op, getAffineSymbolExpr(j, op.getContext()));
 }
 
 /// How each dim is iterated.

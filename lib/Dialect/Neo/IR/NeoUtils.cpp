@@ -51,6 +51,79 @@ std::optional<int64_t> mlir::neo::getIndexValueBound(Value value) {
   return bound;
 }
 
+llvm::SmallBitVector mlir::neo::getDependentDims(ComputeOp op, AffineExpr expr) {
+  llvm::SmallBitVector dims(op.getNumDims());
+  llvm::SmallBitVector seen(op.getNumIndexReads());
+  SmallVector<AffineExpr> work{expr};
+  while (!work.empty()) {
+    AffineExpr e = work.pop_back_val();
+    e.walk([&](AffineExpr sub) {
+      if (auto d = dyn_cast<AffineDimExpr>(sub))
+        dims.set(d.getPosition());
+      else if (auto s = dyn_cast<AffineSymbolExpr>(sub))
+        if (s.getPosition() < seen.size() && !seen.test(s.getPosition())) {
+          seen.set(s.getPosition());
+          llvm::append_range(work, op.getIndexMap(s.getPosition()).getResults());
+        }
+    });
+  }
+  return dims;
+}
+
+std::optional<std::pair<int64_t, AffineExpr>>
+mlir::neo::splitUnitTerm(ComputeOp op, AffineExpr expr, unsigned d) {
+  MLIRContext *ctx = op.getContext();
+  unsigned numDims = op.getNumDims(), numSyms = op.getNumIndexReads();
+  AffineExpr flat = simplifyAffineExpr(expr, numDims, numSyms);
+  // The coefficient of d: the expression at d = 1 minus at d = 0.
+  SmallVector<AffineExpr> at0, at1;
+  for (unsigned k = 0; k < numDims; ++k) {
+    at0.push_back(k == d ? getAffineConstantExpr(0, ctx) : getAffineDimExpr(k, ctx));
+    at1.push_back(k == d ? getAffineConstantExpr(1, ctx) : getAffineDimExpr(k, ctx));
+  }
+  AffineExpr rest = simplifyAffineExpr(flat.replaceDims(at0), numDims, numSyms);
+  AffineExpr diff = simplifyAffineExpr(flat.replaceDims(at1) - rest, numDims, numSyms);
+  auto coef = dyn_cast<AffineConstantExpr>(diff);
+  if (!coef || (coef.getValue() != 1 && coef.getValue() != -1))
+    return std::nullopt;
+  // Exactly linear in d, and the rest free of it.
+  AffineExpr rebuilt =
+      simplifyAffineExpr(getAffineDimExpr(d, ctx) * coef.getValue() + rest, numDims, numSyms);
+  if (rebuilt != flat || getDependentDims(op, rest).test(d))
+    return std::nullopt;
+  return std::make_pair(coef.getValue(), rest);
+}
+
+SmallVector<DataDependentRange> mlir::neo::getDataDependentRanges(ComputeOp op) {
+  SmallVector<DataDependentRange> ranges;
+  std::optional<IntegerSet> domain = op.getDomain();
+  if (!domain || domain->getNumSymbols() == 0)
+    return ranges;
+  auto hasSymbol = [](AffineExpr e) {
+    bool found = false;
+    e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
+    return found;
+  };
+  for (unsigned d = op.getNumParallelDims(); d < op.getNumDims(); ++d) {
+    AffineExpr lower, upper;
+    for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
+      AffineExpr expr = domain->getConstraint(c);
+      if (domain->isEq(c) || !hasSymbol(expr))
+        continue;
+      auto split = splitUnitTerm(op, expr, d);
+      if (!split)
+        continue;
+      if (split->first == 1 && !lower)
+        lower = -split->second; // d - lower >= 0
+      else if (split->first == -1 && !upper)
+        upper = split->second + 1; // upper - 1 - d >= 0
+    }
+    if (lower && upper)
+      ranges.push_back({d, lower, upper});
+  }
+  return ranges;
+}
+
 void mlir::neo::canonicalizeWithAllPatterns(Operation *root) {
   MLIRContext *ctx = root->getContext();
   RewritePatternSet patterns(ctx);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
@@ -85,6 +86,17 @@ void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
       checks.push_back({op, getAffineSymbolExpr(j, op.getContext()), kIndexReadRange, false,
                         at + "the value of index read #" + std::to_string(j) + " (" +
                             nameOf(input) + ", which must lie in [-2^31, 2^31 - 1])"});
+  }
+  // A reduction dim ranged by index values (`e in lo .. hi`): 0 <= lo <= hi
+  // <= its extent (a CSR's row pointers are monotone and end at nnz).
+  for (const DataDependentRange &r : getDataDependentRanges(op)) {
+    int64_t extent = bounds[r.dim];
+    std::string dim = "d" + std::to_string(r.dim);
+    std::string of = " of the range of " + dim + " (extent " + std::to_string(extent) + ")";
+    checks.push_back({op, r.lower, Interval{0, extent}, false, at + "the lower bound" + of});
+    checks.push_back({op, r.upper, Interval{0, extent}, false, at + "the upper bound" + of});
+    checks.push_back({op, r.upper - r.lower, Interval{0, extent}, false,
+                      at + "the length (upper - lower bound)" + of});
   }
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
     if (!op.isCheckedRead(i))

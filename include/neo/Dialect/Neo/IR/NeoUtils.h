@@ -5,6 +5,7 @@
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir {
 namespace neo {
@@ -27,6 +28,24 @@ void canonicalizeWithAllPatterns(Operation *root);
 /// such read. Nothing when no read uses a value alone as an index (e.g. CSR
 /// row pointers, which bound reduction ranges). For sample inputs.
 std::optional<int64_t> getIndexValueBound(Value value);
+
+/// The iteration dims of `op` that `expr` (over its dims and index reads)
+/// depends on, directly or through the index maps of the index reads it uses.
+llvm::SmallBitVector getDependentDims(ComputeOp op, AffineExpr expr);
+
+/// `expr` as `coef * d + rest` with coef = +1 or -1 and `rest` independent
+/// of dim `d` (also through index reads); nothing otherwise.
+std::optional<std::pair<int64_t, AffineExpr>> splitUnitTerm(ComputeOp op, AffineExpr expr,
+                                                            unsigned d);
+
+/// A reduction dim ranged by index values: `lower <= d < upper` (both
+/// independent of d) in the op's domain, as `sum(e in rowptr[i] ..
+/// rowptr[i + 1])` makes it.
+struct DataDependentRange {
+  unsigned dim;
+  AffineExpr lower, upper;
+};
+SmallVector<DataDependentRange> getDataDependentRanges(ComputeOp op);
 
 } // namespace neo
 } // namespace mlir
