@@ -31,7 +31,8 @@ from neo import overlap as _overlap
 __all__ = ["op", "Op", "Module"]
 
 _TORCH_DTYPES = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32,
-                 np.dtype(np.float64): torch.float64}
+                 np.dtype(np.float64): torch.float64, np.dtype(np.int32): torch.int32,
+                 np.dtype(np.int64): torch.int64}
 
 
 def _fresh(base, taken):
@@ -42,7 +43,8 @@ def _fresh(base, taken):
     return name
 
 
-_DTYPE_NAMES = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64}
+_DTYPE_NAMES = {"f16": torch.float16, "f32": torch.float32, "f64": torch.float64,
+                "i32": torch.int32, "i64": torch.int64}
 
 
 class _Instance:
@@ -196,8 +198,8 @@ class Op:
             for p in sig["params"]:
                 if p["dtype"] not in _DTYPE_NAMES:
                     raise _neo.NeoError("parameter '%s' of '%s' is %s: neo.torch takes f16, "
-                                        "f32 and f64 tensors" % (p["name"], self.name,
-                                                                 p["dtype"]))
+                                        "f32, f64, i32 and i64 tensors"
+                                        % (p["name"], self.name, p["dtype"]))
             # (name, torch dtype, shape with ints and size-parameter names)
             self.signature = [(p["name"], _DTYPE_NAMES[p["dtype"]], tuple(p["shape"]))
                               for p in sig["params"]]
@@ -455,6 +457,12 @@ class Module(torch.nn.Module):
             raise _neo.NeoError("'%s' has no input named %s (its inputs: %s)"
                                 % (self.op.name, ", ".join(repr(p) for p in unknown),
                                    ", ".join(names)))
+        index = [n for n, dtype, _ in self.op.inputs
+                 if n in parameters and not dtype.is_floating_point]
+        if index:
+            raise _neo.NeoError("%s of '%s' %s an index tensor: index tensors are inputs, not "
+                                "parameters" % (", ".join(repr(p) for p in index), self.op.name,
+                                                "is" if len(index) == 1 else "are"))
         self._param_names = list(parameters)
         self._init = dict(init or {})
         for n, dtype, shape in self.op.inputs:

@@ -25,13 +25,18 @@ func.func @embed(%e: tensor<10x4xf32> {neo.name = "E"}, %tok: tensor<6xi32> {neo
 }
 
 // CSR: X[col[e], f] is checked inside the domain rowptr[i] <= e < rowptr[i+1]
-// (dims i and e); col is i64, so its values are checked too (over e).
+// (dims i and e); col is i64, so its values are checked too (over e); the
+// range itself must satisfy 0 <= rowptr[i] <= rowptr[i + 1] <= 9 (over i).
 // CHECK-LABEL: func.func @spmm__index_check
-// CHECK-SAME: -> (tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>)
+// CHECK-SAME: -> (tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>, tensor<f64>)
 // CHECK-SAME: message = "{{.*}}the value of index read #2 ('col', which must lie in [-2^31, 2^31 - 1])"
+// CHECK-SAME: dims = ["d0"], extents = array<i64: 4>, message = "{{.*}}the lower bound of the range of d2 (extent 9)"
+// CHECK-SAME: message = "{{.*}}the upper bound of the range of d2 (extent 9)"
+// CHECK-SAME: message = "{{.*}}the length (upper - lower bound) of the range of d2 (extent 9)"
 // CHECK-SAME: dims = ["d0", "d2"], extents = array<i64: 4, 9>, message = "{{.*}}index #0 of read #1 ('X', dim size 6)"
 // CHECK: space [] min [9]
 // CHECK: space [] max [9]
+// CHECK: space [] min [4]
 // CHECK: indices(%arg0, %arg0, %arg1 : tensor<5xi32>, tensor<5xi32>, tensor<9xi64>) space [] min [4, 9]
 // CHECK-SAME: where
 func.func @spmm(%rowptr: tensor<5xi32> {neo.name = "rowptr"}, %col: tensor<9xi64> {neo.name = "col"}, %val: tensor<9xf32>, %x: tensor<6x3xf32> {neo.name = "X"}) -> tensor<4x3xf32> {
