@@ -26,6 +26,9 @@ def pool(x: f64[3, 5, 2], len: i32[3]) -> y {
 def shifted(E: f64[20, 8], tok: i32[12]) -> y {
   y[n, d] = E[tok[n] + 1, d] pad -1 + tok[n] * 0.5
 }
+def bag(E: f64[20, 8], idx: i32[10], offsets: i32[5]) -> y {
+  y[b < 4, d] = sum(j in offsets[b] .. offsets[b + 1]) E[idx[j], d]
+}
 """
 
 RNG = np.random.default_rng(7)
@@ -42,6 +45,9 @@ VAL = RNG.standard_normal(15)
 XS = RNG.standard_normal((9, 4))
 XP = RNG.standard_normal((3, 5, 2))
 LEN = np.array([5, 0, 3], np.int32)
+# EmbeddingBag (sum mode): bags of 4, 0, 5 and 1 ids, with repeats.
+IDX = np.array([1, 5, 5, 19, 0, 3, 3, 3, 7, 2], np.int32)
+OFFSETS = np.array([0, 4, 4, 9, 10], np.int32)
 
 
 def csr_dense():
@@ -63,6 +69,8 @@ def reference(name):
     if name == "pool":
         mask = np.arange(5)[None, :, None] < LEN[:, None, None]
         return ((XP * mask).sum(1),)
+    if name == "bag":
+        return (np.stack([E[IDX[OFFSETS[b]:OFFSETS[b + 1]]].sum(0) for b in range(4)]),)
     if name == "shifted":
         idx = TOK + 1
         rows = np.where((idx >= 0)[:, None] & (idx < 20)[:, None], E[np.clip(idx, 0, 19)], -1.0)
@@ -70,7 +78,7 @@ def reference(name):
 
 
 INPUTS = {"embed": (E, TOK, W), "xent": (X, LABEL), "spmm": (ROWPTR, COL, VAL, XS),
-          "pool": (XP, LEN), "shifted": (E, TOK)}
+          "pool": (XP, LEN), "shifted": (E, TOK), "bag": (E, IDX, OFFSETS)}
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +117,11 @@ def numpy_grads(name, dy):
     if name == "pool":
         mask = np.arange(5)[None, :, None] < LEN[:, None, None]
         return [np.broadcast_to(dy[:, None, :], XP.shape) * mask]
+    if name == "bag":
+        dE = np.zeros_like(E)
+        for b in range(4):
+            np.add.at(dE, IDX[OFFSETS[b]:OFFSETS[b + 1]], dy[b])
+        return [dE]
     if name == "shifted":
         dE = np.zeros_like(E)
         idx = TOK + 1
