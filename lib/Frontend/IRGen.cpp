@@ -470,7 +470,8 @@ std::optional<AffineExpr> Importer::toAffine(Expr *e, OpState &st, bool report) 
   }
 }
 
-/// The affine indices of the access `e`, each checked not to overflow.
+/// True if `a` may overflow int64 over the box `bounds` (index values in
+/// kIndexReadRange).
 static bool hasAffineOverflow(AffineExpr a, ArrayRef<int64_t> bounds) {
   return !getExprRange(a, bounds, kIndexReadRange);
 }
@@ -522,7 +523,7 @@ bool Importer::collectReads(Expr *e, OpState &st, Reads &reads) {
         return fail(index->loc, "index #" + llvm::Twine(i) + " of '" + e->name +
                                     "' overflows 64-bit integers over the ranges of its "
                                     "index variables");
-      a->walk([&](AffineExpr sub) { indirect |= isa<AffineSymbolExpr>(sub); });
+      indirect |= usesSymbols(*a);
       results.push_back(*a);
     }
     double pad = e->pad.value_or(0.0);
@@ -627,13 +628,7 @@ Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *
   unsigned numDims = st.dims.size(), numSymbols = st.indexInputs.size();
   // A map or domain that uses no index value has no symbols.
   auto symbolsOf = [&](ArrayRef<AffineExpr> exprs) -> unsigned {
-    for (AffineExpr e : exprs) {
-      bool found = false;
-      e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
-      if (found)
-        return numSymbols;
-    }
-    return 0;
+    return llvm::any_of(exprs, usesSymbols) ? numSymbols : 0;
   };
   SmallVector<AffineMap> maps, indexMaps;
   SmallVector<int64_t> checked;

@@ -271,6 +271,8 @@ struct Read {
   SmallVector<int64_t> strides;
   double pad;
   bool checked; // an index outside the tensor is an error, not a pad read
+  // For messages: "read #i" / "index read #j", and the name of its map.
+  std::string name, mapName;
 };
 struct Constraint {
   AffineProgram expr;
@@ -327,7 +329,13 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
       return op.emitError() << "the reference interpreter expects indexing map #" << i
                             << " to have " << numDims << " dims, " << numSymbols
                             << " or no symbols and " << tensor.shape.size() << " results";
-    Read read{&tensor, {}, stridesOf(tensor.shape), op.getPadValue(i), op.isCheckedRead(i)};
+    Read read{&tensor,
+              {},
+              stridesOf(tensor.shape),
+              op.getPadValue(i),
+              op.isCheckedRead(i),
+              "read #" + std::to_string(i),
+              "indexing map #" + std::to_string(i)};
     for (AffineExpr e : map.getResults())
       read.indices.emplace_back(e, numDims);
     reads.push_back(std::move(read));
@@ -343,7 +351,13 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
     if (map.getNumDims() != numDims || map.getNumResults() != tensor.shape.size())
       return op.emitError() << "the reference interpreter expects index map #" << j << " to have "
                             << numDims << " dims and " << tensor.shape.size() << " results";
-    Read read{&tensor, {}, stridesOf(tensor.shape), 0.0, true};
+    Read read{&tensor,
+              {},
+              stridesOf(tensor.shape),
+              0.0,
+              true,
+              "index read #" + std::to_string(j),
+              "index map #" + std::to_string(j)};
     for (AffineExpr e : map.getResults())
       read.indices.emplace_back(e, numDims);
     indexReads.push_back(std::move(read));
@@ -398,13 +412,13 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
   };
   // The offset of `read` at the current point, or nullopt (with `bad` the
   // index that left the tensor) when it is outside.
-  auto offsetOf = [&](const Read &read, StringRef what, unsigned &bad,
+  auto offsetOf = [&](const Read &read, unsigned &bad,
                       int64_t &badValue) -> FailureOr<std::optional<int64_t>> {
     int64_t offset = 0;
     for (unsigned k = 0, e = read.indices.size(); k < e; ++k) {
       int64_t idx;
       if (!read.indices[k].eval(d.data(), idx))
-        return divisionByZero(what);
+        return divisionByZero(read.mapName);
       if (idx < 0 || idx >= read.tensor->shape[k]) {
         bad = k;
         badValue = idx;
@@ -414,9 +428,9 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
     }
     return std::optional<int64_t>(offset);
   };
-  auto outOfRange = [&](StringRef what, const Read &read, unsigned k, int64_t value) {
+  auto outOfRange = [&](const Read &read, unsigned k, int64_t value) {
     InFlightDiagnostic diag = op.emitError();
-    diag << "index out of range: index #" << k << " of " << what << " is " << value
+    diag << "index out of range: index #" << k << " of " << read.name << " is " << value
          << " but the dim has size " << read.tensor->shape[k] << " ";
     printPoint(diag);
     return failure();
@@ -424,14 +438,13 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
 
   for (uint64_t point = 0; point < numPoints; ++point) {
     for (unsigned j = 0; j < numSymbols; ++j) {
-      std::string what = "index read #" + std::to_string(j);
       unsigned bad = 0;
       int64_t badValue = 0;
-      FailureOr<std::optional<int64_t>> offset = offsetOf(indexReads[j], what, bad, badValue);
+      FailureOr<std::optional<int64_t>> offset = offsetOf(indexReads[j], bad, badValue);
       if (failed(offset))
         return failure();
       if (!*offset)
-        return outOfRange(what, indexReads[j], bad, badValue);
+        return outOfRange(indexReads[j], bad, badValue);
       d[numDims + j] = static_cast<int64_t>(indexReads[j].tensor->data[**offset]);
     }
     for (const Range &r : ranges) {
@@ -459,14 +472,13 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
     if (inDomain) {
       for (unsigned i = 0; i < numReads; ++i) {
         const Read &read = reads[i];
-        std::string what = "indexing map #" + std::to_string(i);
         unsigned bad = 0;
         int64_t badValue = 0;
-        FailureOr<std::optional<int64_t>> offset = offsetOf(read, what, bad, badValue);
+        FailureOr<std::optional<int64_t>> offset = offsetOf(read, bad, badValue);
         if (failed(offset))
           return failure();
         if (!*offset && read.checked)
-          return outOfRange("read #" + std::to_string(i), read, bad, badValue);
+          return outOfRange(read, bad, badValue);
         slots[i].f = *offset ? read.tensor->data[**offset] : read.pad;
       }
       double v;

@@ -1,7 +1,7 @@
 //===- Codegen.cpp - neo IR to a native object file -----------------------===//
 #include "Codegen.h"
 
-#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 #include "neo/Support/FileIO.h"
@@ -156,8 +156,7 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
     return makeError("cannot parse the module:\n" + diagnostics);
   // The loop nests of reads through index values (CSR ranges, scatters) are
   // scalar: LLVM's loop vectorizer is what vectorizes their dense inner loops.
-  bool indexReads = false;
-  module->walk([&](ComputeOp op) { indexReads |= op.hasIndexReads(); });
+  bool indexReads = readsIndexValues(*module);
 
   CpuPipelineOptions pipelineOptions;
   if (std::string error =

@@ -2,7 +2,7 @@
 #include "neo/Runtime/Execution/Engine.h"
 #include "Codegen.h"
 
-#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Registration.h"
 #include "neo/Support/FileIO.h"
@@ -387,12 +387,7 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compileFunction(ModuleOp mod
 llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
   // Functions that read index values get their run-time checks.
   OwningOpRef<ModuleOp> checked;
-  bool hasIndexReads = false;
-  module.walk([&](ComputeOp op) {
-    hasIndexReads |= op.hasIndexReads();
-    return hasIndexReads ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  if (hasIndexReads) {
+  if (readsIndexValues(module)) {
     checked = module.clone();
     std::string diagnostics;
     {

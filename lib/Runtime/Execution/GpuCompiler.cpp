@@ -1,6 +1,6 @@
 //===- GpuCompiler.cpp - Functions to GPU bundles -------------------------===//
 #include "neo/Runtime/Execution/GpuCompiler.h"
-#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
 #include "neo/Runtime/Execution/Engine.h"
@@ -296,9 +296,7 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
       other.erase();
   // Index values are checked on the host before a CPU run; the GPU runtime
   // has no such checks yet, so it does not run such functions.
-  bool indexReads = false;
-  module->walk([&](neo::ComputeOp op) { indexReads |= op.hasIndexReads(); });
-  if (indexReads)
+  if (neo::readsIndexValues(*module))
     return makeError("'" + function +
                      "' reads index values (i32/i64 tensors): the GPU runtime "
                      "does not run such functions yet (run it on the CPU)");

@@ -14,6 +14,12 @@ static std::optional<int64_t> positiveConstant(AffineExpr e) {
   return std::nullopt;
 }
 
+bool mlir::neo::usesSymbols(AffineExpr expr) {
+  bool found = false;
+  expr.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
+  return found;
+}
+
 bool mlir::neo::isSupportedIndexExpr(AffineExpr expr, unsigned numSymbols) {
   switch (expr.getKind()) {
   case AffineExprKind::Constant:

@@ -190,11 +190,7 @@ SmallVector<AffineMap> ComputeOp::getIndexMapsArray() {
 }
 
 bool ComputeOp::isIndirectRead(unsigned i) {
-  return llvm::any_of(getIndexingMap(i).getResults(), [](AffineExpr e) {
-    bool found = false;
-    e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
-    return found;
-  });
+  return llvm::any_of(getIndexingMap(i).getResults(), usesSymbols);
 }
 
 bool ComputeOp::isCheckedRead(unsigned i) {

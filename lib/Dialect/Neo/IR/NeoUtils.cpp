@@ -1,5 +1,6 @@
 //===- NeoUtils.cpp - Helpers on neo IR shared by passes ------------------===//
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -51,7 +52,16 @@ std::optional<int64_t> mlir::neo::getIndexValueBound(Value value) {
   return bound;
 }
 
-llvm::SmallBitVector mlir::neo::getDependentDims(ComputeOp op, AffineExpr expr) {
+bool mlir::neo::readsIndexValues(Operation *root) {
+  return root
+      ->walk([](ComputeOp op) {
+        return op.hasIndexReads() ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+llvm::SmallBitVector mlir::neo::getDependentDims(ComputeOp op, AffineExpr expr,
+                                                 llvm::SmallBitVector *symbols) {
   llvm::SmallBitVector dims(op.getNumDims());
   llvm::SmallBitVector seen(op.getNumIndexReads());
   SmallVector<AffineExpr> work{expr};
@@ -67,6 +77,8 @@ llvm::SmallBitVector mlir::neo::getDependentDims(ComputeOp op, AffineExpr expr) 
         }
     });
   }
+  if (symbols)
+    *symbols = seen;
   return dims;
 }
 
@@ -99,16 +111,11 @@ SmallVector<DataDependentRange> mlir::neo::getDataDependentRanges(ComputeOp op) 
   std::optional<IntegerSet> domain = op.getDomain();
   if (!domain || domain->getNumSymbols() == 0)
     return ranges;
-  auto hasSymbol = [](AffineExpr e) {
-    bool found = false;
-    e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
-    return found;
-  };
   for (unsigned d = op.getNumParallelDims(); d < op.getNumDims(); ++d) {
     AffineExpr lower, upper;
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
       AffineExpr expr = domain->getConstraint(c);
-      if (domain->isEq(c) || !hasSymbol(expr))
+      if (domain->isEq(c) || !usesSymbols(expr))
         continue;
       auto split = splitUnitTerm(op, expr, d);
       if (!split)

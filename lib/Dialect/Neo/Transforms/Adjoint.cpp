@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "Adjoint.h"
 
+#include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+
 #include "neo/Dialect/Neo/IR/NeoInterfaces.h"
 #include "neo/Dialect/Neo/Transforms/IndexSolver.h"
 
@@ -28,12 +30,6 @@
 using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::detail;
-
-static bool hasSymbols(AffineExpr e) {
-  bool found = false;
-  e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
-  return found;
-}
 
 static Value floatConstant(OpBuilder &b, Location loc, Type type, double v) {
   return arith::ConstantOp::create(b, loc, FloatAttr::get(type, v));
@@ -227,7 +223,7 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   SmallVector<AffineExpr> equalities;
   if (auto domain = forward.getDomain())
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
-      if (domain->isEq(c) && !hasSymbols(domain->getConstraint(c)))
+      if (domain->isEq(c) && !usesSymbols(domain->getConstraint(c)))
         equalities.push_back(domain->getConstraint(c));
   // A read through index values is inverted only by the dense form (a
   // scatter-add written as a reduction over the forward iteration space).

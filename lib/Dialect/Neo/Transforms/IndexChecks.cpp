@@ -19,7 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <limits>
 
@@ -61,12 +61,6 @@ std::string locationOf(Operation *op) {
   return "";
 }
 
-bool hasSymbol(AffineExpr e) {
-  bool found = false;
-  e.walk([&](AffineExpr sub) { found |= isa<AffineSymbolExpr>(sub); });
-  return found;
-}
-
 void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
   SmallVector<int64_t> bounds = op.getIterationBounds();
   std::string at = locationOf(op);
@@ -103,7 +97,7 @@ void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
       continue;
     auto type = cast<RankedTensorType>(input.getType());
     for (auto [k, expr] : llvm::enumerate(op.getIndexingMap(i).getResults()))
-      if (hasSymbol(expr))
+      if (usesSymbols(expr))
         checks.push_back({op, expr, Interval{0, type.getDimSize(k) - 1}, true,
                           at + "index #" + std::to_string(k) + " of read #" + std::to_string(i) +
                               " (" + nameOf(input) + ", dim size " +
@@ -113,38 +107,33 @@ void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
 
 /// The dims and index reads `check` depends on, closed over the index maps
 /// of the index reads it uses.
-void collectDependencies(const Check &check, llvm::SetVector<unsigned> &dims,
-                         llvm::SetVector<unsigned> &symbols) {
+void collectDependencies(const Check &check, llvm::SmallBitVector &dims,
+                         llvm::SmallBitVector &symbols) {
   ComputeOp op = check.op;
-  SmallVector<AffineExpr> work{check.expr};
+  SmallVector<AffineExpr> exprs{check.expr};
   if (check.useDomain)
     if (auto domain = op.getDomain())
-      llvm::append_range(work, domain->getConstraints());
-  while (!work.empty()) {
-    AffineExpr e = work.pop_back_val();
-    e.walk([&](AffineExpr sub) {
-      if (auto d = dyn_cast<AffineDimExpr>(sub))
-        dims.insert(d.getPosition());
-      else if (auto s = dyn_cast<AffineSymbolExpr>(sub))
-        if (symbols.insert(s.getPosition()))
-          llvm::append_range(work, op.getIndexMap(s.getPosition()).getResults());
-    });
+      llvm::append_range(exprs, domain->getConstraints());
+  dims = llvm::SmallBitVector(op.getNumDims());
+  symbols = llvm::SmallBitVector(op.getNumIndexReads());
+  for (AffineExpr e : exprs) {
+    llvm::SmallBitVector syms;
+    dims |= getDependentDims(op, e, &syms);
+    symbols |= syms;
   }
 }
 
-/// The two ops of `check` in the body of the check function; appends their
-/// results and the check's description.
-void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &results,
-                SmallVectorImpl<Attribute> &descriptions) {
+/// The two ops of `check` in the body of the check function (`args` maps the
+/// checked function's arguments to its own); appends their results and the
+/// check's description.
+void buildCheck(OpBuilder &b, const Check &check, const IRMapping &args,
+                SmallVectorImpl<Value> &results, SmallVectorImpl<Attribute> &descriptions) {
   MLIRContext *ctx = b.getContext();
   ComputeOp op = check.op;
   Location loc = op.getLoc();
-  llvm::SetVector<unsigned> dimSet, symbolSet;
+  llvm::SmallBitVector dimSet, symbolSet;
   collectDependencies(check, dimSet, symbolSet);
-  SmallVector<unsigned> dims(dimSet.begin(), dimSet.end()),
-      syms(symbolSet.begin(), symbolSet.end());
-  llvm::sort(dims);
-  llvm::sort(syms);
+  SmallVector<unsigned> dims(dimSet.set_bits()), syms(symbolSet.set_bits());
   SmallVector<int64_t> bounds = op.getIterationBounds(), extents;
   SmallVector<AffineExpr> dimRepl(op.getNumDims(), getAffineConstantExpr(0, ctx));
   SmallVector<AffineExpr> symRepl(op.getNumIndexReads(), getAffineConstantExpr(0, ctx));
@@ -163,7 +152,7 @@ void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &result
   SmallVector<Value> indexInputs;
   SmallVector<AffineMap> indexMaps;
   for (unsigned s : syms) {
-    indexInputs.push_back(op.getIndexInputs()[s]);
+    indexInputs.push_back(args.lookup(op.getIndexInputs()[s]));
     SmallVector<AffineExpr> exprs;
     for (AffineExpr e : op.getIndexMap(s).getResults())
       exprs.push_back(remap(e));
@@ -181,9 +170,12 @@ void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &result
   auto scalar = RankedTensorType::get({}, b.getF64Type());
   double inf = std::numeric_limits<double>::infinity();
 
-  // The index at the current point, its row-major position, and whether it
-  // is out of range.
-  auto emitPoint = [&](OpBuilder &body, Value &index, Value &position, Value &bad) {
+  auto toF64 = [&](OpBuilder &body, Value v) {
+    Value i64 = arith::IndexCastOp::create(body, loc, body.getI64Type(), v);
+    return arith::SIToFPOp::create(body, loc, body.getF64Type(), i64).getResult();
+  };
+  // The index at the current point and the point's row-major position.
+  auto emitPoint = [&](OpBuilder &body, Value &index, Value &position) {
     SmallVector<Value> dimValues, symValues;
     for (unsigned d = 0; d < numDims; ++d)
       dimValues.push_back(IndexOp::create(body, loc, body.getIndexType(), d));
@@ -196,17 +188,7 @@ void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &result
       lin = arith::AddIOp::create(body, loc, arith::MulIOp::create(body, loc, lin, extent),
                                   dimValues[d]);
     }
-    auto toF64 = [&](Value v) {
-      Value i64 = arith::IndexCastOp::create(body, loc, body.getI64Type(), v);
-      return arith::SIToFPOp::create(body, loc, body.getF64Type(), i64).getResult();
-    };
-    position = toF64(lin);
-    Value lo = arith::ConstantIndexOp::create(body, loc, check.valid.lo);
-    Value hi = arith::ConstantIndexOp::create(body, loc, check.valid.hi);
-    bad = arith::OrIOp::create(
-        body, loc, arith::CmpIOp::create(body, loc, arith::CmpIPredicate::slt, index, lo),
-        arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sgt, index, hi));
-    index = toF64(index);
+    position = toF64(body, lin);
   };
   auto constant = [&](OpBuilder &body, double v) {
     return arith::ConstantOp::create(body, loc, body.getF64FloatAttr(v)).getResult();
@@ -216,8 +198,13 @@ void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &result
                                  indexInputs, indexMaps);
   {
     OpBuilder body = OpBuilder::atBlockEnd(&first.getBodyBlock());
-    Value index, position, bad;
-    emitPoint(body, index, position, bad);
+    Value index, position;
+    emitPoint(body, index, position);
+    Value lo = arith::ConstantIndexOp::create(body, loc, check.valid.lo);
+    Value hi = arith::ConstantIndexOp::create(body, loc, check.valid.hi);
+    Value bad = arith::OrIOp::create(
+        body, loc, arith::CmpIOp::create(body, loc, arith::CmpIPredicate::slt, index, lo),
+        arith::CmpIOp::create(body, loc, arith::CmpIPredicate::sgt, index, hi));
     YieldOp::create(
         body, loc,
         arith::SelectOp::create(body, loc, bad, position, constant(body, inf)).getResult());
@@ -227,13 +214,14 @@ void buildCheck(OpBuilder &b, const Check &check, SmallVectorImpl<Value> &result
                                  extents, ReductionKind::Max, {}, domain, indexInputs, indexMaps);
   {
     OpBuilder body = OpBuilder::atBlockEnd(&value.getBodyBlock());
-    Value index, position, bad;
-    emitPoint(body, index, position, bad);
+    Value index, position;
+    emitPoint(body, index, position);
     Value here = arith::CmpFOp::create(body, loc, arith::CmpFPredicate::OEQ, position,
                                        value.getBodyBlock().getArgument(0));
     YieldOp::create(
         body, loc,
-        arith::SelectOp::create(body, loc, here, index, constant(body, -inf)).getResult());
+        arith::SelectOp::create(body, loc, here, toF64(body, index), constant(body, -inf))
+            .getResult());
   }
   results.push_back(first.getResult());
   results.push_back(value.getResult());
@@ -282,17 +270,8 @@ LogicalResult mlir::neo::addIndexChecks(ModuleOp module) {
     args.map(func.getArguments(), checkFunc.getArguments());
     SmallVector<Value> results;
     SmallVector<Attribute> descriptions;
-    for (Check &check : checks) {
-      // The check's ops read the check function's arguments.
-      SmallVector<Value> results2;
-      buildCheck(b, check, results2, descriptions);
-      for (Value r : results2) {
-        auto def = cast<ComputeOp>(r.getDefiningOp());
-        for (OpOperand &operand : def->getOpOperands())
-          operand.set(args.lookupOrDefault(operand.get()));
-        results.push_back(r);
-      }
-    }
+    for (Check &check : checks)
+      buildCheck(b, check, args, results, descriptions);
     func::ReturnOp::create(b, func.getLoc(), results);
     SmallVector<Type> resultTypes;
     for (Value r : results)

@@ -43,6 +43,9 @@ constexpr Interval kIndexReadRange{-(int64_t(1) << 31), (int64_t(1) << 31) - 1};
 std::optional<Interval> getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
                                      std::optional<Interval> symbolRange);
 
+/// True if `expr` uses a symbol (in a neo.compute: an index value).
+bool usesSymbols(AffineExpr expr);
+
 /// True if `expr` is affine in the sense of neo indexing maps: dims and
 /// constants combined with +, * by a constant, and floordiv/ceildiv/mod by a
 /// positive constant.

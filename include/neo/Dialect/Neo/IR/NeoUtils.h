@@ -29,9 +29,14 @@ void canonicalizeWithAllPatterns(Operation *root);
 /// row pointers, which bound reduction ranges). For sample inputs.
 std::optional<int64_t> getIndexValueBound(Value value);
 
+/// True if some neo.compute under `root` reads index values.
+bool readsIndexValues(Operation *root);
+
 /// The iteration dims of `op` that `expr` (over its dims and index reads)
 /// depends on, directly or through the index maps of the index reads it uses.
-llvm::SmallBitVector getDependentDims(ComputeOp op, AffineExpr expr);
+/// With `symbols`, also sets the index reads it uses (transitively).
+llvm::SmallBitVector getDependentDims(ComputeOp op, AffineExpr expr,
+                                      llvm::SmallBitVector *symbols = nullptr);
 
 /// `expr` as `coef * d + rest` with coef = +1 or -1 and `rest` independent
 /// of dim `d` (also through index reads); nothing otherwise.
