@@ -50,7 +50,8 @@ struct DistinctReturnedTensors
 } // namespace
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
-                                      bool fuseElementwise, bool gpu, bool splitIndexSets) {
+                                      bool fuseElementwise, bool gpu, bool splitIndexSets,
+                                      bool splitBorders) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (eqsat) {
@@ -63,6 +64,7 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   ConvertNeoToLinalgOptions toLinalg;
   toLinalg.useNamedOps = useNamedOps;
   toLinalg.rowBlocks = !gpu;
+  toLinalg.splitBorders = splitBorders;
   pm.addPass(createConvertNeoToLinalg(toLinalg));
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());
@@ -94,7 +96,7 @@ void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
 void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Phase 1: neo -> linalg on tensors.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
-                        /*gpu=*/false, options.splitIndexSets);
+                        /*gpu=*/false, options.splitIndexSets, options.splitBorders);
   if (options.stopAfter == "linalg")
     return;
 

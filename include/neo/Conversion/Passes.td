@@ -22,6 +22,15 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
     * reduction dims that no read names directly get a shape-only operand so
       that linalg can infer the loop ranges.
 
+    With `split-borders`, an op with a reduction (not a GEMM-shaped product)
+    whose reads leave their operands, or whose domain excludes points, only
+    at the ends of some dims, as a padded window does (`x[p + r - 1]`), is
+    split along the three longest such dims into their interior, where every
+    such read and constraint holds, and the two borders: each box of the
+    product is its own generic that checks only what may fail in it.
+    Parallel boxes write slices of the result (`tensor.insert_slice`),
+    reduction boxes accumulate into it in turn.
+
     A `neo.fused` op whose members share one iteration space becomes one
     multi-output `linalg.generic`; a row-blocked one (`row_block B`) becomes
     an `scf.forall` over blocks of `B` rows whose body runs its ops on
@@ -40,6 +49,10 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
            "Lower row-blocked neo.fused ops to block loops (false: inline them)">,
     Option<"useNamedOps", "use-named-ops", "bool", /*default=*/"true",
            "Emit linalg.matmul / linalg.batch_matmul for the ops that are one">,
+    Option<"splitBorders", "split-borders", "bool", /*default=*/"false",
+           "Lower windowed ops (padded convolution and pooling windows, not "
+           "GEMM-shaped ones) as an interior generic without bounds checks and "
+           "border generics">,
   ];
 }
 

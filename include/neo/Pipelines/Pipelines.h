@@ -28,6 +28,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Split kernels at the index thresholds their bodies test "
                      "(neo-split-index-sets: band-masked gradients of sliced reads)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> splitBorders{
+      *this, "split-borders",
+      llvm::cl::desc("Lower padded windows (depthwise convolution, pooling) as an interior "
+                     "kernel without bounds checks and border kernels "
+                     "(convert-neo-to-linalg split-borders)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> implicitGemm{
       *this, "implicit-gemm",
       llvm::cl::desc("Run convolutions and other bilinear ops as GEMMs that gather their "
@@ -161,9 +167,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 
 /// neo -> linalg on tensors (canonicalize, optional eqsat, elementwise fusion).
 /// On the GPU, neo-eqsat-fuse uses GPU costs and forms no row-blocked kernels.
-/// `splitIndexSets` adds neo-split-index-sets after the fusion.
+/// `splitIndexSets` adds neo-split-index-sets after the fusion;
+/// `splitBorders` is convert-neo-to-linalg's split-borders.
 void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
-                           bool gpu = false, bool splitIndexSets = false);
+                           bool gpu = false, bool splitIndexSets = false,
+                           bool splitBorders = false);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

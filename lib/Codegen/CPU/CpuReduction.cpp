@@ -14,7 +14,8 @@
 // carries the scalar through memory (one horizontal reduction per V
 // elements); here the vector accumulator stays in registers and is reduced
 // once per row. Reads indexed by the reduction dim must have it last with
-// unit stride (a vector load); other reads are scalars broadcast across lanes.
+// unit stride (a vector load), alone or plus other dims (a window's
+// x[..., q + s]); other reads are scalars broadcast across lanes.
 //
 // When the reduction dim is not innermost in memory but the output's last
 // dim is (column sums: the gradients of a bias or of a norm's scale), the
@@ -29,6 +30,7 @@
 #include "neo/Codegen/CPU/Schedule.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -40,6 +42,113 @@
 
 using namespace mlir;
 using namespace mlir::neo;
+
+namespace {
+/// Reduction loops (outside the vector dim) over at most this many points
+/// are unrolled.
+constexpr int64_t kMaxUnrolledWindow = 27;
+/// ... each of them at most this long (a window's, not a batch's).
+constexpr int64_t kMaxUnrolledExtent = 7;
+
+std::optional<int64_t> constantIndex(Value v) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue();
+  return std::nullopt;
+}
+
+/// `index` without the clamps into [0, rowLength) that a padded read puts
+/// around it (min(max(e, lo), hi), lo <= 0, hi >= rowLength - 1).
+Value stripClamp(Value index, int64_t rowLength) {
+  for (;;) {
+    if (auto mn = index.getDefiningOp<arith::MinSIOp>()) {
+      std::optional<int64_t> hi = constantIndex(mn.getRhs());
+      if (!hi || *hi < rowLength - 1)
+        return index;
+      index = mn.getLhs();
+      continue;
+    }
+    if (auto mx = index.getDefiningOp<arith::MaxSIOp>()) {
+      std::optional<int64_t> lo = constantIndex(mx.getRhs());
+      if (!lo || *lo > 0)
+        return index;
+      index = mx.getLhs();
+      continue;
+    }
+    return index;
+  }
+}
+
+/// The value of the i1 `cond` when every lane's `e` lies in [0, rowLength):
+/// a uniform scalar (mapped by `uni`), null for true, or nothing when it
+/// depends on the lanes otherwise. `cond` is an and of uniform values and
+/// comparisons of (clamped) `e` with constants that hold in the row.
+std::optional<Value> conditionInRow(OpBuilder &b, Value cond, Value e, int64_t rowLength,
+                                    IRMapping &uni, function_ref<bool(Value)> isUniform,
+                                    unsigned depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  if (isUniform(cond))
+    return uni.lookupOrDefault(cond);
+  if (auto andOp = cond.getDefiningOp<arith::AndIOp>()) {
+    std::optional<Value> l =
+        conditionInRow(b, andOp.getLhs(), e, rowLength, uni, isUniform, depth + 1);
+    std::optional<Value> r =
+        l ? conditionInRow(b, andOp.getRhs(), e, rowLength, uni, isUniform, depth + 1)
+          : std::nullopt;
+    if (!l || !r)
+      return std::nullopt;
+    if (!*l || !*r)
+      return *l ? *l : *r;
+    return arith::AndIOp::create(b, andOp.getLoc(), *l, *r).getResult();
+  }
+  if (auto cmp = cond.getDefiningOp<arith::CmpIOp>()) {
+    if (stripClamp(cmp.getLhs(), rowLength) != e)
+      return std::nullopt;
+    std::optional<int64_t> c = constantIndex(cmp.getRhs());
+    if (!c)
+      return std::nullopt;
+    bool holds = false;
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::sge: holds = *c <= 0; break;
+    case arith::CmpIPredicate::sgt: holds = *c < 0; break;
+    case arith::CmpIPredicate::slt: holds = *c >= rowLength; break;
+    case arith::CmpIPredicate::sle: holds = *c >= rowLength - 1; break;
+    default: break;
+    }
+    return holds ? std::optional<Value>(Value()) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Whether `expr` is `dim` plus terms that do not depend on it.
+bool unitCoefficientOf(AffineExpr expr, unsigned dim) {
+  std::function<std::optional<int64_t>(AffineExpr)> coefficient =
+      [&](AffineExpr e) -> std::optional<int64_t> {
+    if (!e.isFunctionOfDim(dim))
+      return 0;
+    if (isa<AffineDimExpr>(e))
+      return 1;
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      return std::nullopt;
+    std::optional<int64_t> l = coefficient(bin.getLHS()), r = coefficient(bin.getRHS());
+    if (!l || !r)
+      return std::nullopt;
+    if (e.getKind() == AffineExprKind::Add)
+      return *l + *r;
+    if (e.getKind() == AffineExprKind::Mul) {
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+        return *l * c.getValue();
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+        return *r * c.getValue();
+    }
+    return std::nullopt; // a division or modulo of `dim`
+  };
+  std::optional<int64_t> c = coefficient(expr);
+  return c && *c == 1;
+}
+} // namespace
 
 LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg::LinalgOp op,
                                                  int64_t vectorSize, int64_t threads) {
@@ -108,18 +217,21 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     return failure();
   // Reads (and, for a parallel vector dim, the output) that move with `dim`
   // must have it last with unit stride: vector loads along it.
+  // A window's reads (x[n, c, p + r, q + s]) qualify too: `dim` in the last
+  // index only, with coefficient 1, whatever else that index adds.
   auto contiguousAlong = [&](unsigned dim, OpOperand *operand) {
     auto type = dyn_cast<MemRefType>(operand->get().getType());
     if (!type)
       return true;
     AffineMap map = op.getMatchingIndexingMap(operand);
-    if (!map.isProjectedPermutation())
-      return false;
     if (!map.isFunctionOfDim(dim))
       return true;
+    for (AffineExpr e : map.getResults().drop_back())
+      if (e.isFunctionOfDim(dim))
+        return false;
     SmallVector<int64_t> strides;
     int64_t offset;
-    return map.getResults().back() == getAffineDimExpr(dim, op.getContext()) &&
+    return unitCoefficientOf(map.getResults().back(), dim) &&
            succeeded(type.getStridesAndOffset(strides, offset)) && strides.back() == 1;
   };
   auto readsAlong = [&](unsigned dim) {
@@ -158,15 +270,26 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   };
   unsigned vecDim = reds.back();
   bool rows = readsAlong(vecDim) && ranges[vecDim] >= 2 * vectorSize && lanesOk(vecDim);
+  // Scalars: outputs whose innermost dim is narrower than a vector, each a
+  // small reduction (the one-column borders of a window, neo-split-borders):
+  // the accumulator in a register instead of the output's memory.
+  bool scalar = false;
   if (!rows) {
     if (outMap.getNumResults() == 0)
       return failure();
     vecDim = cast<AffineDimExpr>(outMap.getResults().back()).getPosition();
     if (!readsAlong(vecDim) || !contiguousAlong(vecDim, init) || ranges[vecDim] < vectorSize ||
-        !lanesOk(vecDim))
-      return failure();
+        !lanesOk(vecDim)) {
+      int64_t points = 1;
+      for (unsigned d : reds)
+        points *= ranges[d];
+      if (ranges[vecDim] >= vectorSize || points > kMaxUnrolledWindow)
+        return failure();
+      scalar = true;
+      vecDim = numLoops; // none
+    }
   }
-  int64_t R = ranges[vecDim];
+  int64_t R = scalar ? 1 : ranges[vecDim];
   (void)red;
 
   OpBuilder::InsertionGuard guard(rewriter);
@@ -178,8 +301,12 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   auto vecOf = [&](Type t) { return VectorType::get({V}, t); };
   auto indicesAt = [&](AffineMap map, ArrayRef<Value> ivs) {
     SmallVector<Value> out;
-    for (AffineExpr e : map.getResults())
-      out.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+    for (AffineExpr e : map.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        out.push_back(ivs[d.getPosition()]);
+      else
+        out.push_back(affine::expandAffineExpr(b, loc, e, ivs, {}));
+    }
     return out;
   };
 
@@ -273,7 +400,10 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
       }
     }
     vec.map(outArgs[0], acc);
+    llvm::SmallPtrSet<Operation *, 4> handled; // selects folded into a load's branches
     for (Operation &inner : body->without_terminator()) {
+      if (handled.contains(&inner))
+        continue;
       if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
         Value at = ivs[index.getDim()];
         if (index.getDim() != vecDim) {
@@ -327,6 +457,25 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
           vec.map(load.getResult(), gather());
           continue;
         }
+        // The select that pads the read (select(in bounds, x, pad)), when
+        // it is the read's only user: inside the row its vector condition is
+        // true but for uniform parts, so it moves into the branches and the
+        // lane-index arithmetic it needs is only computed (LLVM sinks it)
+        // where the vector crosses the padding.
+        arith::SelectOp pad;
+        std::optional<Value> inRowCond;
+        if (load->hasOneUse())
+          if (auto sel = dyn_cast<arith::SelectOp>(*load->user_begin());
+              sel && sel->getBlock() == body && sel.getTrueValue() == load.getResult() &&
+              !varying.contains(sel.getFalseValue()) && isa<VectorType>(vecOf(t))) {
+            Value e = stripClamp(load.getIndices().back(), *rowLength);
+            inRowCond = conditionInRow(b, sel.getCondition(), e, *rowLength, uni,
+                                       [&](Value v) { return !varying.contains(v); });
+            if (inRowCond)
+              pad = sel;
+          }
+        Value padVec = pad ? vecOfValue(pad.getFalseValue()) : Value();
+        Value padCond = pad ? vecOfValue(pad.getCondition()) : Value();
         Value inRow = arith::AndIOp::create(
             b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, first, g.idx(0)),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first, g.idx(*rowLength - V)));
@@ -336,12 +485,25 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
           b.setInsertionPointToStart(&branch.getThenRegion().front());
           SmallVector<Value> at = offsets;
           at.push_back(first);
-          scf::YieldOp::create(
-              b, loc, ValueRange{vector::LoadOp::create(b, loc, vecOf(t), load.getMemRef(), at)});
+          Value row = vector::LoadOp::create(b, loc, vecOf(t), load.getMemRef(), at);
+          if (pad && *inRowCond) {
+            Value c = vector::BroadcastOp::create(b, loc, VectorType::get({V}, b.getI1Type()),
+                                                  *inRowCond);
+            row = arith::SelectOp::create(b, loc, c, row, padVec);
+          }
+          scf::YieldOp::create(b, loc, ValueRange{row});
           b.setInsertionPointToStart(&branch.getElseRegion().front());
-          scf::YieldOp::create(b, loc, ValueRange{gather()});
+          Value crossing = gather();
+          if (pad)
+            crossing = arith::SelectOp::create(b, loc, padCond, crossing, padVec);
+          scf::YieldOp::create(b, loc, ValueRange{crossing});
         }
-        vec.map(load.getResult(), branch.getResult(0));
+        if (pad) {
+          vec.map(pad.getResult(), branch.getResult(0));
+          handled.insert(pad);
+        } else {
+          vec.map(load.getResult(), branch.getResult(0));
+        }
         continue;
       }
       SmallVector<Value> operands;
@@ -358,6 +520,43 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     if (mask)
       next = arith::SelectOp::create(b, loc, mask, next, acc);
     return next;
+  };
+
+  // The reduction dims outside the vector dim whose loops are unrolled: all
+  // of them when they span a small window (a 3x3 window: 9 steps in
+  // straight-line code; the JIT does not run LLVM's unroller).
+  int64_t window = 1;
+  bool allShort = true;
+  for (unsigned d : reds)
+    if (d != vecDim) {
+      window *= ranges[d];
+      allShort &= ranges[d] <= kMaxUnrolledExtent;
+    }
+  auto unrolled = [&](unsigned d) {
+    return d != vecDim && allShort && window <= kMaxUnrolledWindow;
+  };
+
+  // Scalars: the body at ivs, combined into the scalar accumulator.
+  auto scalarStep = [&](SmallVector<Value> &ivs, Value acc) -> Value {
+    IRMapping map;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      BlockArgument arg = body->getArgument(in->getOperandNumber());
+      if (!isa<MemRefType>(in->get().getType())) {
+        map.map(arg, in->get());
+        continue;
+      }
+      map.map(arg, memref::LoadOp::create(b, loc, in->get(),
+                                          indicesAt(op.getMatchingIndexingMap(in), ivs)));
+    }
+    map.map(outArgs[0], acc);
+    for (Operation &inner : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        map.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      b.clone(inner, map);
+    }
+    return map.lookup(body->getTerminator()->getOperand(0));
   };
 
   // Rows: the vector dim in steps of V (and a masked tail) inside loops over
@@ -387,6 +586,13 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     if (depth == reds.size())
       return rowLoop(ivs, acc);
     unsigned d = reds[depth];
+    if (unrolled(d)) {
+      for (int64_t k = 0; k < ranges[d]; ++k) {
+        ivs[d] = g.idx(k);
+        acc = rowNest(ivs, depth + 1, acc);
+      }
+      return acc;
+    }
     auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(ranges[d]), g.idx(1), ValueRange{acc});
     OpBuilder::InsertionGuard lg(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -410,8 +616,15 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   std::function<Value(SmallVector<Value> &, size_t, Value, Value)> reduceNest =
       [&](SmallVector<Value> &ivs, size_t depth, Value acc, Value mask) -> Value {
     if (depth == reds.size())
-      return step(ivs, acc, mask);
+      return scalar ? scalarStep(ivs, acc) : step(ivs, acc, mask);
     unsigned d = reds[depth];
+    if (unrolled(d)) {
+      for (int64_t k = 0; k < ranges[d]; ++k) {
+        ivs[d] = g.idx(k);
+        acc = reduceNest(ivs, depth + 1, acc, mask);
+      }
+      return acc;
+    }
     auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(ranges[d]), g.idx(1), ValueRange{acc});
     OpBuilder::InsertionGuard lg(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -434,6 +647,15 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
       vector::MaskedStoreOp::create(b, loc, init->get(), at, mask, result);
     else
       vector::StoreOp::create(b, loc, result, init->get(), at);
+  };
+  auto atScalarPoint = [&](SmallVector<Value> &ivs) {
+    Value total = reduceNest(ivs, 0, arith::ConstantOp::create(b, loc, *identity), Value());
+    for (unsigned d : reds)
+      ivs[d] = g.idx(0);
+    SmallVector<Value> at = indicesAt(outMap, ivs);
+    Value old = memref::LoadOp::create(b, loc, init->get(), at);
+    memref::StoreOp::create(b, loc, vector::makeArithReduction(b, loc, *kind, total, old),
+                            init->get(), at);
   };
   auto atColumns = [&](SmallVector<Value> &ivs) {
     int64_t E = ranges[vecDim], full = E / V * V;
@@ -461,7 +683,9 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
       return;
     }
     if (d == numLoops) {
-      if (rows)
+      if (scalar)
+        atScalarPoint(ivs);
+      else if (rows)
         atPoint(ivs);
       else
         atColumns(ivs);

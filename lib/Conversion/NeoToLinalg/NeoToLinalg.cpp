@@ -1,4 +1,5 @@
 //===- NeoToLinalg.cpp - Lower neo ops to linalg on tensors ---------------===//
+#include "Generic.h"
 #include "IndirectLoops.h"
 #include "neo/Codegen/Utils/Utils.h"
 #include "neo/Conversion/Passes.h"
@@ -28,6 +29,7 @@ namespace neo {
 
 using namespace mlir;
 using namespace mlir::neo;
+using neo::detail::buildGeneric;
 
 namespace {
 
@@ -146,19 +148,30 @@ bool isDirectIndexRead(ComputeOp op, unsigned j) {
   });
 }
 
-/// One linalg.generic computing `members` (ops with one iteration space,
-/// kind and domain, in terms of `operands` values): each member is an output.
-/// `operandOf` maps a member's input value to the value the generic reads
-/// (a fused op's block argument to the fused op's operand).
-SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> members,
-                                function_ref<Value(Value)> operandOf) {
+} // namespace
+
+SmallVector<Value> neo::detail::buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> members,
+                                             function_ref<Value(Value)> operandOf,
+                                             const GenericBox *box) {
   ComputeOp first = members.front();
   Location loc = first.getLoc();
   MLIRContext *ctx = first.getContext();
   unsigned numPar = first.getNumParallelDims(), numDims = first.getNumDims();
-  SmallVector<int64_t> bounds = first.getIterationBounds();
+  SmallVector<int64_t> bounds = box ? box->sizes : first.getIterationBounds();
   ReductionKind kind = first.getKind();
-  std::optional<IntegerSet> domain = first.getDomain();
+  // A box's maps and domain are in terms of the box's dims (from 0): the
+  // op's dim d is the box's d plus its offset.
+  auto shifted = [&](AffineMap map) {
+    if (!box)
+      return map;
+    SmallVector<AffineExpr> dims;
+    for (unsigned d = 0; d < numDims; ++d)
+      dims.push_back(getAffineDimExpr(d, ctx) + box->offsets[d]);
+    return simplifyAffineMap(map.replaceDimsAndSymbols(dims, {}, numDims, 0));
+  };
+  SmallVector<std::pair<AffineExpr, bool>> domain =
+      box ? getBoxDomain(first, *box) : getBoxDomain(first, std::nullopt);
+  unsigned numDomainSymbols = first.getDomain() ? first.getDomain()->getNumSymbols() : 0;
 
   // Reads that stay in bounds are generic inputs; the others are read in the body.
   SmallVector<Value> inputs;
@@ -171,19 +184,28 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
     unsigned numReads = op.getInputs().size();
     directArg.emplace_back(numReads, -1);
     for (unsigned i = 0; i < numReads; ++i) {
-      if (op.isIndirectRead(i) || op.readMayBeOutOfBounds(i))
+      if (op.isIndirectRead(i))
         continue;
+      AffineMap map = op.getIndexingMap(i);
+      Value v = operandOf(op.getInputs()[i]);
+      if (box) {
+        AffineMap inBox = shifted(map);
+        if (mayBeOutOfBounds(inBox, bounds, cast<RankedTensorType>(v.getType()).getShape()))
+          continue;
+        // In a box, a bare dim reads the slice of the box's range.
+        std::tie(v, map) = sliceForBox(rewriter, loc, v, map, inBox, *box);
+      } else if (op.readMayBeOutOfBounds(i)) {
+        continue;
+      }
       // Linalg infers loop ranges from operand dims indexed by a bare dim: such
       // a dim must have exactly the loop's extent (no sub-range reads).
-      AffineMap map = op.getIndexingMap(i);
-      auto type = cast<RankedTensorType>(op.getInputs()[i].getType());
+      auto type = cast<RankedTensorType>(v.getType());
       bool exactExtents = llvm::all_of(llvm::enumerate(map.getResults()), [&](auto it) {
         auto dim = dyn_cast<AffineDimExpr>(it.value());
         return !dim || type.getDimSize(it.index()) == bounds[dim.getPosition()];
       });
       if (!exactExtents)
         continue;
-      Value v = operandOf(op.getInputs()[i]);
       // Members that read the same value through the same map share the input.
       int existing = -1;
       for (unsigned k = 0; k < inputs.size(); ++k)
@@ -232,10 +254,16 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
     outputExprs.push_back(getAffineDimExpr(d, ctx));
   SmallVector<Value> inits;
   SmallVector<Type> resultTypes;
-  for (ComputeOp op : members) {
+  for (auto [m, member] : llvm::enumerate(members)) {
+    ComputeOp op = member;
     maps.push_back(AffineMap::get(numDims, 0, outputExprs, ctx));
+    if (box) {
+      inits.push_back(box->inits[m]);
+      resultTypes.push_back(box->inits[m].getType());
+      continue;
+    }
     resultTypes.push_back(op.getResultType());
-    if (kind == ReductionKind::None && !domain)
+    if (kind == ReductionKind::None && domain.empty())
       inits.push_back(tensor::EmptyOp::create(rewriter, loc, op.getResultType().getShape(),
                                               op.getResultType().getElementType()));
     else
@@ -248,29 +276,33 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
   auto generic = linalg::GenericOp::create(
       rewriter, loc, resultTypes, inputs, inits, maps, iterators,
       [&](OpBuilder &b, Location l, ValueRange args) {
-        SmallVector<Value> dims;
-        for (unsigned d = 0; d < numDims; ++d)
-          dims.push_back(linalg::IndexOp::create(b, l, d));
+        // The box's dims (raw) and the op's (dims).
+        SmallVector<Value> raw, dims;
+        for (unsigned d = 0; d < numDims; ++d) {
+          raw.push_back(linalg::IndexOp::create(b, l, d));
+          dims.push_back(raw.back());
+          if (box && box->offsets[d] != 0)
+            dims.back() = arith::AddIOp::create(
+                b, l, raw.back(), arith::ConstantIndexOp::create(b, l, box->offsets[d]));
+        }
         // The index values, in order (a later index read may use earlier ones).
         SmallVector<Value> symbols;
         for (unsigned j = 0, e = first.getNumIndexReads(); j < e; ++j) {
-          Value raw =
+          Value rawIndex =
               directIndexArg[j] >= 0
                   ? args[directIndexArg[j]]
                   : emitGuardedRead(b, l, operandOf(first.getIndexInputs()[j]),
                                     first.getIndexMap(j), bounds, std::nullopt, dims, symbols);
-          symbols.push_back(arith::IndexCastOp::create(b, l, b.getIndexType(), raw));
+          symbols.push_back(arith::IndexCastOp::create(b, l, b.getIndexType(), rawIndex));
         }
         Value inDomain;
-        if (domain) {
+        if (!domain.empty()) {
           Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          for (unsigned c = 0, e = domain->getNumConstraints(); c < e; ++c) {
-            Value v = affine::expandAffineExpr(b, l, domain->getConstraint(c), dims,
-                                               domain->getNumSymbols() ? ValueRange(symbols)
-                                                                       : ValueRange());
+          for (auto [expr, isEq] : domain) {
+            Value v = affine::expandAffineExpr(
+                b, l, expr, raw, numDomainSymbols ? ValueRange(symbols) : ValueRange());
             Value ok = arith::CmpIOp::create(
-                b, l, domain->isEq(c) ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge,
-                v, zero);
+                b, l, isEq ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge, v, zero);
             inDomain = inDomain ? arith::AndIOp::create(b, l, inDomain, ok).getResult() : ok;
           }
         }
@@ -284,11 +316,11 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
             std::optional<double> pad;
             if (!op.isCheckedRead(i))
               pad = op.getPadValue(i);
-            Value v =
-                directArg[m][i] >= 0
-                    ? args[directArg[m][i]]
-                    : emitGuardedRead(b, l, operandOf(op.getInputs()[i]), map, bounds, pad, dims,
-                                      map.getNumSymbols() ? ValueRange(symbols) : ValueRange());
+            Value v = directArg[m][i] >= 0
+                          ? args[directArg[m][i]]
+                          : emitGuardedRead(
+                                b, l, operandOf(op.getInputs()[i]), shifted(map), bounds, pad, raw,
+                                map.getNumSymbols() ? ValueRange(symbols) : ValueRange());
             mapping.map(body.getArgument(i), v);
           }
           for (Operation &inner : body.without_terminator()) {
@@ -313,6 +345,8 @@ SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> memb
   return SmallVector<Value>(generic.getResults().begin(), generic.getResults().end());
 }
 
+namespace {
+
 /// The op's schedule (neo.schedule) follows it to the linalg op that computes it.
 void forwardSchedule(ComputeOp op, Value result) {
   Operation *def = result.getDefiningOp();
@@ -323,7 +357,8 @@ void forwardSchedule(ComputeOp op, Value result) {
       def->setAttr(name, attr);
 }
 
-LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps) {
+LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps,
+                             bool splitBorders) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   if (Value loops = neo::detail::lowerIndirectLoops(rewriter, op)) {
@@ -334,6 +369,12 @@ LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamed
     if (Value named = tryNamedContraction(rewriter, op)) {
       forwardSchedule(op, named);
       rewriter.replaceOp(op, named);
+      return success();
+    }
+  }
+  if (splitBorders) {
+    if (Value split = neo::detail::lowerWithBorderSplit(rewriter, op)) {
+      rewriter.replaceOp(op, split);
       return success();
     }
   }
@@ -505,7 +546,7 @@ struct ConvertNeoToLinalgPass
             constant, cast<TypedAttr>(constant.getValue()));
         continue;
       }
-      if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps)))
+      if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps, splitBorders)))
         return signalPassFailure();
     }
     placeRowBlockResultsInPlace(module);

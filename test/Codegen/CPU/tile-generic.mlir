@@ -5,22 +5,27 @@
 // (scf.forall), then the op is tiled into one vector along its innermost
 // loop, and each tile is marked with `neo.vector_sizes` for neo-vectorize.
 
-// 8 x 40: two thread tiles of 4 rows; per row, tiles of 16 columns, the last
-// one partial (affine.min: 8 columns), all marked [1, 16].
+// 8 x 40: two thread tiles of 4 rows; per row, tiles of 16 columns marked
+// [1, 16]. The last tile is partial (8 columns): it is peeled off, so the
+// full tiles have static shapes (unmasked vectors) and only the last one
+// has a dynamic width (masked).
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[X:.+]]: memref<8x40xf32>, %[[Y:.+]]: memref<8x40xf32>)
 // CHECK: scf.forall (%[[T:.+]]) = (0) to (8) step (4) {
 // CHECK: %[[XT:.+]] = memref.subview %[[X]][%[[T]], 0] [4, 40] [1, 1]
 // CHECK: %[[YT:.+]] = memref.subview %[[Y]][%[[T]], 0] [4, 40] [1, 1]
-// CHECK-DAG: %[[S16:.+]] = arith.constant 16 : index
 // CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %[[S16]] {
-// CHECK: %[[W:.+]] = affine.min #{{.+}}(%[[J]])
-// CHECK: %[[XV:.+]] = memref.subview %[[XT]][%[[I]], %[[J]]] [1, %[[W]]] [1, 1] {{.*}} to memref<1x?xf32, strided<[40, 1], offset: ?>>
-// CHECK: %[[YV:.+]] = memref.subview %[[YT]][%[[I]], %[[J]]] [1, %[[W]]] [1, 1]
-// CHECK: linalg.generic {{.*}} ins(%[[XV]] : memref<1x?xf32, {{.*}}>) outs(%[[YV]] : memref<1x?xf32, {{.*}}>)
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %[[C32:.+]] step %[[S16:.+]] {
+// CHECK: %[[XV:.+]] = memref.subview %[[XT]][%[[I]], %[[J]]] [1, 16] [1, 1] {{.*}} to memref<1x16xf32, strided<[40, 1], offset: ?>>
+// CHECK: %[[YV:.+]] = memref.subview %[[YT]][%[[I]], %[[J]]] [1, 16] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[XV]] : memref<1x16xf32, {{.*}}>) outs(%[[YV]] : memref<1x16xf32, {{.*}}>)
 // CHECK-SAME: attrs = {neo.vector_sizes = array<i64: 1, 16>}
 // CHECK: arith.negf
+// CHECK: scf.for %[[L:.+]] = %[[C32]] to %{{.+}} step %[[S16]] {
+// CHECK: %[[W:.+]] = affine.apply #{{.+}}(%[[L]])
+// CHECK: %[[XL:.+]] = memref.subview %[[XT]][%[[I]], %[[L]]] [1, %[[W]]] [1, 1] {{.*}} to memref<1x?xf32, strided<[40, 1], offset: ?>>
+// CHECK: linalg.generic {{.*}} ins(%[[XL]] : memref<1x?xf32, {{.*}}>)
+// CHECK-SAME: attrs = {neo.vector_sizes = array<i64: 1, 16>}
 func.func @elementwise(%x: memref<8x40xf32>, %y: memref<8x40xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}

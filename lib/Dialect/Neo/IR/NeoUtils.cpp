@@ -2,6 +2,7 @@
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -50,6 +51,21 @@ std::optional<int64_t> mlir::neo::getIndexValueBound(Value value) {
     }
   }
   return bound;
+}
+
+bool mlir::neo::isSumOfProducts(ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getInputs().size() != 2)
+    return false;
+  Block &block = op.getBodyBlock();
+  if (!llvm::hasSingleElement(block.without_terminator()))
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&block.front());
+  if (!mul || op.getYieldedValue() != mul.getResult() || mul.getLhs() == mul.getRhs())
+    return false;
+  return llvm::all_of(mul->getOperands(), [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &block;
+  });
 }
 
 bool mlir::neo::readsIndexValues(Operation *root) {

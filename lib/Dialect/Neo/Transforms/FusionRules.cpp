@@ -2,6 +2,7 @@
 #include "FusionTemplates.h"
 
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
+#include "neo/Dialect/Neo/IR/NeoUtils.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -307,13 +308,7 @@ ComputeOp fusion::buildMatmul(TemplateStore &store, RankedTensorType a, RankedTe
 }
 
 bool fusion::isContractionShaped(ComputeOp op) {
-  if (op.getKind() != ReductionKind::Sum || op.getInputs().size() != 2)
-    return false;
-  Block &block = op.getBodyBlock();
-  if (!llvm::hasSingleElement(block.without_terminator()))
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&block.front());
-  if (!mul || op.getYieldedValue() != mul.getResult())
+  if (!isSumOfProducts(op))
     return false;
   for (unsigned i = 0; i < 2; ++i)
     if (!op.getIndexingMap(i).isProjectedPermutation() || op.readMayBeOutOfBounds(i))

@@ -32,6 +32,10 @@ std::optional<int64_t> getIndexValueBound(Value value);
 /// True if some neo.compute under `root` reads index values.
 bool readsIndexValues(Operation *root);
 
+/// True if `op` sums the product of its two reads: kind sum, two inputs, a
+/// body that yields `mulf` of its two block arguments (either order).
+bool isSumOfProducts(ComputeOp op);
+
 /// The iteration dims of `op` that `expr` (over its dims and index reads)
 /// depends on, directly or through the index maps of the index reads it uses.
 /// With `symbols`, also sets the index reads it uses (transitively).
