@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmBuilder.h"
+#include "RowVectors.h"
 #include "neo/Codegen/CPU/Schedule.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -49,105 +50,10 @@ namespace {
 constexpr int64_t kMaxUnrolledWindow = 27;
 /// ... each of them at most this long (a window's, not a batch's).
 constexpr int64_t kMaxUnrolledExtent = 7;
+/// Row reductions keep one accumulator per value of a parallel dim this
+/// short (each a vector of V: two ymm registers for f32 on AVX2).
+constexpr int64_t kMaxRowBlock = 4;
 
-std::optional<int64_t> constantIndex(Value v) {
-  APInt c;
-  if (matchPattern(v, m_ConstantInt(&c)))
-    return c.getSExtValue();
-  return std::nullopt;
-}
-
-/// `index` without the clamps into [0, rowLength) that a padded read puts
-/// around it (min(max(e, lo), hi), lo <= 0, hi >= rowLength - 1).
-Value stripClamp(Value index, int64_t rowLength) {
-  for (;;) {
-    if (auto mn = index.getDefiningOp<arith::MinSIOp>()) {
-      std::optional<int64_t> hi = constantIndex(mn.getRhs());
-      if (!hi || *hi < rowLength - 1)
-        return index;
-      index = mn.getLhs();
-      continue;
-    }
-    if (auto mx = index.getDefiningOp<arith::MaxSIOp>()) {
-      std::optional<int64_t> lo = constantIndex(mx.getRhs());
-      if (!lo || *lo > 0)
-        return index;
-      index = mx.getLhs();
-      continue;
-    }
-    return index;
-  }
-}
-
-/// The value of the i1 `cond` when every lane's `e` lies in [0, rowLength):
-/// a uniform scalar (mapped by `uni`), null for true, or nothing when it
-/// depends on the lanes otherwise. `cond` is an and of uniform values and
-/// comparisons of (clamped) `e` with constants that hold in the row.
-std::optional<Value> conditionInRow(OpBuilder &b, Value cond, Value e, int64_t rowLength,
-                                    IRMapping &uni, function_ref<bool(Value)> isUniform,
-                                    unsigned depth = 0) {
-  if (depth > 16)
-    return std::nullopt;
-  if (isUniform(cond))
-    return uni.lookupOrDefault(cond);
-  if (auto andOp = cond.getDefiningOp<arith::AndIOp>()) {
-    std::optional<Value> l =
-        conditionInRow(b, andOp.getLhs(), e, rowLength, uni, isUniform, depth + 1);
-    std::optional<Value> r =
-        l ? conditionInRow(b, andOp.getRhs(), e, rowLength, uni, isUniform, depth + 1)
-          : std::nullopt;
-    if (!l || !r)
-      return std::nullopt;
-    if (!*l || !*r)
-      return *l ? *l : *r;
-    return arith::AndIOp::create(b, andOp.getLoc(), *l, *r).getResult();
-  }
-  if (auto cmp = cond.getDefiningOp<arith::CmpIOp>()) {
-    if (stripClamp(cmp.getLhs(), rowLength) != e)
-      return std::nullopt;
-    std::optional<int64_t> c = constantIndex(cmp.getRhs());
-    if (!c)
-      return std::nullopt;
-    bool holds = false;
-    switch (cmp.getPredicate()) {
-    case arith::CmpIPredicate::sge: holds = *c <= 0; break;
-    case arith::CmpIPredicate::sgt: holds = *c < 0; break;
-    case arith::CmpIPredicate::slt: holds = *c >= rowLength; break;
-    case arith::CmpIPredicate::sle: holds = *c >= rowLength - 1; break;
-    default: break;
-    }
-    return holds ? std::optional<Value>(Value()) : std::nullopt;
-  }
-  return std::nullopt;
-}
-
-/// Whether `expr` is `dim` plus terms that do not depend on it.
-bool unitCoefficientOf(AffineExpr expr, unsigned dim) {
-  std::function<std::optional<int64_t>(AffineExpr)> coefficient =
-      [&](AffineExpr e) -> std::optional<int64_t> {
-    if (!e.isFunctionOfDim(dim))
-      return 0;
-    if (isa<AffineDimExpr>(e))
-      return 1;
-    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-    if (!bin)
-      return std::nullopt;
-    std::optional<int64_t> l = coefficient(bin.getLHS()), r = coefficient(bin.getRHS());
-    if (!l || !r)
-      return std::nullopt;
-    if (e.getKind() == AffineExprKind::Add)
-      return *l + *r;
-    if (e.getKind() == AffineExprKind::Mul) {
-      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
-        return *l * c.getValue();
-      if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
-        return *r * c.getValue();
-    }
-    return std::nullopt; // a division or modulo of `dim`
-  };
-  std::optional<int64_t> c = coefficient(expr);
-  return c && *c == 1;
-}
 } // namespace
 
 LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -469,10 +375,19 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
               sel && sel->getBlock() == body && sel.getTrueValue() == load.getResult() &&
               !varying.contains(sel.getFalseValue()) && isa<VectorType>(vecOf(t))) {
             Value e = stripClamp(load.getIndices().back(), *rowLength);
-            inRowCond = conditionInRow(b, sel.getCondition(), e, *rowLength, uni,
-                                       [&](Value v) { return !varying.contains(v); });
-            if (inRowCond)
+            SmallVector<Value> parts;
+            if (conditionInRow(
+                    sel.getCondition(), e, *rowLength,
+                    [&](Value v) { return !varying.contains(v); }, parts)) {
               pad = sel;
+              inRowCond = Value();
+              for (Value part : parts) {
+                Value scalar = uni.lookupOrDefault(part);
+                inRowCond = *inRowCond
+                                ? arith::AndIOp::create(b, loc, *inRowCond, scalar).getResult()
+                                : scalar;
+              }
+            }
           }
         Value padVec = pad ? vecOfValue(pad.getFalseValue()) : Value();
         Value padCond = pad ? vecOfValue(pad.getCondition()) : Value();
@@ -561,55 +476,86 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
 
   // Rows: the vector dim in steps of V (and a masked tail) inside loops over
   // the other reduction dims, all carrying the accumulator.
-  auto rowLoop = [&](SmallVector<Value> &ivs, Value acc) -> Value {
+  // Rows of several outputs at once: the innermost parallel dim, when it is
+  // short (a window's column: the weight gradient of a 3x3 depthwise
+  // convolution), gets one accumulator per value; the reads that do not
+  // depend on it load once per step for all of them (LLVM merges the equal
+  // loads) and the accumulators' FMA chains overlap.
+  std::optional<unsigned> blockDim;
+  if (rows)
+    for (int64_t d = numLoops - 1; d >= 0; --d)
+      if (iterators[d] == utils::IteratorType::parallel) {
+        if (ranges[d] >= 2 && ranges[d] <= kMaxRowBlock)
+          blockDim = d;
+        break;
+      }
+  int64_t numAccs = blockDim ? ranges[*blockDim] : 1;
+  auto forEachAcc = [&](SmallVector<Value> &ivs, ValueRange accs, Value mask) {
+    SmallVector<Value> next;
+    for (int64_t k = 0; k < numAccs; ++k) {
+      if (blockDim)
+        ivs[*blockDim] = g.idx(k);
+      next.push_back(step(ivs, accs[k], mask));
+    }
+    return next;
+  };
+
+  // Rows: the vector dim in steps of V (and a masked tail) inside loops over
+  // the other reduction dims, all carrying the accumulators.
+  auto rowLoop = [&](SmallVector<Value> &ivs, SmallVector<Value> accs) -> SmallVector<Value> {
     int64_t full = R / V * V;
-    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(full), g.idx(V), ValueRange{acc});
+    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(full), g.idx(V), accs);
     {
       OpBuilder::InsertionGuard lg(b);
       b.setInsertionPointToStart(loop.getBody());
       ivs[vecDim] = loop.getInductionVar();
-      scf::YieldOp::create(b, loc, step(ivs, loop.getRegionIterArgs()[0], Value()));
+      scf::YieldOp::create(b, loc, forEachAcc(ivs, loop.getRegionIterArgs(), Value()));
     }
-    acc = loop.getResult(0);
+    accs.assign(loop.getResults().begin(), loop.getResults().end());
     if (full < R) {
       ivs[vecDim] = g.idx(full);
       Value mask = vector::CreateMaskOp::create(b, loc, VectorType::get({V}, b.getI1Type()),
                                                 ValueRange{g.idx(R - full)});
-      acc = step(ivs, acc, mask);
+      accs = forEachAcc(ivs, accs, mask);
     }
-    return acc;
+    return accs;
   };
-  std::function<Value(SmallVector<Value> &, size_t, Value)> rowNest =
-      [&](SmallVector<Value> &ivs, size_t depth, Value acc) -> Value {
+  std::function<SmallVector<Value>(SmallVector<Value> &, size_t, SmallVector<Value>)> rowNest =
+      [&](SmallVector<Value> &ivs, size_t depth, SmallVector<Value> accs) -> SmallVector<Value> {
     if (depth < reds.size() && reds[depth] == vecDim)
-      return rowNest(ivs, depth + 1, acc);
+      return rowNest(ivs, depth + 1, accs);
     if (depth == reds.size())
-      return rowLoop(ivs, acc);
+      return rowLoop(ivs, accs);
     unsigned d = reds[depth];
     if (unrolled(d)) {
       for (int64_t k = 0; k < ranges[d]; ++k) {
         ivs[d] = g.idx(k);
-        acc = rowNest(ivs, depth + 1, acc);
+        accs = rowNest(ivs, depth + 1, accs);
       }
-      return acc;
+      return accs;
     }
-    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(ranges[d]), g.idx(1), ValueRange{acc});
+    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(ranges[d]), g.idx(1), accs);
     OpBuilder::InsertionGuard lg(b);
     b.setInsertionPointToStart(loop.getBody());
     ivs[d] = loop.getInductionVar();
-    scf::YieldOp::create(b, loc, rowNest(ivs, depth + 1, loop.getRegionIterArgs()[0]));
-    return loop.getResult(0);
+    SmallVector<Value> inner(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    scf::YieldOp::create(b, loc, rowNest(ivs, depth + 1, inner));
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
   };
   auto atPoint = [&](SmallVector<Value> &ivs) {
     Value init0 = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(elem), *identity));
-    Value acc = rowNest(ivs, 0, init0);
+    SmallVector<Value> accs = rowNest(ivs, 0, SmallVector<Value>(numAccs, init0));
     for (unsigned d : reds)
       ivs[d] = g.idx(0);
-    Value reduced = vector::ReductionOp::create(b, loc, *kind, acc);
-    SmallVector<Value> at = indicesAt(outMap, ivs);
-    Value old = memref::LoadOp::create(b, loc, init->get(), at);
-    Value result = vector::makeArithReduction(b, loc, *kind, reduced, old);
-    memref::StoreOp::create(b, loc, result, init->get(), at);
+    for (int64_t k = 0; k < numAccs; ++k) {
+      if (blockDim)
+        ivs[*blockDim] = g.idx(k);
+      Value reduced = vector::ReductionOp::create(b, loc, *kind, accs[k]);
+      SmallVector<Value> at = indicesAt(outMap, ivs);
+      Value old = memref::LoadOp::create(b, loc, init->get(), at);
+      Value result = vector::makeArithReduction(b, loc, *kind, reduced, old);
+      memref::StoreOp::create(b, loc, result, init->get(), at);
+    }
   };
 
   // Columns: acc over the reduction loop, for the block of V outputs at ivs.
@@ -672,7 +618,9 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   };
 
   unsigned firstParallel = 0;
-  auto skipped = [&](unsigned d) { return d == vecDim || llvm::is_contained(reds, d); };
+  auto skipped = [&](unsigned d) {
+    return d == vecDim || llvm::is_contained(reds, d) || (blockDim && d == *blockDim);
+  };
   while (firstParallel < numLoops && skipped(firstParallel))
     ++firstParallel;
   // The parallel dims: the first over threads, the others nested loops.

@@ -298,6 +298,16 @@ SmallVector<Value> ImplicitGemm::point(OpBuilder &builder, Location loc, Value b
   return ivs;
 }
 
+Value ImplicitGemm::valueAt(OpBuilder &builder, Location loc, Value v, ArrayRef<Value> ivs) const {
+  return cloneSlice(builder, loc, op, v, ivs);
+}
+
+bool ImplicitGemm::dependsOn(Value v, unsigned dim) const {
+  llvm::DenseMap<Value, llvm::SmallBitVector> memo;
+  std::optional<llvm::SmallBitVector> dims = dependence(op, v, memo);
+  return !dims || dims->test(dim);
+}
+
 SmallVector<Value> ImplicitGemm::outIndicesAt(ArrayRef<Value> ivs) const {
   SmallVector<Value> indices;
   for (AffineExpr e : outMap.getResults())

@@ -230,7 +230,7 @@ Value mlir::neo::detail::lowerWithBorderSplit(RewriterBase &rewriter, ComputeOp 
           narrowInterior(*form, 0, std::nullopt, bounds, numPar, lo, hi);
 
   // Dims worth splitting: long ones whose interior is most of them; the three
-  // longest at most (27 boxes). Not the innermost reduction dim: the CPU's
+  // longest at most (7 boxes). Not the innermost reduction dim: the CPU's
   // row reductions run their vectors along it, and read its padded ends with
   // vector loads where a vector lies inside the row (a border box one
   // element wide would run one lane at a time).
@@ -244,40 +244,40 @@ Value mlir::neo::detail::lowerWithBorderSplit(RewriterBase &rewriter, ComputeOp 
   if (split.size() > 3)
     split.resize(3);
 
-  // The (offset, size) ranges of each dim.
-  SmallVector<SmallVector<std::pair<int64_t, int64_t>>> ranges(numDims);
-  for (unsigned d = 0; d < numDims; ++d) {
-    if (!llvm::is_contained(split, d)) {
-      ranges[d].push_back({0, bounds[d]});
-      continue;
+  // Boxes peeled like an onion, outer dims first: the borders of the first
+  // split dim span every other dim whole (rows the full width of the
+  // image, vectorized along it with their checks), the next dim's borders
+  // the first dim's interior, and so on; 2k + 1 boxes for k split dims
+  // (not 3^k: no corner boxes). Parallel dims come before reduction dims,
+  // so that each parallel box's reduction boxes cover its reduction space.
+  llvm::sort(split);
+  using Range = std::pair<int64_t, int64_t>; // offset, size
+  SmallVector<SmallVector<Range>> boxes;
+  SmallVector<Range> whole;
+  for (unsigned d = 0; d < numDims; ++d)
+    whole.push_back({0, bounds[d]});
+  SmallVector<Range> core = whole;
+  for (unsigned d : split) {
+    for (Range border : {Range(0, lo[d]), Range(hi[d], bounds[d] - hi[d])}) {
+      if (border.second <= 0)
+        continue;
+      boxes.push_back(core);
+      boxes.back()[d] = border;
     }
-    for (auto [from, to] :
-         {std::pair(int64_t(0), lo[d]), std::pair(lo[d], hi[d]), std::pair(hi[d], bounds[d])})
-      if (from < to)
-        ranges[d].push_back({from, to - from});
+    core[d] = {lo[d], hi[d] - lo[d]};
   }
-  // Every combination of the ranges of dims [from, to).
-  std::function<void(unsigned, unsigned, SmallVector<std::pair<int64_t, int64_t>> &,
-                     function_ref<void(ArrayRef<std::pair<int64_t, int64_t>>)>)>
-      forEach = [&](unsigned from, unsigned to, SmallVector<std::pair<int64_t, int64_t>> &prefix,
-                    function_ref<void(ArrayRef<std::pair<int64_t, int64_t>>)> fn) {
-        if (from == to) {
-          fn(prefix);
-          return;
-        }
-        for (auto range : ranges[from]) {
-          prefix.push_back(range);
-          forEach(from + 1, to, prefix, fn);
-          prefix.pop_back();
-        }
-      };
+  boxes.push_back(core);
+  // Parallel boxes in order, each with its reduction boxes.
+  llvm::stable_sort(boxes, [&](ArrayRef<Range> x, ArrayRef<Range> y) {
+    return x.take_front(numPar) < y.take_front(numPar);
+  });
 
   Location loc = op.getLoc();
   RankedTensorType type = op.getResultType();
   Value acc = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
   Attribute serial = op->getAttr("neo.serial");
-  SmallVector<std::pair<int64_t, int64_t>> parPrefix, redPrefix;
-  forEach(0, numPar, parPrefix, [&](ArrayRef<std::pair<int64_t, int64_t>> par) {
+  for (size_t i = 0; i < boxes.size();) {
+    ArrayRef<Range> par = ArrayRef<Range>(boxes[i]).take_front(numPar);
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (auto [offset, size] : par) {
       offsets.push_back(rewriter.getIndexAttr(offset));
@@ -287,9 +287,9 @@ Value mlir::neo::detail::lowerWithBorderSplit(RewriterBase &rewriter, ComputeOp 
     Value part = fillIdentity(
         rewriter, loc, tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets, sizes, strides),
         op.getKind());
-    forEach(numPar, numDims, redPrefix, [&](ArrayRef<std::pair<int64_t, int64_t>> red) {
+    for (; i < boxes.size() && ArrayRef<Range>(boxes[i]).take_front(numPar) == par; ++i) {
       GenericBox box;
-      for (auto [offset, size] : llvm::concat<const std::pair<int64_t, int64_t>>(par, red)) {
+      for (auto [offset, size] : boxes[i]) {
         box.offsets.push_back(offset);
         box.sizes.push_back(size);
       }
@@ -297,8 +297,8 @@ Value mlir::neo::detail::lowerWithBorderSplit(RewriterBase &rewriter, ComputeOp 
       part = buildGeneric(rewriter, {op}, [](Value v) { return v; }, &box).front();
       if (serial)
         part.getDefiningOp()->setAttr("neo.serial", serial);
-    });
+    }
     acc = tensor::InsertSliceOp::create(rewriter, loc, part, acc, offsets, sizes, strides);
-  });
+  }
   return acc;
 }

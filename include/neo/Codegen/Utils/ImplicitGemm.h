@@ -62,6 +62,11 @@ struct ImplicitGemm {
     return load(builder, loc, b, !condOnA, ivs);
   }
   SmallVector<Value> outIndicesAt(ArrayRef<Value> ivs) const;
+  /// The value of `v` (of the op's body) at a full iteration point.
+  Value valueAt(OpBuilder &builder, Location loc, Value v, ArrayRef<Value> ivs) const;
+  /// Whether `v` (of the op's body) depends on loop dim `dim`; true when it
+  /// reads the output or is not a plain function of loads and indices.
+  bool dependsOn(Value v, unsigned dim) const;
   /// Splits `linear` over `dims` (the last fastest) into ivs[dims[i]].
   void split(OpBuilder &builder, Location loc, Value linear, ArrayRef<unsigned> dims,
              SmallVectorImpl<Value> &ivs) const;

@@ -4,6 +4,7 @@
 
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir {
@@ -48,6 +49,11 @@ FailureOr<Value> differentiateBody(OpBuilder &builder, Block &body, IRMapping &p
 
 /// Sums `values` (tensors of one type) with one elementwise op.
 Value accumulate(OpBuilder &builder, Location loc, ArrayRef<Value> values);
+
+/// True if no result of `func` changes when `m` (a ComputeOp result in its
+/// body) is shifted, row by row: a softmax's or logsumexp's stabilizing
+/// maximum. Its gradient is then exactly zero (ShiftInvariance.cpp).
+bool resultsIgnoreShiftsOf(func::FuncOp func, ComputeOp m);
 
 } // namespace detail
 } // namespace neo

@@ -160,6 +160,16 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
       for (Value r : op.getResults())
         varied.insert(r);
 
+  // A maximum that no result depends on when it shifts (the stabilizing max
+  // of a softmax or logsumexp) has a zero gradient: it is not differentiated
+  // (JAX's stop_gradient, found instead of written).
+  for (Operation &op : entry.without_terminator())
+    if (auto compute = dyn_cast<ComputeOp>(op);
+        compute && varied.contains(compute.getResult()) &&
+        (compute.getKind() == ReductionKind::Max || compute.getKind() == ReductionKind::Min) &&
+        detail::resultsIgnoreShiftsOf(combined, compute))
+      varied.erase(compute.getResult());
+
   // The reverse sweep.
   llvm::DenseMap<Value, SmallVector<Value>> contributions;
   for (auto [k, v] : llvm::enumerate(ret.getOperands()))

@@ -1,0 +1,42 @@
+//===- RowVectors.h - Vectors along a row of a padded read ------*- C++ -*-===//
+//
+// Helpers of the CPU generators that read V consecutive elements of a row
+// with one vector load: a window's read x[..., q + s] (unit coefficient of
+// the lane dim) and a padded read x[..., clamp(q + s - 1)] selected against
+// its bounds, whose clamps and bound checks hold wherever the V lanes lie
+// inside the row.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_CODEGEN_CPU_ROWVECTORS_H
+#define NEO_LIB_CODEGEN_CPU_ROWVECTORS_H
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace mlir {
+namespace neo {
+
+/// The value of a constant index or integer, if `v` is one.
+std::optional<int64_t> constantIndex(Value v);
+
+/// `index` without the clamps into [0, rowLength) that a padded read puts
+/// around it (min(max(e, lo), hi), lo <= 0, hi >= rowLength - 1).
+Value stripClamp(Value index, int64_t rowLength);
+
+/// Whether the i1 `cond` holds wherever every lane's `e` lies in
+/// [0, rowLength), up to its parts that do not depend on the lanes (those
+/// `isUniform` accepts), which are appended to `uniformParts` (their and is
+/// the condition there). `cond` is an and of such parts and comparisons of
+/// (clamped) `e` with constants that hold in the row.
+bool conditionInRow(Value cond, Value e, int64_t rowLength, function_ref<bool(Value)> isUniform,
+                    SmallVectorImpl<Value> &uniformParts, unsigned depth = 0);
+
+/// Whether `expr` is `dim` plus terms that do not depend on it.
+bool unitCoefficientOf(AffineExpr expr, unsigned dim);
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_CODEGEN_CPU_ROWVECTORS_H
