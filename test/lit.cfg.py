@@ -26,9 +26,11 @@ if config.neo_asan_runtime:
         config.neo_asan_runtime, config.python_executable)
 config.substitutions.append(("%capi_python", capi_python))
 # Tests that repeat a whole corpus for another configuration (the ISA levels
-# of isa_targets.py) take its core subset under ASan, whose suite checks
+# of isa_targets.py, the GPU bundles of every operator) take its core subset
+# under ASan, whose suite checks
 # Neo's memory accesses, not its numbers, and would otherwise run each
 # operator's checks once more at a tenth of the speed.
+config.substitutions.append(("%asan_quick", "--quick" if config.neo_asan_runtime else ""))
 config.substitutions.append(
     ("%asan_subset",
      "--only=matmul,conv2d,lstm_cell,softmax,layernorm,depthwise_conv"

@@ -23,10 +23,116 @@
 #include "neo/Codegen/Utils/ImplicitGemm.h"
 #include "neo/Codegen/CPU/Schedule.h"
 
+#include "RowVectors.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::neo;
+
+namespace {
+/// B read as consecutive elements along its innermost n dim `lane` (a
+/// convolution's output column q reads x[n, c, p + r - 1, q + s - 1]): a
+/// load whose last index is `lane` plus terms that do not depend on it
+/// (clamped, and selected against its bounds, for a padded read), or an
+/// operand read whose map moves with `lane` in its last result only.
+struct RowRead {
+  Value memref;
+  /// A load: its indices (all but the last uniform along the lanes), the
+  /// unclamped last one, the row length and the pad select (or null).
+  SmallVector<Value> indices;
+  Value last;
+  int64_t rowLength = 0;
+  arith::SelectOp pad;
+  SmallVector<Value> padParts;  // the select's condition in the row: their and
+  SmallVector<Value> condParts; // B's domain constraint in the row: their and
+  /// An operand read: its map.
+  AffineMap map;
+};
+
+bool unitStrideRows(Type type, int64_t &rowLength) {
+  auto memref = dyn_cast<MemRefType>(type);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!memref || memref.getRank() == 0 || ShapedType::isDynamic(memref.getShape().back()) ||
+      failed(memref.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return false;
+  rowLength = memref.getShape().back();
+  return true;
+}
+
+/// Whether body value `e` is (linalg.index lane) plus values that do not
+/// depend on `lane`.
+bool laneOffset(const ImplicitGemm &ig, Value e, unsigned lane, unsigned depth = 0) {
+  if (depth > 16)
+    return false;
+  if (auto index = e.getDefiningOp<linalg::IndexOp>())
+    return index.getDim() == lane;
+  if (auto add = e.getDefiningOp<arith::AddIOp>()) {
+    bool l = ig.dependsOn(add.getLhs(), lane), r = ig.dependsOn(add.getRhs(), lane);
+    if (l == r)
+      return false;
+    return laneOffset(ig, l ? add.getLhs() : add.getRhs(), lane, depth + 1);
+  }
+  if (auto sub = e.getDefiningOp<arith::SubIOp>())
+    return !ig.dependsOn(sub.getRhs(), lane) && laneOffset(ig, sub.getLhs(), lane, depth + 1);
+  return false;
+}
+
+std::optional<RowRead> analyzeRowRead(const ImplicitGemm &ig, unsigned lane) {
+  linalg::LinalgOp op = ig.op;
+  Block *body = op.getBlock();
+  RowRead read;
+  Value v = ig.b;
+  if (auto select = v.getDefiningOp<arith::SelectOp>();
+      select && select->getBlock() == body && !ig.dependsOn(select.getFalseValue(), lane) &&
+      matchPattern(select.getFalseValue(), m_Constant())) {
+    read.pad = select;
+    v = select.getTrueValue();
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v);
+      arg && arg.getOwner() == body && !read.pad && !(ig.cond && !ig.condOnA)) {
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    if (!op.isDpsInput(&operand) || !unitStrideRows(operand.get().getType(), read.rowLength))
+      return std::nullopt;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (AffineExpr e : map.getResults().drop_back())
+      if (e.isFunctionOfDim(lane))
+        return std::nullopt;
+    if (map.getNumResults() == 0 || !unitCoefficientOf(map.getResults().back(), lane))
+      return std::nullopt;
+    read.memref = operand.get();
+    read.map = map;
+    return read;
+  }
+  auto load = v.getDefiningOp<memref::LoadOp>();
+  if (!load || load->getBlock() != body || load.getIndices().empty() ||
+      load.getMemRef().getParentBlock() == body ||
+      !unitStrideRows(load.getMemRef().getType(), read.rowLength) ||
+      !cast<MemRefType>(load.getMemRef().getType()).getLayout().isIdentity())
+    return std::nullopt;
+  for (Value index : load.getIndices().drop_back())
+    if (ig.dependsOn(index, lane))
+      return std::nullopt;
+  read.memref = load.getMemRef();
+  read.indices.assign(load.getIndices().begin(), load.getIndices().end());
+  read.last = stripClamp(load.getIndices().back(), read.rowLength);
+  if (!laneOffset(ig, read.last, lane))
+    return std::nullopt;
+  auto uniform = [&](Value c) { return !ig.dependsOn(c, lane); };
+  if (read.pad &&
+      !conditionInRow(read.pad.getCondition(), read.last, read.rowLength, uniform, read.padParts))
+    return std::nullopt;
+  // B's domain constraint (a data gradient's: the forward point in range),
+  // which zeroes B where it fails.
+  if (ig.cond && !ig.condOnA &&
+      !conditionInRow(ig.cond, read.last, read.rowLength, uniform, read.condParts))
+    return std::nullopt;
+  return read;
+}
+} // namespace
 
 FailureOr<GemmProblem> mlir::neo::analyzeCpuImplicitGemm(linalg::LinalgOp op) {
   std::optional<ImplicitGemm> g = analyzeImplicitGemm(op);
@@ -51,6 +157,8 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
   if (std::string error = schedules::checkCpuGemm(s, V); !error.empty())
     return op->emitOpError("invalid cpu_gemm schedule: ") << error, failure();
   int64_t batch = ig.problem.batch, M = ig.problem.m, N = ig.problem.n, K = ig.problem.k;
+  unsigned lane = ig.nDims.back();
+  std::optional<RowRead> rowRead = analyzeRowRead(ig, lane);
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
   schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
@@ -108,21 +216,87 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
       g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
         Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
         fillTable(kTab, ig.kDims, kc, KC, K);
-        // Pack B: columns past N read as zeros.
+        // Pack B: columns past N read as zeros. Where the NR columns are
+        // consecutive elements of one row of B's memory (rowRead), one
+        // vector load; else (across a row, a padded border) element by
+        // element.
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
           g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
             SmallVector<Value> at(base);
             readTable(kTab, ig.kDims, k, at);
             Value c0 = g.mul(jb, g.idx(NR));
-            g.loop(g.idx(0), g.idx(NR), g.idx(1), [&](Value e) {
-              Value c = g.add(c0, e);
-              SmallVector<Value> point(at);
-              readTable(nTab, ig.nDims, c, point);
-              Value v = ig.loadBAt(b, loc, point);
-              if (N % NR != 0 || NC % NR != 0)
-                v = arith::SelectOp::create(b, loc, g.lt(g.add(jc, c), g.idx(N)), v, g.zero());
-              memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, e});
-            });
+            auto elementwise = [&]() {
+              g.loop(g.idx(0), g.idx(NR), g.idx(1), [&](Value e) {
+                Value c = g.add(c0, e);
+                SmallVector<Value> point(at);
+                readTable(nTab, ig.nDims, c, point);
+                Value v = ig.loadBAt(b, loc, point);
+                if (N % NR != 0 || NC % NR != 0)
+                  v = arith::SelectOp::create(b, loc, g.lt(g.add(jc, c), g.idx(N)), v, g.zero());
+                memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, e});
+              });
+            };
+            if (!rowRead) {
+              elementwise();
+              return;
+            }
+            SmallVector<Value> point(at);
+            readTable(nTab, ig.nDims, c0, point);
+            // The NR columns stay in one row of the lane dim, and inside N.
+            Value fast = arith::AndIOp::create(
+                b, loc, g.le(g.add(point[lane], g.idx(NR)), g.idx(ig.ranges[lane])),
+                g.le(g.add(g.add(jc, c0), g.idx(NR)), g.idx(N)));
+            Value first;
+            if (rowRead->last) {
+              first = ig.valueAt(b, loc, rowRead->last, point);
+              Value inRow =
+                  arith::AndIOp::create(b, loc, g.le(g.idx(0), first),
+                                        g.le(g.add(first, g.idx(NR)), g.idx(rowRead->rowLength)));
+              fast = arith::AndIOp::create(b, loc, fast, inRow);
+            }
+            auto branch = scf::IfOp::create(b, loc, TypeRange{}, fast, /*withElse=*/true);
+            {
+              OpBuilder::InsertionGuard inThen(b);
+              b.setInsertionPointToStart(&branch.getThenRegion().front());
+              SmallVector<Value> indices;
+              if (rowRead->last) {
+                for (Value index : ArrayRef<Value>(rowRead->indices).drop_back())
+                  indices.push_back(ig.valueAt(b, loc, index, point));
+                indices.push_back(first);
+              } else {
+                for (AffineExpr e : rowRead->map.getResults())
+                  indices.push_back(affine::AffineApplyOp::create(
+                      b, loc, AffineMap::get(rowRead->map.getNumDims(), 0, e), point));
+              }
+              auto rowType = VectorType::get({NR}, elem);
+              Value row = vector::LoadOp::create(b, loc, rowType, rowRead->memref, indices);
+              if (rowRead->pad) {
+                // The parts of the pad's condition that hold for all lanes.
+                Value ok;
+                for (Value part : rowRead->padParts) {
+                  Value c = ig.valueAt(b, loc, part, point);
+                  ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
+                }
+                if (ok) {
+                  Value padValue = ig.valueAt(b, loc, rowRead->pad.getFalseValue(), point);
+                  row = arith::SelectOp::create(
+                      b, loc, ok, row, vector::BroadcastOp::create(b, loc, rowType, padValue));
+                }
+              }
+              Value inDomain;
+              for (Value part : rowRead->condParts) {
+                Value c = ig.valueAt(b, loc, part, point);
+                inDomain = inDomain ? arith::AndIOp::create(b, loc, inDomain, c).getResult() : c;
+              }
+              if (inDomain)
+                row = arith::SelectOp::create(
+                    b, loc, inDomain, row,
+                    arith::ConstantOp::create(
+                        b, loc, DenseElementsAttr::get(rowType, b.getZeroAttr(elem))));
+              vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
+              b.setInsertionPointToStart(&branch.getElseRegion().front());
+              elementwise();
+            }
           });
         });
         // Pack A: rows past M read as zeros.

@@ -2,6 +2,7 @@
 #include "RowVectors.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 
 #include <functional>
@@ -49,18 +50,79 @@ bool mlir::neo::conditionInRow(Value cond, Value e, int64_t rowLength,
     return conditionInRow(andOp.getLhs(), e, rowLength, isUniform, uniformParts, depth + 1) &&
            conditionInRow(andOp.getRhs(), e, rowLength, isUniform, uniformParts, depth + 1);
   auto cmp = cond.getDefiningOp<arith::CmpIOp>();
-  if (!cmp || stripClamp(cmp.getLhs(), rowLength) != e)
+  if (!cmp)
     return false;
   std::optional<int64_t> c = constantIndex(cmp.getRhs());
   if (!c)
     return false;
+  // The compared value as alpha * e + beta (alpha = 1 or -1): its range
+  // over e in [0, rowLength) decides.
+  Value f = stripClamp(cmp.getLhs(), rowLength);
+  std::optional<std::pair<int64_t, int64_t>> affine;
+  if (f == e) {
+    affine = {1, 0};
+  } else if (auto lf = linearIndexForm(f), le = linearIndexForm(e); lf && le) {
+    for (int64_t alpha : {1, -1}) {
+      bool same = true;
+      for (auto [dim, coeff] : lf->first)
+        same &= coeff == alpha * le->first.lookup(dim);
+      for (auto [dim, coeff] : le->first)
+        same &= alpha * coeff == lf->first.lookup(dim);
+      if (same) {
+        affine = {alpha, lf->second - alpha * le->second};
+        break;
+      }
+    }
+  }
+  if (!affine)
+    return false;
+  auto [alpha, beta] = *affine;
+  int64_t lo = alpha > 0 ? beta : beta - (rowLength - 1);
+  int64_t hi = alpha > 0 ? beta + rowLength - 1 : beta;
   switch (cmp.getPredicate()) {
-  case arith::CmpIPredicate::sge: return *c <= 0;
-  case arith::CmpIPredicate::sgt: return *c < 0;
-  case arith::CmpIPredicate::slt: return *c >= rowLength;
-  case arith::CmpIPredicate::sle: return *c >= rowLength - 1;
+  case arith::CmpIPredicate::sge: return lo >= *c;
+  case arith::CmpIPredicate::sgt: return lo > *c;
+  case arith::CmpIPredicate::slt: return hi < *c;
+  case arith::CmpIPredicate::sle: return hi <= *c;
   default: return false;
   }
+}
+
+std::optional<std::pair<llvm::SmallDenseMap<unsigned, int64_t>, int64_t>>
+mlir::neo::linearIndexForm(Value v, unsigned depth) {
+  using Form = std::pair<llvm::SmallDenseMap<unsigned, int64_t>, int64_t>;
+  if (depth > 16)
+    return std::nullopt;
+  if (std::optional<int64_t> c = constantIndex(v))
+    return Form{{}, *c};
+  if (auto index = v.getDefiningOp<linalg::IndexOp>())
+    return Form{{{unsigned(index.getDim()), 1}}, 0};
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
+    return std::nullopt;
+  auto l = linearIndexForm(def->getOperand(0), depth + 1);
+  auto r = l ? linearIndexForm(def->getOperand(1), depth + 1) : std::nullopt;
+  if (!l || !r)
+    return std::nullopt;
+  auto scale = [](Form f, int64_t k) {
+    for (auto &entry : f.first)
+      entry.second *= k;
+    f.second *= k;
+    return f;
+  };
+  if (isa<arith::MulIOp>(def)) {
+    if (l->first.empty())
+      return scale(*r, l->second);
+    if (r->first.empty())
+      return scale(*l, r->second);
+    return std::nullopt;
+  }
+  Form out = *l;
+  Form rhs = isa<arith::SubIOp>(def) ? scale(*r, -1) : *r;
+  for (auto [dim, coeff] : rhs.first)
+    out.first[dim] += coeff;
+  out.second += rhs.second;
+  return out;
 }
 
 bool mlir::neo::unitCoefficientOf(AffineExpr expr, unsigned dim) {

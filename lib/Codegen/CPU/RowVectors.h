@@ -12,6 +12,7 @@
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <optional>
 
@@ -25,11 +26,18 @@ std::optional<int64_t> constantIndex(Value v);
 /// around it (min(max(e, lo), hi), lo <= 0, hi >= rowLength - 1).
 Value stripClamp(Value index, int64_t rowLength);
 
+/// An index value built from linalg.index ops, constants, addi, subi and
+/// muli by constants as coefficients per loop dim and a constant.
+std::optional<std::pair<llvm::SmallDenseMap<unsigned, int64_t>, int64_t>>
+linearIndexForm(Value v, unsigned depth = 0);
+
 /// Whether the i1 `cond` holds wherever every lane's `e` lies in
 /// [0, rowLength), up to its parts that do not depend on the lanes (those
 /// `isUniform` accepts), which are appended to `uniformParts` (their and is
-/// the condition there). `cond` is an and of such parts and comparisons of
-/// (clamped) `e` with constants that hold in the row.
+/// the condition there). `cond` is an and of such parts and comparisons
+/// with constants of (clamped) `e`, or of `c -/+ e` (linearIndexForm), that
+/// hold in the row (a gradient's domain: `h - r + 1 >= 0`,
+/// `-h + r + 54 >= 0`).
 bool conditionInRow(Value cond, Value e, int64_t rowLength, function_ref<bool(Value)> isUniform,
                     SmallVectorImpl<Value> &uniformParts, unsigned depth = 0);
 

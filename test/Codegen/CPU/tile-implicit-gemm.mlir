@@ -6,7 +6,7 @@
 // implicit GEMM (CpuImplicitGemm.cpp). M = k (8 output channels), N = n*p*q
 // (128 output points, 64 per thread), K = c*r*s (27). Index tables hold the
 // (n, p, q) of each column and the (c, r, s) of each depth step; the packing
-// of B gathers x[n, c, p + r, q + s] through them, the micro-kernel is the
+// of B reads x[n, c, p + r, q + s] through them, the micro-kernel is the
 // GEMM's (vector.fma into a tile buffer), and the tile is added into y.
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: (%[[X:.+]]: memref<2x3x10x10xf32>, %[[W:.+]]: memref<8x3x3x3xf32>, %[[Y:.+]]: memref<2x8x8x8xf32>)
@@ -19,6 +19,12 @@
 // CHECK: memref.store %{{.+}}, %[[COLS]][%{{.+}}, %{{.+}}] : memref<3x64xindex>
 // CHECK: memref.store %{{.+}}, %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
 // CHECK: %[[C:.+]] = memref.load %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
+// NR = 32 columns inside one row of x (q + 32 <= 8 never holds here): one
+// vector load; else element by element.
+// CHECK: scf.if
+// CHECK: %[[ROW:.+]] = vector.load %[[X]][{{.*}}] : memref<2x3x10x10xf32>, vector<32xf32>
+// CHECK: vector.store %[[ROW]], %[[BP]]
+// CHECK: } else {
 // CHECK: %[[N:.+]] = memref.load %[[COLS]][%{{.+}}, %{{.+}}] : memref<3x64xindex>
 // CHECK: %[[XV:.+]] = memref.load %[[X]][%[[N]], %[[C]], %{{.+}}, %{{.+}}] : memref<2x3x10x10xf32>
 // CHECK: memref.store %[[XV]], %[[BP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x27x32xf32>

@@ -93,6 +93,25 @@ check("sum pooling 3x3 pad 1 (count_include_pad), 20x20",
 }""", "f", {"x": x},
       lambda x: F.avg_pool2d(x, 3, stride=1, padding=1, count_include_pad=True))
 
+# Convolutions with output channels run as implicit GEMMs; rows of at
+# least a vector (16) pack B with vector loads (CpuImplicitGemm.cpp),
+# borders and row ends element by element.
+# CHECK: conv2d 3x3 pad 1, 18x37: ok
+x, w = rand(2, 3, 18, 37), rand(5, 3, 3, 3)
+check("conv2d 3x3 pad 1, 18x37",
+      """def f(x: f32[2, 3, 18, 37], w: f32[5, 3, 3, 3]) -> y {
+  y[n, k, p < 18, q < 37] = sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s]
+}""", "f", {"x": x, "w": w},
+      lambda x, w: F.conv2d(x, w, padding=1))
+
+# CHECK: conv1d k5 pad 2, T 50: ok
+x, w = rand(2, 4, 50), rand(6, 4, 5)
+check("conv1d k5 pad 2, T 50",
+      """def f(x: f32[2, 4, 50], w: f32[6, 4, 5]) -> y {
+  y[n, k, t < 50] = sum(c, j) x[n, c, t + j - 2] * w[k, c, j]
+}""", "f", {"x": x, "w": w},
+      lambda x, w: F.conv1d(x, w, padding=2))
+
 # The gradient in float64 against central finite differences, and the
 # compiled gradient against the interpreter (neo-run --gradcheck).
 # CHECK: gradcheck depthwise 10x11: ok
