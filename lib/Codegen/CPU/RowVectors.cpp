@@ -93,10 +93,17 @@ mlir::neo::linearIndexForm(Value v, unsigned depth) {
   using Form = std::pair<llvm::SmallDenseMap<unsigned, int64_t>, int64_t>;
   if (depth > 16)
     return std::nullopt;
-  if (std::optional<int64_t> c = constantIndex(v))
-    return Form{{}, *c};
-  if (auto index = v.getDefiningOp<linalg::IndexOp>())
-    return Form{{{unsigned(index.getDim()), 1}}, 0};
+  if (std::optional<int64_t> c = constantIndex(v)) {
+    Form form;
+    form.second = *c;
+    return form;
+  }
+  if (auto index = v.getDefiningOp<linalg::IndexOp>()) {
+    Form form;
+    form.first[unsigned(index.getDim())] = 1;
+    form.second = 0;
+    return form;
+  }
   Operation *def = v.getDefiningOp();
   if (!def || !isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
     return std::nullopt;
