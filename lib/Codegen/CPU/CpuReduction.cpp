@@ -71,7 +71,6 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
   for (auto [i, it] : llvm::enumerate(iterators))
     if (it == utils::IteratorType::reduction)
       reds.push_back(i);
-  unsigned red = reds.front();
   Block *body = op.getBlock();
   OpOperand *init = op.getDpsInitOperand(0);
   auto outType = dyn_cast<MemRefType>(init->get().getType());
@@ -196,7 +195,6 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     }
   }
   int64_t R = scalar ? 1 : ranges[vecDim];
-  (void)red;
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -373,7 +371,7 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
         if (load->hasOneUse())
           if (auto sel = dyn_cast<arith::SelectOp>(*load->user_begin());
               sel && sel->getBlock() == body && sel.getTrueValue() == load.getResult() &&
-              !varying.contains(sel.getFalseValue()) && isa<VectorType>(vecOf(t))) {
+              !varying.contains(sel.getFalseValue())) {
             Value e = stripClamp(load.getIndices().back(), *rowLength);
             SmallVector<Value> parts;
             if (conditionInRow(
