@@ -24,6 +24,7 @@
 #include "neo/Codegen/CPU/Schedule.h"
 
 #include "RowVectors.h"
+#include "SeparableReads.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -159,7 +160,18 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
   int64_t batch = ig.problem.batch, M = ig.problem.m, N = ig.problem.n, K = ig.problem.k;
   unsigned lane = ig.nDims.back();
   std::optional<RowRead> rowRead = analyzeRowRead(ig, lane);
+  std::optional<SeparableRead> sep = analyzeSeparableRead(ig);
+  // C's rows take vectors when its last index is the lane dim.
+  int64_t cRowLength = 0;
+  bool cRows = ig.ranges[lane] >= s.nr && ig.outMap.getNumResults() > 0 &&
+               ig.outMap.getResults().back() == getAffineDimExpr(lane, op.getContext()) &&
+               unitStrideRows(op.getDpsInitOperand(0)->get().getType(), cRowLength) &&
+               cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getLayout().isIdentity();
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
+  // NR columns never lie in one row of a lane dim shorter than NR (a weight
+  // gradient's s): gather them.
+  if (sep && ig.ranges[lane] < NR)
+    rowRead.reset();
   schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
 
@@ -208,6 +220,40 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     if (!ig.batchDims.empty())
       ig.split(b, loc, bi, ig.batchDims, base);
     fillTable(nTab, ig.nDims, jc, NC, N);
+    // The column parts of a separable B: its flat offset and its bounds.
+    Type i32 = b.getI32Type();
+    auto laneI32 = VectorType::get({NR}, i32);
+    Value offTab, boundTab, flat;
+    SmallVector<int64_t> strides;
+    if (sep) {
+      strides = sep->strides();
+      offTab = memref::AllocOp::create(b, loc, MemRefType::get({NC}, i32));
+      if (!sep->bounds.empty())
+        boundTab = memref::AllocOp::create(b, loc,
+                                           MemRefType::get({int64_t(sep->bounds.size()), NC}, i32));
+      g.loop(g.idx(0), g.idx(NC), g.idx(1), [&](Value c) {
+        SmallVector<Value> point(ig.ranges.size(), g.idx(0));
+        readTable(nTab, ig.nDims, c, point);
+        Value off = g.idx(0);
+        for (auto [j, form] : llvm::enumerate(sep->indices))
+          off = g.add(off,
+                      g.mul(evaluateForm(b, loc, form, ig.nDims, point, false), g.idx(strides[j])));
+        memref::StoreOp::create(b, loc, arith::IndexCastOp::create(b, loc, i32, off), offTab, c);
+        for (auto [i, bound] : llvm::enumerate(sep->bounds)) {
+          Value part = evaluateForm(b, loc, bound.form, ig.nDims, point, false);
+          memref::StoreOp::create(b, loc, arith::IndexCastOp::create(b, loc, i32, part), boundTab,
+                                  ValueRange{g.idx(i), c});
+        }
+      });
+      auto type = cast<MemRefType>(sep->memref.getType());
+      flat = sep->memref;
+      if (type.getRank() > 1) {
+        ReassociationIndices all(type.getRank());
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          all[d] = d;
+        flat = memref::CollapseShapeOp::create(b, loc, flat, ArrayRef<ReassociationIndices>{all});
+      }
+    }
     g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
       Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
       Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
@@ -221,11 +267,72 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
         // vector load; else (across a row, a padded border) element by
         // element.
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          // A separable B's column parts for this block's NR columns.
+          Value offVec, columnsValid;
+          SmallVector<Value> boundVecs;
+          if (sep) {
+            Value c0 = g.mul(jb, g.idx(NR));
+            offVec = vector::LoadOp::create(b, loc, laneI32, offTab, c0);
+            for (size_t i = 0; i < sep->bounds.size(); ++i)
+              boundVecs.push_back(
+                  vector::LoadOp::create(b, loc, laneI32, boundTab, ValueRange{g.idx(i), c0}));
+            if (N % NR != 0 || NC % NR != 0) {
+              SmallVector<int32_t> iota(NR);
+              for (int64_t e = 0; e < NR; ++e)
+                iota[e] = int32_t(e);
+              Value lanes = arith::ConstantOp::create(
+                  b, loc, DenseElementsAttr::get(laneI32, ArrayRef<int32_t>(iota)));
+              Value limit = arith::IndexCastOp::create(b, loc, i32, g.sub(g.idx(N), g.add(jc, c0)));
+              columnsValid =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lanes,
+                                        vector::BroadcastOp::create(b, loc, laneI32, limit));
+            }
+          }
           g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
             SmallVector<Value> at(base);
             readTable(kTab, ig.kDims, k, at);
             Value c0 = g.mul(jb, g.idx(NR));
+            // One masked gather of the NR columns: the row's flat offset
+            // plus the column offsets, lanes where the bounds hold.
+            auto gather = [&]() {
+              auto allDims = llvm::to_vector(llvm::seq<unsigned>(0, ig.ranges.size()));
+              Value rowOffset = g.idx(0);
+              for (auto [j, form] : llvm::enumerate(sep->indices))
+                rowOffset = g.add(rowOffset, g.mul(evaluateForm(b, loc, form, allDims, at, true),
+                                                   g.idx(strides[j])));
+              Value mask = columnsValid;
+              auto andMask = [&](Value m) {
+                mask = mask ? arith::AndIOp::create(b, loc, mask, m).getResult() : m;
+              };
+              for (auto [i, bound] : llvm::enumerate(sep->bounds)) {
+                Value part = arith::IndexCastOp::create(
+                    b, loc, i32, evaluateForm(b, loc, bound.form, allDims, at, true));
+                Value lane = arith::AddIOp::create(
+                    b, loc, boundVecs[i], vector::BroadcastOp::create(b, loc, laneI32, part));
+                auto limit = [&](int64_t c) {
+                  return arith::ConstantOp::create(
+                      b, loc, DenseElementsAttr::get(laneI32, b.getI32IntegerAttr(int32_t(c))));
+                };
+                if (bound.lo != std::numeric_limits<int64_t>::min())
+                  andMask(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, lane,
+                                                limit(bound.lo)));
+                if (bound.hi != std::numeric_limits<int64_t>::max())
+                  andMask(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lane,
+                                                limit(bound.hi)));
+              }
+              auto rowType = VectorType::get({NR}, elem);
+              auto maskType = VectorType::get({NR}, b.getI1Type());
+              if (!mask)
+                mask = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
+              Value zeros = arith::ConstantOp::create(
+                  b, loc, DenseElementsAttr::get(rowType, b.getZeroAttr(elem)));
+              Value row = vector::GatherOp::create(b, loc, rowType, flat, ValueRange{rowOffset},
+                                                   offVec, mask, zeros);
+              vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
+            };
             auto elementwise = [&]() {
+              if (sep)
+                return gather();
               g.loop(g.idx(0), g.idx(NR), g.idx(1), [&](Value e) {
                 Value c = g.add(c0, e);
                 SmallVector<Value> point(at);
@@ -325,26 +432,54 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
           });
         });
       });
-      // C += Cp over the valid rows and columns.
+      // C += Cp over the valid rows and columns: a vector per NR columns
+      // that lie in one row of C (C's last index is the lane dim), else
+      // element by element.
       g.loop(g.idx(0), mcs, g.idx(1), [&](Value r) {
         SmallVector<Value> at(base);
         readTable(mTab, ig.mDims, r, at);
         Value ib = arith::DivUIOp::create(b, loc, r, g.idx(MR));
         Value ir = arith::RemUIOp::create(b, loc, r, g.idx(MR));
-        g.loop(g.idx(0), ncs, g.idx(1), [&](Value c) {
+        auto addScalars = [&](Value from, Value to) {
+          g.loop(from, to, g.idx(1), [&](Value c) {
+            SmallVector<Value> point(at);
+            readTable(nTab, ig.nDims, c, point);
+            Value jb = arith::DivUIOp::create(b, loc, c, g.idx(NR));
+            Value jr = arith::RemUIOp::create(b, loc, c, g.idx(NR));
+            Value part = memref::LoadOp::create(b, loc, Cp, ValueRange{ib, jb, ir, jr});
+            SmallVector<Value> out = ig.outIndicesAt(point);
+            Value old = memref::LoadOp::create(b, loc, C, out);
+            memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
+          });
+        };
+        if (!cRows) {
+          addScalars(g.idx(0), ncs);
+          return;
+        }
+        g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          Value c0 = g.mul(jb, g.idx(NR));
           SmallVector<Value> point(at);
-          readTable(nTab, ig.nDims, c, point);
-          Value jb = arith::DivUIOp::create(b, loc, c, g.idx(NR));
-          Value jr = arith::RemUIOp::create(b, loc, c, g.idx(NR));
-          Value part = memref::LoadOp::create(b, loc, Cp, ValueRange{ib, jb, ir, jr});
+          readTable(nTab, ig.nDims, c0, point);
+          Value fast = arith::AndIOp::create(
+              b, loc, g.le(g.add(point[lane], g.idx(NR)), g.idx(ig.ranges[lane])),
+              g.le(g.add(c0, g.idx(NR)), ncs));
+          auto branch = scf::IfOp::create(b, loc, TypeRange{}, fast, /*withElse=*/true);
+          OpBuilder::InsertionGuard inBranch(b);
+          b.setInsertionPointToStart(&branch.getThenRegion().front());
+          auto rowType = VectorType::get({NR}, elem);
+          Value part =
+              vector::LoadOp::create(b, loc, rowType, Cp, ValueRange{ib, jb, ir, g.idx(0)});
           SmallVector<Value> out = ig.outIndicesAt(point);
-          Value old = memref::LoadOp::create(b, loc, C, out);
-          memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
+          Value old = vector::LoadOp::create(b, loc, rowType, C, out);
+          vector::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
+          b.setInsertionPointToStart(&branch.getElseRegion().front());
+          addScalars(c0, g.min(g.add(c0, g.idx(NR)), ncs));
         });
       });
     });
-    for (Value buffer : {Bp, Ap, Cp, nTab, mTab, kTab})
-      memref::DeallocOp::create(b, loc, buffer);
+    for (Value buffer : {Bp, Ap, Cp, nTab, mTab, kTab, offTab, boundTab})
+      if (buffer)
+        memref::DeallocOp::create(b, loc, buffer);
   };
 
   g.outerLoops(batch, numJc, s.threads, body);

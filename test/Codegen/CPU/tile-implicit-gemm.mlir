@@ -5,9 +5,13 @@
 // neo-tile on a bilinear generic (a convolution), default schedule: an
 // implicit GEMM (CpuImplicitGemm.cpp). M = k (8 output channels), N = n*p*q
 // (128 output points, 64 per thread), K = c*r*s (27). Index tables hold the
-// (n, p, q) of each column and the (c, r, s) of each depth step; the packing
-// of B reads x[n, c, p + r, q + s] through them, the micro-kernel is the
-// GEMM's (vector.fma into a tile buffer), and the tile is added into y.
+// (n, p, q) of each column and the (c, r, s) of each depth step. The read
+// x[n, c, p + r, q + s] is separable (SeparableReads.h): a table holds the
+// flat offset of each column's (n, p, q) part, and each packed row of B is
+// one gather at the offset of its (c, r, s) part (NR = 32 columns never lie
+// in one row of 8). The micro-kernel is the GEMM's (vector.fma into a tile
+// buffer), and the tile is added into y element by element (its rows of 8
+// are narrower than NR).
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: (%[[X:.+]]: memref<2x3x10x10xf32>, %[[W:.+]]: memref<8x3x3x3xf32>, %[[Y:.+]]: memref<2x8x8x8xf32>)
 // CHECK: scf.parallel
@@ -17,17 +21,15 @@
 // CHECK-DAG: %[[COLS:.+]] = memref.alloc() : memref<3x64xindex>
 // CHECK-DAG: %[[DEPTH:.+]] = memref.alloc() : memref<3x27xindex>
 // CHECK: memref.store %{{.+}}, %[[COLS]][%{{.+}}, %{{.+}}] : memref<3x64xindex>
+// CHECK: %[[OFFS:.+]] = memref.alloc() : memref<64xi32>
+// CHECK: memref.store %{{.+}}, %[[OFFS]][%{{.+}}] : memref<64xi32>
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[X]] {{\[}}[0, 1, 2, 3]] : memref<2x3x10x10xf32> into memref<600xf32>
 // CHECK: memref.store %{{.+}}, %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
-// CHECK: %[[C:.+]] = memref.load %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
-// NR = 32 columns inside one row of x (q + 32 <= 8 never holds here): one
-// vector load; else element by element.
-// CHECK: scf.if
-// CHECK: %[[ROW:.+]] = vector.load %[[X]][{{.*}}] : memref<2x3x10x10xf32>, vector<32xf32>
+// CHECK: %[[COLOFF:.+]] = vector.load %[[OFFS]][%{{.+}}] : memref<64xi32>, vector<32xi32>
+// CHECK: memref.load %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
+// CHECK-NOT: scf.if
+// CHECK: %[[ROW:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%[[COLOFF]]], %{{.+}}, %{{.+}} : memref<600xf32>, vector<32xi32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
 // CHECK: vector.store %[[ROW]], %[[BP]]
-// CHECK: } else {
-// CHECK: %[[N:.+]] = memref.load %[[COLS]][%{{.+}}, %{{.+}}] : memref<3x64xindex>
-// CHECK: %[[XV:.+]] = memref.load %[[X]][%[[N]], %[[C]], %{{.+}}, %{{.+}}] : memref<2x3x10x10xf32>
-// CHECK: memref.store %[[XV]], %[[BP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x27x32xf32>
 // CHECK: %[[WV:.+]] = memref.load %[[W]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x3x3x3xf32>
 // CHECK: memref.store %[[WV]], %[[AP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x27x8xf32>
 // CHECK: %{{.+}}:16 = scf.for {{.*}} -> (vector<16xf32>,
