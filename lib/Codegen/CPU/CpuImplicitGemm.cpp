@@ -205,13 +205,69 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
       ivs[d] = memref::LoadOp::create(b, loc, table, ValueRange{g.idx(t), i});
   };
 
+  // Packs A[ic:+MC, kc:+KC] into Ap[ibBase + ib][k][r] (rows past M read
+  // as zeros), with mTab and kTab filled for the block.
+  auto packA = [&](Value Ap, Value ibBase, Value ic, Value kcs, Value numIb, Value mTab, Value kTab,
+                   ArrayRef<Value> base) {
+    g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
+      g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+        SmallVector<Value> at(base);
+        readTable(kTab, ig.kDims, k, at);
+        for (int64_t r = 0; r < MR; ++r) {
+          Value row = g.add(g.mul(ib, g.idx(MR)), g.idx(r));
+          SmallVector<Value> point(at);
+          readTable(mTab, ig.mDims, row, point);
+          Value v = ig.loadAAt(b, loc, point);
+          if (M % MR != 0 || MC % MR != 0)
+            v = arith::SelectOp::create(b, loc, g.lt(g.add(ic, row), g.idx(M)), v, g.zero());
+          memref::StoreOp::create(b, loc, v, Ap, ValueRange{g.add(ibBase, ib), k, g.idx(r)});
+        }
+      });
+    });
+  };
+
+  // A packed once for all column blocks (and batch indices) where it is the
+  // same for every batch index and small: a convolution's weights (64 x 576
+  // floats, 147 KB) were packed again for each of 49 column blocks.
+  int64_t numIc = (M + MC - 1) / MC, numKc = (K + KC - 1) / KC;
+  bool aPerBatch = llvm::any_of(ig.batchDims, [&](unsigned d) {
+    return ig.dependsOn(ig.a, d) || (ig.cond && ig.condOnA && ig.dependsOn(ig.cond, d));
+  });
+  int64_t packedABytes = numIc * numKc * MC * KC * int64_t(elem.getIntOrFloatBitWidth() / 8);
+  Value packedA;
+  if (batch * numJc > 1 && !aPerBatch && packedABytes <= (int64_t(2) << 20)) {
+    auto alignment = b.getI64IntegerAttr(64);
+    packedA =
+        memref::AllocOp::create(b, loc, MemRefType::get({numIc * numKc * (MC / MR), KC, MR}, elem),
+                                ValueRange{}, alignment);
+    Value mTab = memref::AllocOp::create(b, loc, tableType(ig.mDims, MC));
+    Value kTab = memref::AllocOp::create(b, loc, tableType(ig.kDims, KC));
+    SmallVector<Value> base(ig.ranges.size(), g.idx(0));
+    g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
+      Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
+      Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
+      fillTable(mTab, ig.mDims, ic, MC, M);
+      g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
+        Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
+        fillTable(kTab, ig.kDims, kc, KC, K);
+        Value block = g.add(g.mul(arith::DivUIOp::create(b, loc, ic, g.idx(MC)), g.idx(numKc)),
+                            arith::DivUIOp::create(b, loc, kc, g.idx(KC)));
+        packA(packedA, g.mul(block, g.idx(MC / MR)), ic, kcs, numIb, mTab, kTab, base);
+      });
+    });
+    memref::DeallocOp::create(b, loc, mTab);
+    memref::DeallocOp::create(b, loc, kTab);
+  }
+
   auto body = [&](ValueRange ivs) {
     Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
     Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
     Value numJb = arith::CeilDivSIOp::create(b, loc, ncs, g.idx(NR));
     auto alignment = b.getI64IntegerAttr(64);
     Value Bp = memref::AllocOp::create(b, loc, bpType, ValueRange{}, alignment);
-    Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
+    Value Ap = packedA
+                   ? Value()
+                   : memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment).getResult();
     Value Cp = memref::AllocOp::create(b, loc, cpType, ValueRange{}, alignment);
     Value nTab = memref::AllocOp::create(b, loc, tableType(ig.nDims, NC));
     Value mTab = memref::AllocOp::create(b, loc, tableType(ig.mDims, MC));
@@ -406,29 +462,25 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
             }
           });
         });
-        // Pack A: rows past M read as zeros.
-        g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
-          g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
-            SmallVector<Value> at(base);
-            readTable(kTab, ig.kDims, k, at);
-            for (int64_t r = 0; r < MR; ++r) {
-              Value row = g.add(g.mul(ib, g.idx(MR)), g.idx(r));
-              SmallVector<Value> point(at);
-              readTable(mTab, ig.mDims, row, point);
-              Value v = ig.loadAAt(b, loc, point);
-              if (M % MR != 0 || MC % MR != 0)
-                v = arith::SelectOp::create(b, loc, g.lt(g.add(ic, row), g.idx(M)), v, g.zero());
-              memref::StoreOp::create(b, loc, v, Ap, ValueRange{ib, k, g.idx(r)});
-            }
-          });
-        });
+        // Pack A (or find it packed once for all column blocks).
+        Value ibBase;
+        if (packedA) {
+          Value block = g.add(g.mul(arith::DivUIOp::create(b, loc, ic, g.idx(MC)), g.idx(numKc)),
+                              arith::DivUIOp::create(b, loc, kc, g.idx(KC)));
+          ibBase = g.mul(block, g.idx(MC / MR));
+        } else {
+          packA(Ap, g.idx(0), ic, kcs, numIb, mTab, kTab, base);
+        }
         // Register tiles of Cp.
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
           g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
             auto at = [&](int64_t r, int64_t t) -> SmallVector<Value> {
               return {ib, jb, g.idx(r), g.idx(t * V)};
             };
-            g.microKernel(Cp, at, Ap, Bp, ib, jb, kcs, MR, NV);
+            if (packedA)
+              g.microKernel(Cp, at, packedA, Bp, g.add(ibBase, ib), jb, kcs, MR, NV);
+            else
+              g.microKernel(Cp, at, Ap, Bp, ib, jb, kcs, MR, NV);
           });
         });
       });
@@ -483,6 +535,8 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
   };
 
   g.outerLoops(batch, numJc, s.threads, body);
+  if (packedA)
+    memref::DeallocOp::create(b, loc, packedA);
   rewriter.eraseOp(op);
   return success();
 }

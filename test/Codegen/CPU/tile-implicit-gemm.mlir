@@ -11,12 +11,15 @@
 // one gather at the offset of its (c, r, s) part (NR = 32 columns never lie
 // in one row of 8). The micro-kernel is the GEMM's (vector.fma into a tile
 // buffer), and the tile is added into y element by element (its rows of 8
-// are narrower than NR).
+// are narrower than NR). A (w, the same for both column blocks) is packed
+// once, before the parallel loop.
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: (%[[X:.+]]: memref<2x3x10x10xf32>, %[[W:.+]]: memref<8x3x3x3xf32>, %[[Y:.+]]: memref<2x8x8x8xf32>)
+// CHECK: %[[AP:.+]] = memref.alloc() {{.*}} : memref<1x27x8xf32>
+// CHECK: %[[WV:.+]] = memref.load %[[W]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x3x3x3xf32>
+// CHECK: memref.store %[[WV]], %[[AP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x27x8xf32>
 // CHECK: scf.parallel
 // CHECK-DAG: %[[BP:.+]] = memref.alloc() {{.*}} : memref<2x27x32xf32>
-// CHECK-DAG: %[[AP:.+]] = memref.alloc() {{.*}} : memref<1x27x8xf32>
 // CHECK-DAG: %[[TILE:.+]] = memref.alloc() {{.*}} : memref<1x2x8x32xf32>
 // CHECK-DAG: %[[COLS:.+]] = memref.alloc() : memref<3x64xindex>
 // CHECK-DAG: %[[DEPTH:.+]] = memref.alloc() : memref<3x27xindex>
@@ -30,8 +33,7 @@
 // CHECK-NOT: scf.if
 // CHECK: %[[ROW:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%[[COLOFF]]], %{{.+}}, %{{.+}} : memref<600xf32>, vector<32xi32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
 // CHECK: vector.store %[[ROW]], %[[BP]]
-// CHECK: %[[WV:.+]] = memref.load %[[W]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x3x3x3xf32>
-// CHECK: memref.store %[[WV]], %[[AP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x27x8xf32>
+// CHECK-NOT: memref.load %[[W]]
 // CHECK: %{{.+}}:16 = scf.for {{.*}} -> (vector<16xf32>,
 // CHECK: vector.load %[[BP]]{{.*}} : memref<2x27x32xf32>, vector<16xf32>
 // CHECK: vector.fma {{.*}} : vector<16xf32>
