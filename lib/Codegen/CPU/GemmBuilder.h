@@ -97,6 +97,30 @@ struct GemmBuilder {
         vector::StoreOp::create(b, loc, kLoop.getResult(r * NV + t), target, at(r, t));
   }
 
+  /// Transposes 8 vectors of 8 f32 (rows of an 8x8 block) in place with
+  /// unpack, shuffle and 128-bit lane permutes (24 vector.shuffle ops; the
+  /// AVX sequence, but portable).
+  void transpose8x8(MutableArrayRef<Value> vs) {
+    auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+      return vector::ShuffleOp::create(b, loc, x, y, mask);
+    };
+    Value t[8], s[8];
+    for (int i = 0; i < 4; ++i) {
+      t[2 * i] = shuffle(vs[2 * i], vs[2 * i + 1], {0, 8, 1, 9, 4, 12, 5, 13});
+      t[2 * i + 1] = shuffle(vs[2 * i], vs[2 * i + 1], {2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 2; ++i) {
+        s[4 * h + 2 * i] = shuffle(t[4 * h + i], t[4 * h + i + 2], {0, 1, 8, 9, 4, 5, 12, 13});
+        s[4 * h + 2 * i + 1] =
+            shuffle(t[4 * h + i], t[4 * h + i + 2], {2, 3, 10, 11, 6, 7, 14, 15});
+      }
+    for (int i = 0; i < 4; ++i) {
+      vs[i] = shuffle(s[i], s[i + 4], {0, 1, 2, 3, 8, 9, 10, 11});
+      vs[i + 4] = shuffle(s[i], s[i + 4], {4, 5, 6, 7, 12, 13, 14, 15});
+    }
+  }
+
   /// A vector of V elements of `mem` at [.., col] (masked when it can cross `limit`).
   Value loadRow(Value mem, ValueRange prefix, Value col, Value limit, bool masked) {
     SmallVector<Value> indices(prefix);

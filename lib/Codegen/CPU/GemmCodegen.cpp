@@ -49,6 +49,15 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   // Vector loads of B rows and direct stores of C tiles need n innermost.
   bool bRowsContiguous = LB.lastRole() == 2;
   bool cRowsContiguous = LC.lastRole() == 2;
+  // B with k innermost (A * B^T: a data gradient's W^T) packs by 8x8
+  // transposes of f32 where its rows have unit stride.
+  bool bTransposing = false;
+  {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    bTransposing = !bRowsContiguous && LB.lastRole() == 3 && elem.isF32() && V % 8 == 0 &&
+                   succeeded(LB.type.getStridesAndOffset(strides, offset)) && strides.back() == 1;
+  }
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
   schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
@@ -77,7 +86,33 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
       Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
       // Pack B.
       g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
-        g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+        Value kFrom = g.idx(0);
+        if (bTransposing) {
+          // Blocks of 8 depths x 8 columns: 8 vector loads along k, one
+          // 8x8 transpose, 8 vector stores into Bp's rows.
+          Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
+          Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
+          if (!nExact)
+            k8 = arith::SelectOp::create(b, loc, g.le(g.add(col0, g.idx(NR)), g.idx(N)), k8,
+                                         g.idx(0));
+          auto v8 = VectorType::get({8}, elem);
+          g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
+            for (int64_t cb = 0; cb < NR / 8; ++cb) {
+              SmallVector<Value> vs;
+              for (int64_t e = 0; e < 8; ++e) {
+                Value col = g.add(col0, g.idx(cb * 8 + e));
+                vs.push_back(vector::LoadOp::create(b, loc, v8, B,
+                                                    LB.indices(bi, Value(), col, g.add(kc, k))));
+              }
+              g.transpose8x8(vs);
+              for (int64_t i = 0; i < 8; ++i)
+                vector::StoreOp::create(b, loc, vs[i], Bp,
+                                        ValueRange{jb, g.add(k, g.idx(i)), g.idx(cb * 8)});
+            }
+          });
+          kFrom = k8;
+        }
+        g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
           Value row = g.add(kc, k);
           for (int64_t t = 0; t < NV; ++t) {
             Value col = g.add(g.add(jc, g.mul(jb, g.idx(NR))), g.idx(t * V));

@@ -86,3 +86,33 @@ func.func @matmul_f64(%a: memref<32x16xf64>, %b: memref<16x64xf64>, %c: memref<3
   linalg.matmul ins(%a, %b : memref<32x16xf64>, memref<16x64xf64>) outs(%c : memref<32x64xf64>)
   return
 }
+
+// -----
+
+// A * B^T (B with k innermost, as a data gradient's W^T): B is packed by
+// 8x8 transposes, 8 vector loads of 8 depths from 8 columns, 24 shuffles and
+// 8 vector stores into rows of the B panel per block, over the depths that
+// fill blocks of 8 (20 = 16 + 4), then element by element for the rest.
+// CHECK-LABEL: func.func @matmul_transpose_b
+// CHECK-SAME: (%[[A:.+]]: memref<32x20xf32>, %[[B:.+]]: memref<64x20xf32>, %[[C:.+]]: memref<32x64xf32>)
+// CHECK: %[[BP:.+]] = memref.alloc() {{.*}} : memref<1x20x32xf32>
+// CHECK: scf.for
+// CHECK-COUNT-8: vector.load %[[B]][%{{.+}}, %{{.+}}] : memref<64x20xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-8: vector.store %{{.+}}, %[[BP]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x20x32xf32>, vector<8xf32>
+// CHECK: memref.load %[[B]][%{{.+}}, %{{.+}}] : memref<64x20xf32>
+// CHECK: memref.store %{{.+}}, %[[BP]]
+// CHECK: vector.fma
+// CHECK: return
+func.func @matmul_transpose_b(%a: memref<32x20xf32>, %b: memref<64x20xf32>, %c: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>,
+                                   affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x20xf32>, memref<64x20xf32>) outs(%c : memref<32x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
