@@ -93,3 +93,20 @@ def grad(source, function, inputs, output_adjoints):
             raise AssertionError("neo-run failed:\n%s%s" % (proc.stdout, proc.stderr))
         names = [p[0] for p in params(source, function)]
         return [np.load(os.path.join(d, "d%s.npy" % n)) for n in names]
+
+
+def check_with_torch(what, source, function, inputs, ref, adjoint, rtol=1e-3, atol=1e-4):
+    """The outputs and the gradients of `function` on `inputs` (a dict of
+    numpy arrays, in parameter order) against `ref` (a function of torch
+    tensors) and torch autograd, for the output adjoint `adjoint(shape)`."""
+    import torch
+    tensors = [torch.from_numpy(v).requires_grad_(True) for v in inputs.values()]
+    want = ref(*tensors)
+    got = run(source, function, **inputs)[0]
+    assert_close(got, want.detach().numpy(), what=what + " forward")
+    dy = adjoint(want.shape)
+    want.backward(torch.from_numpy(dy))
+    grads = grad(source, function, list(inputs.values()), [dy])
+    for name, g, t in zip(inputs, grads, tensors):
+        assert_close(g, t.grad.numpy(), rtol=rtol, atol=atol, what="%s d%s" % (what, name))
+    print("%s: ok" % what)

@@ -19,9 +19,8 @@ import subprocess
 import tempfile
 
 import numpy as np
-import torch
 import torch.nn.functional as F
-from neotest import NEO_OPT, NEO_RUN, NEO_TRANSLATE, assert_close, grad, run
+from neotest import NEO_OPT, NEO_RUN, NEO_TRANSLATE, check_with_torch
 
 rng = np.random.default_rng(11)
 
@@ -32,16 +31,7 @@ def rand(*shape):
 
 def check(what, src, fn, inputs, ref):
     """The outputs and the gradients of `fn` against `ref` (torch) on `inputs`."""
-    tensors = [torch.from_numpy(v).requires_grad_(True) for v in inputs.values()]
-    want = ref(*tensors)
-    got = run(src, fn, **inputs)[0]
-    assert_close(got, want.detach().numpy(), what=what + " forward")
-    dy = rand(*want.shape)
-    want.backward(torch.from_numpy(dy))
-    grads = grad(src, fn, list(inputs.values()), [dy])
-    for name, g, t in zip(inputs, grads, tensors):
-        assert_close(g, t.grad.numpy(), rtol=1e-3, atol=1e-3, what="%s d%s" % (what, name))
-    print("%s: ok" % what)
+    check_with_torch(what, src, fn, inputs, ref, lambda shape: rand(*shape), atol=1e-3)
 
 
 def lowered(src, fn):

@@ -12,9 +12,8 @@ import subprocess
 import tempfile
 
 import numpy as np
-import torch
 import torch.nn.functional as F
-from neotest import NEO_RUN, assert_close, grad, run
+from neotest import NEO_RUN, check_with_torch
 
 rng = np.random.default_rng(7)
 
@@ -25,16 +24,7 @@ def rand(*shape):
 
 def check(what, src, fn, inputs, ref):
     """The outputs and the gradients of `fn` against `ref` (torch) on `inputs`."""
-    tensors = [torch.from_numpy(v).requires_grad_(True) for v in inputs.values()]
-    want = ref(*tensors)
-    got = run(src, fn, **inputs)[0]
-    assert_close(got, want.detach().numpy(), what=what + " forward")
-    dy = rand(*want.shape)
-    want.backward(torch.from_numpy(dy))
-    grads = grad(src, fn, list(inputs.values()), [dy])
-    for name, g, t in zip(inputs, grads, tensors):
-        assert_close(g, t.grad.numpy(), rtol=1e-3, atol=1e-4, what="%s d%s" % (what, name))
-    print("%s: ok" % what)
+    check_with_torch(what, src, fn, inputs, ref, lambda shape: rand(*shape), atol=1e-4)
 
 
 # CHECK: depthwise 3x3 pad 1, 17x13: ok
