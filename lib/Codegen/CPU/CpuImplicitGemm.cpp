@@ -386,7 +386,9 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                                                    offVec, mask, zeros);
               vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
             };
-            auto elementwise = [&]() {
+            // Where no vector load applies: the gather, else element by
+            // element.
+            auto fallback = [&]() {
               if (sep)
                 return gather();
               g.loop(g.idx(0), g.idx(NR), g.idx(1), [&](Value e) {
@@ -400,7 +402,7 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
               });
             };
             if (!rowRead) {
-              elementwise();
+              fallback();
               return;
             }
             SmallVector<Value> point(at);
@@ -458,7 +460,7 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                         b, loc, DenseElementsAttr::get(rowType, b.getZeroAttr(elem))));
               vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
               b.setInsertionPointToStart(&branch.getElseRegion().front());
-              elementwise();
+              fallback();
             }
           });
         });
