@@ -192,6 +192,11 @@ tuning::GemmTile tuning::defaultGemmTile(const CpuTarget &target, int64_t elemen
   // (the A block in L2, a B micro-panel of kc rows in L1).
   tile.mc = mr * 16;
   tile.nc = std::max<int64_t>(512, nr * 16);
-  tile.kc = 256;
+  // The depth block. With 64-byte vectors (AVX-512; measured on Zen 4) 512:
+  // against 256 it halves the passes over C, which for large C come from L3
+  // or memory (sgemm 1024^3 on one thread, 5 alternated rounds: 27.6 -> 25.4
+  // ms median), although the B micro-panel (kc x nr, 64 KB) then lives in
+  // L2. 256 elsewhere, as measured on Zen 3 with AVX2.
+  tile.kc = target.vectorBytes >= 64 ? 512 : 256;
   return tile;
 }

@@ -11,7 +11,8 @@
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{records=%S/../../Tuning/Inputs/records.json target=lit}))' 2>/dev/null | FileCheck %s --check-prefix=RECORDS
 
 // CHECK-LABEL: func.func @mm(
-// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 32, mc = 128, nc = 512, kc = 256, threads = 2>}
+// AVX-512: 8 rows of two zmm vectors, and a depth block of 512.
+// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 32, mc = 128, nc = 512, kc = 512, threads = 2>}
 // AVX2: 6 rows of two ymm vectors, 12 accumulators.
 // V3-LABEL: func.func @mm(
 // V3: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 16, mc = 96, nc = 512, kc = 256, threads = 2>}
@@ -34,7 +35,7 @@ func.func @mm(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160
 
 // f64 (the generator's vectors have 8 lanes): two native vectors per row.
 // CHECK-LABEL: func.func @mm_f64(
-// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 16, mc = 128, nc = 512, kc = 256, threads = 2>}
+// CHECK: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 8, nr = 16, mc = 128, nc = 512, kc = 512, threads = 2>}
 // V3-LABEL: func.func @mm_f64(
 // V3: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 8, mc = 96, nc = 512, kc = 256, threads = 2>}
 func.func @mm_f64(%a: memref<16x16xf64>, %b: memref<16x16xf64>, %c: memref<16x16xf64>) {
