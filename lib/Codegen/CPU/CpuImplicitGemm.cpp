@@ -280,6 +280,7 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     Type i32 = b.getI32Type();
     auto laneI32 = VectorType::get({NR}, i32);
     Value offTab, boundTab, flat;
+    int64_t flatElements = 0;
     SmallVector<int64_t> strides;
     if (sep) {
       strides = sep->strides();
@@ -302,6 +303,7 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
         }
       });
       auto type = cast<MemRefType>(sep->memref.getType());
+      flatElements = type.getNumElements();
       flat = sep->memref;
       if (type.getRank() > 1) {
         ReassociationIndices all(type.getRank());
@@ -382,8 +384,21 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                 mask = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
               Value zeros = arith::ConstantOp::create(
                   b, loc, DenseElementsAttr::get(rowType, b.getZeroAttr(elem)));
-              Value row = vector::GatherOp::create(b, loc, rowType, flat, ValueRange{rowOffset},
-                                                   offVec, mask, zeros);
+              // Where every flat offset fits in 32 bits, the row's offset
+              // joins the lanes' in i32 inside the k loop, so that the
+              // gather's 32-bit index vector is visible to instruction
+              // selection (on AVX-512, one vgatherdps of 16 lanes; with the
+              // column offsets sign-extended outside the loop, LLVM made two
+              // vgatherqps of 8 and a vinsertf64x4).
+              Value gatherBase = rowOffset, lanes = offVec;
+              if (flatElements < (int64_t(1) << 31)) {
+                Value rowOffset32 = arith::IndexCastOp::create(b, loc, i32, rowOffset);
+                lanes = arith::AddIOp::create(
+                    b, loc, offVec, vector::BroadcastOp::create(b, loc, laneI32, rowOffset32));
+                gatherBase = g.idx(0);
+              }
+              Value row = vector::GatherOp::create(b, loc, rowType, flat, ValueRange{gatherBase},
+                                                   lanes, mask, zeros);
               vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
             };
             // Where no vector load applies: the gather, else element by

@@ -31,7 +31,11 @@
 // CHECK: %[[COLOFF:.+]] = vector.load %[[OFFS]][%{{.+}}] : memref<64xi32>, vector<32xi32>
 // CHECK: memref.load %[[DEPTH]][%{{.+}}, %{{.+}}] : memref<3x27xindex>
 // CHECK-NOT: scf.if
-// CHECK: %[[ROW:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%[[COLOFF]]], %{{.+}}, %{{.+}} : memref<600xf32>, vector<32xi32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// The row's offset joins the columns' in i32 (a 32-bit index vector).
+// CHECK: %[[ROW32:.+]] = arith.index_cast %{{.+}} : index to i32
+// CHECK: %[[ROWV:.+]] = vector.broadcast %[[ROW32]] : i32 to vector<32xi32>
+// CHECK: %[[LANES:.+]] = arith.addi %[[COLOFF]], %[[ROWV]] : vector<32xi32>
+// CHECK: %[[ROW:.+]] = vector.gather %[[FLAT]][%{{.+}}] [%[[LANES]]], %{{.+}}, %{{.+}} : memref<600xf32>, vector<32xi32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
 // CHECK: vector.store %[[ROW]], %[[BP]]
 // CHECK-NOT: memref.load %[[W]]
 // CHECK: %{{.+}}:16 = scf.for {{.*}} -> (vector<16xf32>,
