@@ -59,6 +59,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "follow its vector registers and the execution engine generates its "
                      "instructions"),
       llvm::cl::init("host")};
+  PassOptions::Option<bool> pooledBuffers{
+      *this, "pooled-buffers",
+      llvm::cl::desc("Allocate buffers through _mlir_memref_to_llvm_alloc and "
+                     "_mlir_memref_to_llvm_free, which Neo's execution engine serves from a pool "
+                     "of freed buffers, so that a function called again reuses its temporaries "
+                     "instead of mapping and faulting in fresh pages (the engine turns it on "
+                     "unless it is given); off: malloc and free, for code linked elsewhere"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> outlineMinKernels{
       *this, "outline-min-kernels",
       llvm::cl::desc("Give each loop nest of a function with at least this many loop nests a "

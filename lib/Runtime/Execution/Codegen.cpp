@@ -168,6 +168,10 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
                      llvm::Twine(int64_t(pipelineOptions.llvmVectorizeLimit)));
   if (pipelineOptions.tuningRecords.empty())
     pipelineOptions.tuningRecords = getTuningRecordsPath(options);
+  // The engine serves the allocations from its buffer pool (JitExecutable
+  // maps the generic allocation functions to it) unless told otherwise.
+  if (!pipelineOptions.pooledBuffers.getNumOccurrences())
+    pipelineOptions.pooledBuffers = true;
   pipelineOptions.tuningRecordSet = options.tuningRecordSet;
   PassManager pm(&context);
   buildNeoLowerToCpuPipeline(pm, pipelineOptions);

@@ -5,6 +5,7 @@
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Registration.h"
+#include "neo/Runtime/Support/BufferPool.h"
 #include "neo/Support/FileIO.h"
 #include "neo/Tuning/TuningRecords.h"
 
@@ -247,6 +248,18 @@ public:
     if (!generator)
       return generator.takeError();
     (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+    // MLIR's generic allocation functions (neo-lower-to-cpu pooled-buffers),
+    // defined in this JIT only: the buffer pool.
+    llvm::orc::SymbolMap pooled;
+    auto define = [&](const char *name, auto *fn) {
+      pooled[(*jit)->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                               llvm::JITSymbolFlags::Exported};
+    };
+    define("_mlir_memref_to_llvm_alloc", &runtime::pooledAlloc);
+    define("_mlir_memref_to_llvm_aligned_alloc", &runtime::pooledAlignedAlloc);
+    define("_mlir_memref_to_llvm_free", &runtime::pooledFree);
+    if (llvm::Error err = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(pooled)))
+      return std::move(err);
     if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
       return std::move(err);
     std::shared_ptr<JitExecutable> exe(
@@ -326,7 +339,9 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
   };
   // v3: LLVM's loop transforms only on small modules or when asked
   // (llvm-vectorize, llvm-vectorize-limit); padded reads, outlined kernels.
-  add("neo-engine-v3");
+  // v4: allocations through the buffer pool (pooled-buffers), whose symbols
+  // only this engine's JIT defines.
+  add("neo-engine-v4");
   add(source);
   add(options.pipelineOptions);
   add(std::to_string(options.optLevel));
