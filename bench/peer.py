@@ -66,7 +66,8 @@ class Torch:
             ref = torch.compile(ref)
 
         def make():
-            ts = [torch.tensor(x, requires_grad=True) for x in xs]
+            # A training step differentiates the weights (inputs 2..) only.
+            ts = [torch.tensor(x, requires_grad=not step or i >= 2) for i, x in enumerate(xs)]
             ds = [torch.tensor(d) for d in dys]
             opt = torch.optim.SGD(ts[2:], lr=0.01) if step else None
 

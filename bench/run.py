@@ -98,9 +98,12 @@ def import_neo(source):
     return sh([os.path.join(BIN, "neo-translate"), "--import-neo", "-"], input=source)
 
 
-def autodiff(mlir, function):
-    return sh([os.path.join(BIN, "neo-opt"), "--neo-autodiff=function=%s" % function],
-              input=mlir)
+def autodiff(mlir, function, wrt=None):
+    """neo-autodiff of `function`, w.r.t. the arguments `wrt` (default: all)."""
+    opts = "function=%s" % function
+    if wrt:
+        opts += " wrt=%s" % ",".join(str(i) for i in wrt)
+    return sh([os.path.join(BIN, "neo-opt"), "--neo-autodiff=%s" % opts], input=mlir)
 
 
 def mlir_arg_shapes(mlir, function):
@@ -130,6 +133,10 @@ def timed_child(args, env, preexec):
     return proc.stdout, cpu, wall
 
 
+# Extra neo-lower-to-cpu options (--neo-options), after threads=.
+NEO_OPTIONS = []
+
+
 class Neo:
     """neo-run, one process per measurement. Its cores used is the CPU time /
     wall time of a run with --repeat R minus that of a run without --repeat
@@ -150,7 +157,8 @@ class Neo:
         args = [os.path.join(BIN, "neo-run"), self.path, "--function", self.function,
                 "--print-limit", "0", "--cache-dir", self.cache,
                 # Compiled for the threads it runs on.
-                "--pipeline-options", "threads=%d" % self.threads] + self.inputs + extra
+                "--pipeline-options", " ".join(["threads=%d" % self.threads] + NEO_OPTIONS)]
+        args += self.inputs + extra
         return timed_child(args, self.env, self.preexec)
 
     def setup(self, input_paths, out_dir):
@@ -438,10 +446,12 @@ def run_training(label, group, build, threads, systems, peers, work, args):
     d = os.path.join(work, "%s-t%d" % (tag, threads))
     os.makedirs(d, exist_ok=True)
     step = fn == "mlp"
-    mlir = autodiff(import_neo(src), fn)
+    n_params = len(param_shapes(src, fn))
+    # A training step differentiates the weights only (arguments 2..), as
+    # every peer's step does: not the batch x and its targets t.
+    mlir = autodiff(import_neo(src), fn, list(range(2, n_params)) if step else None)
     function = fn + "_fwdbwd"
     all_shapes = mlir_arg_shapes(mlir, function)
-    n_params = len(param_shapes(src, fn))
     if step:
         mlir = mlp_step(mlir, n_params)
         function = "step"
@@ -518,7 +528,9 @@ def param_shapes(source, function):
 
 
 def mlp_step(mlir, n_params):
-    """Appends @step: forward, backward and an SGD update of the weights."""
+    """Appends @step: forward, backward and an SGD update of the weights.
+    @mlp_fwdbwd returns the loss, then the gradients of arguments 2.. (the
+    weights; autodiff ran with wrt=2,..)."""
     sig = re.search(r"func.func @mlp_fwdbwd\((.*?)\) -> \((.*?)\)", mlir)
     args = re.findall(r"%arg(\d+): (tensor<[^>]*>)", sig.group(1))
     results = re.findall(r"tensor<[^>]*>", sig.group(2))
@@ -535,7 +547,7 @@ def mlp_step(mlir, n_params):
         amap = "affine_map<(%s) -> (%s)>" % (dims, dims)
         shape = t[len("tensor<"):t.rindex("x")].split("x") if rank else []
         lines.append("  %%u%d = neo.compute ins(%%a%d, %%r#%d : %s, %s) space [%s] maps [%s, %s] -> %s {"
-                     % (k, k, 1 + k, t, t, ", ".join(shape), amap, amap, t))
+                     % (k, k, k - 1, t, t, ", ".join(shape), amap, amap, t))
         lines.append("  ^bb0(%w: f32, %g: f32):\n    %lr = arith.constant 0.01 : f32\n"
                      "    %s = arith.mulf %lr, %g : f32\n    %v = arith.subf %w, %s : f32\n"
                      "    neo.yield %v : f32\n  }")
@@ -561,7 +573,7 @@ def machine_meta(args, thread_counts, systems):
                 reference="PyTorch eager (sgemm: numpy in float64), tolerance %.0e "
                           "(sgemm %.0e) of the largest magnitude" % (args.tol, args.sgemm_tol),
                 command="/usr/bin/python3 bench/run.py " + " ".join(sys.argv[1:]),
-                versions={"neo": "neo %s (%s)" % (rev, BIN)}, na={})
+                versions={"neo": "neo %s (%s)%s" % (rev, BIN, (", options " + " ".join(NEO_OPTIONS)) if NEO_OPTIONS else "")}, na={})
 
 
 def main():
@@ -584,8 +596,12 @@ def main():
     parser.add_argument("--cache", default=os.path.join(os.path.expanduser("~"), ".cache", "neo",
                                                         "bench"),
                         help="torch.compile's cache")
+    parser.add_argument("--neo-options", default="",
+                        help="more neo-lower-to-cpu options for neo (e.g. 'gemm-kc=512'), "
+                             "for A/B runs; they are named in the report")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = parser.parse_args()
+    NEO_OPTIONS[:] = args.neo_options.split()
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in systems if s not in harness.ALL_SYSTEMS]
     if unknown:
