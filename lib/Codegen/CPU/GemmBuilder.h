@@ -69,8 +69,11 @@ struct GemmBuilder {
   /// runs `acc[r][t] = fma(bcast(Ap[ib][k][r]), Bp[jb][k][t*V:], acc[r][t])`
   /// for k < kcs with the accumulators as loop-carried values (so LLVM keeps
   /// them in registers), and stores them back.
+  /// With `bVector`, B's vector t of depth k is `bVector(k, t)` (B read in
+  /// place) instead of Bp[jb][k][t*V:].
   void microKernel(Value target, function_ref<SmallVector<Value>(int64_t, int64_t)> at, Value Ap,
-                   Value Bp, Value ib, Value jb, Value kcs, int64_t MR, int64_t NV) {
+                   Value Bp, Value ib, Value jb, Value kcs, int64_t MR, int64_t NV,
+                   function_ref<Value(Value, int64_t)> bVector = nullptr) {
     SmallVector<Value> accs;
     for (int64_t r = 0; r < MR; ++r)
       for (int64_t t = 0; t < NV; ++t)
@@ -83,7 +86,10 @@ struct GemmBuilder {
       ValueRange acc = kLoop.getRegionIterArgs();
       SmallVector<Value> bv, next;
       for (int64_t t = 0; t < NV; ++t)
-        bv.push_back(vector::LoadOp::create(b, loc, vecType(), Bp, ValueRange{jb, k, idx(t * V)}));
+        bv.push_back(
+            bVector ? bVector(k, t)
+                    : vector::LoadOp::create(b, loc, vecType(), Bp, ValueRange{jb, k, idx(t * V)})
+                          .getResult());
       for (int64_t r = 0; r < MR; ++r) {
         Value a = memref::LoadOp::create(b, loc, Ap, ValueRange{ib, k, idx(r)});
         Value x = vector::BroadcastOp::create(b, loc, vecType(), a);

@@ -63,6 +63,13 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
   bool nExact = N % NR == 0 && NC % NR == 0;
   bool mExact = M % MR == 0 && MC % MR == 0;
+  // One block of rows and a B of 2 MiB or more (an LSTM's 64 x 4096 x 1024
+  // x * W): each B element serves only ceil(M / MR) register tiles, and
+  // packing B would first stream all of it from memory without computing.
+  // The micro-kernel then reads B's rows in place, where the hardware
+  // prefetcher overlaps that stream with the FMAs.
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  bool bDirect = bRowsContiguous && nExact && M <= MC && K * N * elemBytes >= (int64_t(1) << 21);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -78,63 +85,66 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
     Value numJb = arith::CeilDivSIOp::create(b, loc, ncs, g.idx(NR));
     auto alignment = b.getI64IntegerAttr(64);
-    Value Bp = memref::AllocOp::create(b, loc, bpType, ValueRange{}, alignment);
+    Value Bp = bDirect
+                   ? Value()
+                   : memref::AllocOp::create(b, loc, bpType, ValueRange{}, alignment).getResult();
     Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
     Value scratch = memref::AllocOp::create(b, loc, tileType, ValueRange{}, alignment);
 
     g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
       Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
       // Pack B.
-      g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
-        Value kFrom = g.idx(0);
-        if (bTransposing) {
-          // Blocks of 8 depths x 8 columns: 8 vector loads along k, one
-          // 8x8 transpose, 8 vector stores into Bp's rows.
-          Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
-          Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
-          if (!nExact)
-            k8 = arith::SelectOp::create(b, loc, g.le(g.add(col0, g.idx(NR)), g.idx(N)), k8,
-                                         g.idx(0));
-          auto v8 = VectorType::get({8}, elem);
-          g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
-            for (int64_t cb = 0; cb < NR / 8; ++cb) {
-              SmallVector<Value> vs;
-              for (int64_t e = 0; e < 8; ++e) {
-                Value col = g.add(col0, g.idx(cb * 8 + e));
-                vs.push_back(vector::LoadOp::create(b, loc, v8, B,
-                                                    LB.indices(bi, Value(), col, g.add(kc, k))));
+      if (!bDirect)
+        g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          Value kFrom = g.idx(0);
+          if (bTransposing) {
+            // Blocks of 8 depths x 8 columns: 8 vector loads along k, one
+            // 8x8 transpose, 8 vector stores into Bp's rows.
+            Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
+            Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
+            if (!nExact)
+              k8 = arith::SelectOp::create(b, loc, g.le(g.add(col0, g.idx(NR)), g.idx(N)), k8,
+                                           g.idx(0));
+            auto v8 = VectorType::get({8}, elem);
+            g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
+              for (int64_t cb = 0; cb < NR / 8; ++cb) {
+                SmallVector<Value> vs;
+                for (int64_t e = 0; e < 8; ++e) {
+                  Value col = g.add(col0, g.idx(cb * 8 + e));
+                  vs.push_back(vector::LoadOp::create(b, loc, v8, B,
+                                                      LB.indices(bi, Value(), col, g.add(kc, k))));
+                }
+                g.transpose8x8(vs);
+                for (int64_t i = 0; i < 8; ++i)
+                  vector::StoreOp::create(b, loc, vs[i], Bp,
+                                          ValueRange{jb, g.add(k, g.idx(i)), g.idx(cb * 8)});
               }
-              g.transpose8x8(vs);
-              for (int64_t i = 0; i < 8; ++i)
-                vector::StoreOp::create(b, loc, vs[i], Bp,
-                                        ValueRange{jb, g.add(k, g.idx(i)), g.idx(cb * 8)});
+            });
+            kFrom = k8;
+          }
+          g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
+            Value row = g.add(kc, k);
+            for (int64_t t = 0; t < NV; ++t) {
+              Value col = g.add(g.add(jc, g.mul(jb, g.idx(NR))), g.idx(t * V));
+              if (bRowsContiguous) {
+                SmallVector<Value> at = LB.indices(bi, Value(), col, row);
+                at.pop_back();
+                Value v = g.loadRow(B, at, col, g.idx(N), !nExact);
+                vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
+                continue;
+              }
+              // A transposed B: gather the row element by element.
+              for (int64_t e = 0; e < V; ++e) {
+                Value c = g.add(col, g.idx(e));
+                Value clamped = nExact ? c : g.min(c, g.idx(N - 1));
+                Value v = memref::LoadOp::create(b, loc, B, LB.indices(bi, Value(), clamped, row));
+                if (!nExact)
+                  v = arith::SelectOp::create(b, loc, g.lt(c, g.idx(N)), v, g.zero());
+                memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V + e)});
+              }
             }
           });
-          kFrom = k8;
-        }
-        g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
-          Value row = g.add(kc, k);
-          for (int64_t t = 0; t < NV; ++t) {
-            Value col = g.add(g.add(jc, g.mul(jb, g.idx(NR))), g.idx(t * V));
-            if (bRowsContiguous) {
-              SmallVector<Value> at = LB.indices(bi, Value(), col, row);
-              at.pop_back();
-              Value v = g.loadRow(B, at, col, g.idx(N), !nExact);
-              vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
-              continue;
-            }
-            // A transposed B: gather the row element by element.
-            for (int64_t e = 0; e < V; ++e) {
-              Value c = g.add(col, g.idx(e));
-              Value clamped = nExact ? c : g.min(c, g.idx(N - 1));
-              Value v = memref::LoadOp::create(b, loc, B, LB.indices(bi, Value(), clamped, row));
-              if (!nExact)
-                v = arith::SelectOp::create(b, loc, g.lt(c, g.idx(N)), v, g.zero());
-              memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V + e)});
-            }
-          }
         });
-      });
       g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
         Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
         Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
@@ -195,7 +205,14 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
                   return {g.idx(r), g.idx(t * V)};
                 return cIndices(g.add(row0, g.idx(r)), g.add(col0, g.idx(t * V)));
               };
-              g.microKernel(onScratch ? scratch : C, at, Ap, Bp, ib, jb, kcs, MR, NV);
+              auto bInPlace = [&](Value k, int64_t t) {
+                Value col = g.add(col0, g.idx(t * V));
+                SmallVector<Value> prefix = LB.indices(bi, Value(), col, g.add(kc, k));
+                prefix.pop_back();
+                return g.loadRow(B, prefix, col, g.idx(N), /*masked=*/false);
+              };
+              g.microKernel(onScratch ? scratch : C, at, Ap, Bp, ib, jb, kcs, MR, NV,
+                            bDirect ? function_ref<Value(Value, int64_t)>(bInPlace) : nullptr);
             };
             if (exact) {
               kernel(false);
@@ -219,7 +236,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
         });
       });
     });
-    memref::DeallocOp::create(b, loc, Bp);
+    if (Bp)
+      memref::DeallocOp::create(b, loc, Bp);
     memref::DeallocOp::create(b, loc, Ap);
     memref::DeallocOp::create(b, loc, scratch);
   };

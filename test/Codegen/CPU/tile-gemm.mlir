@@ -116,3 +116,22 @@ func.func @matmul_transpose_b(%a: memref<32x20xf32>, %b: memref<64x20xf32>, %c: 
   }
   return
 }
+
+// -----
+
+// One block of rows (M = 20 <= mc) and a B of 2.3 MiB (600 x 1024): B is
+// read in place by the micro-kernel (vector loads of B's rows in the k loop),
+// with no B panel and no packing loop; A is packed as usual.
+// CHECK-LABEL: func.func @matmul_small_m
+// CHECK-SAME: (%[[A:.+]]: memref<20x600xf32>, %[[B:.+]]: memref<600x1024xf32>, %[[C:.+]]: memref<20x1024xf32>)
+// CHECK-NOT: memref<16x512x32xf32>
+// CHECK: %[[AP:.+]] = memref.alloc() {{.*}} : memref<3x512x8xf32>
+// CHECK-NOT: vector.store %{{.+}}, %{{.+}} : memref<{{.+}}x512x32xf32>
+// CHECK: %{{.+}}:16 = scf.for
+// CHECK: vector.load %[[B]][%{{.+}}, %{{.+}}] : memref<600x1024xf32>, vector<16xf32>
+// CHECK: vector.fma
+// CHECK: return
+func.func @matmul_small_m(%a: memref<20x600xf32>, %b: memref<600x1024xf32>, %c: memref<20x1024xf32>) {
+  linalg.matmul ins(%a, %b : memref<20x600xf32>, memref<600x1024xf32>) outs(%c : memref<20x1024xf32>)
+  return
+}
