@@ -54,6 +54,10 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
                                       bool splitBorders) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Backward computes read the forward's elementwise results instead of
+  // recomputing them (softmax's y in dx).
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(createNeoReuseResults());
   if (eqsat) {
     NeoEqSatFuseOptions fuse;
     fuse.target = gpu ? "gpu" : "cpu";

@@ -134,6 +134,23 @@ def NeoInlineFused : Pass<"neo-inline-fused", "ModuleOp"> {
   let summary = "Dissolve neo.fused ops into the ops of their regions";
 }
 
+def NeoReuseResults : Pass<"neo-reuse-results", "::mlir::func::FuncOp"> {
+  let summary = "Read an elementwise compute's result where a later compute recomputes it";
+  let description = [{
+    Autodiff writes a backward compute in terms of the forward's expressions:
+    softmax's `dx` recomputes `exp(x[i, j] - m[i]) / z[i]`, which the forward
+    compute `y` already holds. Where a compute's body contains exactly the
+    yielded expression of an earlier elementwise compute of the same block
+    (same ops and attributes, its reads of the same tensors at the same maps,
+    over the same iteration dims: the same bounds, parallel then reduction),
+    and that expression has a `math` op or a division, the expression is
+    replaced by a read of the earlier result at the identity map. The value
+    is the same bit for bit (the same operations on the same operands).
+    Computes with index reads, pads or a domain are left alone as producers;
+    consumers with index reads or pads too.
+  }];
+}
+
 def NeoKeepFunctions : Pass<"neo-keep-functions", "ModuleOp"> {
   let summary = "Erase every function but the ones named (and those they call)";
   let description = [{

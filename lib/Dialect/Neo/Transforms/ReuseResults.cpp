@@ -1,0 +1,146 @@
+//===- ReuseResults.cpp - neo-reuse-results -------------------------------===//
+//
+// A compute that recomputes the whole yielded expression of an earlier
+// elementwise compute reads that compute's result instead (see Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOREUSERESULTS
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+namespace {
+
+/// An elementwise compute whose result can stand for its expression.
+bool isProducer(ComputeOp f) {
+  return f.getNumReductionDims() == 0 && !f.hasIndexReads() && !f.getPadValues() &&
+         !f.getDomain() && f.getYieldedValue().getDefiningOp() &&
+         f.getYieldedValue().getParentBlock() == &f.getBodyBlock();
+}
+
+/// True if the expression of `v` (in a producer's body) is worth a read: it
+/// has a math op or a division.
+bool isCostly(Value v, llvm::DenseMap<Value, bool> &memo) {
+  auto it = memo.find(v);
+  if (it != memo.end())
+    return it->second;
+  bool costly = false;
+  if (Operation *op = v.getDefiningOp()) {
+    costly = isa<math::MathDialect>(op->getDialect()) || isa<arith::DivFOp>(op);
+    for (Value operand : op->getOperands())
+      costly = costly || isCostly(operand, memo);
+  }
+  return memo[v] = costly;
+}
+
+/// Structural equality of `fv` in producer `f`'s body and `gv` in consumer
+/// `g`'s body: the same pure ops with the same attributes, and block
+/// arguments that read the same tensor at the same map.
+struct Matcher {
+  ComputeOp f, g;
+  llvm::DenseMap<std::pair<Value, Value>, bool> memo;
+
+  bool match(Value fv, Value gv) {
+    if (fv.getType() != gv.getType())
+      return false;
+    auto key = std::make_pair(fv, gv);
+    auto it = memo.find(key);
+    if (it != memo.end())
+      return it->second;
+    return memo[key] = compute(fv, gv);
+  }
+
+  bool compute(Value fv, Value gv) {
+    auto fa = dyn_cast<BlockArgument>(fv), ga = dyn_cast<BlockArgument>(gv);
+    if (fa || ga) {
+      if (!fa || !ga || fa.getOwner() != &f.getBodyBlock() || ga.getOwner() != &g.getBodyBlock())
+        return false;
+      unsigned i = fa.getArgNumber(), j = ga.getArgNumber();
+      return f.getInputs()[i] == g.getInputs()[j] && f.getIndexingMap(i) == g.getIndexingMap(j);
+    }
+    Operation *fo = fv.getDefiningOp(), *go = gv.getDefiningOp();
+    if (fo->getName() != go->getName() || fo->getNumOperands() != go->getNumOperands() ||
+        fo->getNumResults() != go->getNumResults() || fo->getNumRegions() || go->getNumRegions() ||
+        fo->getAttrDictionary() != go->getAttrDictionary() ||
+        fo->getPropertiesAsAttribute() != go->getPropertiesAsAttribute() ||
+        cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber())
+      return false;
+    if (!isPure(fo))
+      return false;
+    for (auto [a, b] : llvm::zip(fo->getOperands(), go->getOperands()))
+      if (!match(a, b))
+        return false;
+    return true;
+  }
+};
+
+struct NeoReuseResultsPass : public neo::impl::NeoReuseResultsBase<NeoReuseResultsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<ComputeOp> producers;
+    func.walk([&](ComputeOp f) {
+      llvm::DenseMap<Value, bool> memo;
+      if (isProducer(f) && isCostly(f.getYieldedValue(), memo))
+        producers.push_back(f);
+    });
+    if (producers.empty())
+      return;
+    func.walk([&](ComputeOp g) {
+      if (g.hasIndexReads() || g.getPadValues())
+        return;
+      for (ComputeOp f : producers)
+        if (f != g && f->getBlock() == g->getBlock() && f->isBeforeInBlock(g))
+          reuse(f, g);
+    });
+  }
+
+  /// Replaces each value of `g`'s body that equals `f`'s yielded expression
+  /// by a read of `f`'s result (added as `g`'s last input).
+  void reuse(ComputeOp f, ComputeOp g) {
+    if (f.getIterationBounds() != g.getIterationBounds())
+      return;
+    Matcher m;
+    m.f = f;
+    m.g = g;
+    Value want = f.getYieldedValue();
+    SmallVector<Value> found;
+    for (Operation &op : g.getBodyBlock().without_terminator())
+      for (Value v : op.getResults())
+        if (!v.use_empty() && m.match(want, v))
+          found.push_back(v);
+    if (found.empty())
+      return;
+    // The new read: f's result at the identity map of g's dims.
+    Value result = f.getResult();
+    g.getInputsMutable().append(result);
+    SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+    maps.push_back(AffineMap::getMultiDimIdentityMap(g.getNumDims(), g.getContext()));
+    g.setIndexingMapsAttr(Builder(g.getContext()).getAffineMapArrayAttr(maps));
+    BlockArgument read =
+        g.getBodyBlock().addArgument(f.getResultType().getElementType(), f.getLoc());
+    for (Value v : found)
+      v.replaceAllUsesWith(read);
+    // The ops that computed it are dead now (pure): erase them, last first.
+    SmallVector<Operation *> ops;
+    for (Operation &op : g.getBodyBlock().without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (op->use_empty() && isPure(op))
+        op->erase();
+  }
+};
+
+} // namespace
