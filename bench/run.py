@@ -573,7 +573,9 @@ def machine_meta(args, thread_counts, systems):
                 reference="PyTorch eager (sgemm: numpy in float64), tolerance %.0e "
                           "(sgemm %.0e) of the largest magnitude" % (args.tol, args.sgemm_tol),
                 command="/usr/bin/python3 bench/run.py " + " ".join(sys.argv[1:]),
-                versions={"neo": "neo %s (%s)%s" % (rev, BIN, (", options " + " ".join(NEO_OPTIONS)) if NEO_OPTIONS else "")}, na={})
+                versions={"neo": "neo %s (%s)%s" % (
+                    rev, BIN, ", options " + " ".join(NEO_OPTIONS) if NEO_OPTIONS else "")},
+                na={})
 
 
 def main():

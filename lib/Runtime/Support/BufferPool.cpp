@@ -33,8 +33,9 @@ Pool &pool() {
   return *p;
 }
 
-/// A block of kHeader + rounded bytes from the system, 64-byte aligned.
-void *systemBlock(uint64_t rounded) { return std::aligned_alloc(64, kHeader + rounded); }
+/// A block of kHeader + `bytes` (a multiple of 64) from the system, 64-byte
+/// aligned.
+void *systemBlock(uint64_t bytes) { return std::aligned_alloc(64, kHeader + bytes); }
 
 void *place(void *block, uint64_t rounded, uint64_t offset) {
   auto *h = reinterpret_cast<Header *>(static_cast<char *>(block) + offset);
@@ -49,7 +50,7 @@ void *runtime::pooledAlloc(uint64_t size) {
     return nullptr;
   if (size < kPooledMinBytes) {
     // Small: malloc's own free lists serve these without faults.
-    void *block = std::aligned_alloc(64, kHeader + (size + 63) / 64 * 64);
+    void *block = systemBlock((size + 63) / 64 * 64);
     return block ? place(block, 0, 0) : nullptr;
   }
   uint64_t rounded = (size + kPage - 1) / kPage * kPage;

@@ -71,19 +71,15 @@ struct Matcher {
       unsigned i = fa.getArgNumber(), j = ga.getArgNumber();
       return f.getInputs()[i] == g.getInputs()[j] && f.getIndexingMap(i) == g.getIndexingMap(j);
     }
+    // The same pure op (name, attributes, properties, types; the operands
+    // compared by this matcher), no regions.
     Operation *fo = fv.getDefiningOp(), *go = gv.getDefiningOp();
-    if (fo->getName() != go->getName() || fo->getNumOperands() != go->getNumOperands() ||
-        fo->getNumResults() != go->getNumResults() || fo->getNumRegions() || go->getNumRegions() ||
-        fo->getAttrDictionary() != go->getAttrDictionary() ||
-        fo->getPropertiesAsAttribute() != go->getPropertiesAsAttribute() ||
-        cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber())
+    if (cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber() ||
+        fo->getNumRegions() || !isPure(fo))
       return false;
-    if (!isPure(fo))
-      return false;
-    for (auto [a, b] : llvm::zip(fo->getOperands(), go->getOperands()))
-      if (!match(a, b))
-        return false;
-    return true;
+    return OperationEquivalence::isEquivalentTo(
+        fo, go, [&](Value a, Value b) { return success(match(a, b)); }, nullptr,
+        OperationEquivalence::IgnoreLocations);
   }
 };
 
