@@ -51,6 +51,9 @@ struct RowRead {
   SmallVector<Value> condParts; // B's domain constraint in the row: their and
   /// An operand read: its map.
   AffineMap map;
+  /// Whether lanes outside the row may read as the pad value (zero without
+  /// a pad): the load is unclamped, or the pad's condition bounds the row.
+  bool maskable = true;
 };
 
 bool unitStrideRows(Type type, int64_t &rowLength) {
@@ -131,6 +134,14 @@ std::optional<RowRead> analyzeRowRead(const ImplicitGemm &ig, unsigned lane) {
   if (ig.cond && !ig.condOnA &&
       !conditionInRow(ig.cond, read.last, read.rowLength, uniform, read.condParts))
     return std::nullopt;
+  bool clamped = read.last != load.getIndices().back();
+  if (clamped)
+    read.maskable =
+        read.pad && conditionBoundsRow(read.pad.getCondition(), read.last, read.rowLength);
+  // Lanes the domain constraint leaves out read as zero: so must the pad.
+  if (read.pad && !read.condParts.empty() &&
+      !matchPattern(read.pad.getFalseValue(), m_AnyZeroFloat()))
+    read.maskable = false;
   return read;
 }
 } // namespace
@@ -259,6 +270,94 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     memref::DeallocOp::create(b, loc, kTab);
   }
 
+  // Where B's lane dim is at least NR long, a block's NR columns lie in at
+  // most two rows of it: lanes [0, L) in the row of its first column, lanes
+  // [L, nValid) at the start of the next. Each part is one masked vector
+  // load (the second shifted by L lanes, so that its lanes line up), whose
+  // mask also drops the lanes outside the row (the padding of a padded
+  // read) and the part whose row fails the read's row-uniform conditions.
+  // No gathers, no branches per column.
+  bool twoRows = rowRead && rowRead->maskable && ig.ranges[lane] >= NR;
+  // Else, where B's rows run along its innermost K dim instead (a weight
+  // gradient's x[n, c, p + r - 1, q + s - 1] with columns (c, r, s) and
+  // depth (n, p, q)): V depths of each column are read as masked vectors
+  // along that dim (at most two rows of it, as above) and V x V blocks
+  // transposed into Bp's rows, instead of gathering each packed row.
+  unsigned kLane = ig.kDims.empty() ? 0 : ig.kDims.back();
+  std::optional<RowRead> kRead;
+  if (!twoRows && !ig.kDims.empty() && elem.isF32() && NR % V == 0 && ig.ranges[kLane] >= V)
+    kRead = analyzeRowRead(ig, kLane);
+  if (kRead && !kRead->maskable)
+    kRead.reset();
+  // Neither packs through a separable read's gathers (nor fills its tables).
+  if (twoRows || kRead)
+    sep.reset();
+  // Bp's depth padded to whole blocks of V (the transposes store V rows).
+  if (kRead)
+    bpType = MemRefType::get({NC / NR, (KC + V - 1) / V * V, NR}, elem);
+  Type i32 = b.getI32Type();
+  auto laneI32 = VectorType::get({NR}, i32);
+  auto rowType = VectorType::get({NR}, elem);
+  // The lanes j < width with lo <= j < hi.
+  auto laneMask = [&](Value lo, Value hi, int64_t width) -> Value {
+    auto type = VectorType::get({width}, i32);
+    SmallVector<int32_t> lanes(width);
+    for (int64_t e = 0; e < width; ++e)
+      lanes[e] = int32_t(e);
+    Value iota =
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, ArrayRef<int32_t>(lanes)));
+    auto splat = [&](Value v) {
+      return vector::BroadcastOp::create(b, loc, type, arith::IndexCastOp::create(b, loc, i32, v));
+    };
+    Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, iota, splat(lo));
+    Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iota, splat(hi));
+    return arith::AndIOp::create(b, loc, above, below);
+  };
+  // `width` consecutive elements of a row read `rr` along its dim, at
+  // `point` (that dim at the value of lane `shift`): lanes [lo, hi) that lie
+  // inside the row and whose row passes the read's row-uniform conditions;
+  // the other lanes from `passthru`.
+  auto rowPart = [&](const RowRead &rr, int64_t width, ArrayRef<Value> point, Value lo, Value hi,
+                     Value shift, Value passthru) -> Value {
+    SmallVector<Value> indices;
+    Value first;
+    if (rr.last) {
+      for (Value index : ArrayRef<Value>(rr.indices).drop_back())
+        indices.push_back(ig.valueAt(b, loc, index, point));
+      first = ig.valueAt(b, loc, rr.last, point);
+      // Inside the row: 0 <= first - shift + j < rowLength.
+      Value rowLo = g.sub(shift, first);
+      Value rowHi = g.add(rowLo, g.idx(rr.rowLength));
+      lo = arith::MaxSIOp::create(b, loc, lo, rowLo);
+      hi = g.min(hi, rowHi);
+    } else {
+      for (AffineExpr e : rr.map.getResults())
+        indices.push_back(affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(rr.map.getNumDims(), 0, e), point));
+      first = indices.back();
+      indices.pop_back();
+    }
+    indices.push_back(g.sub(first, shift));
+    // The row-uniform parts of the pad and of the domain constraint.
+    Value ok;
+    for (Value part : llvm::concat<const Value>(rr.padParts, rr.condParts)) {
+      Value c = ig.valueAt(b, loc, part, point);
+      ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
+    }
+    if (ok)
+      hi = arith::SelectOp::create(b, loc, ok, hi, lo);
+    return vector::MaskedLoadOp::create(b, loc, VectorType::get({width}, elem), rr.memref, indices,
+                                        laneMask(lo, hi, width), passthru);
+  };
+  // The pad value of a row read, as a vector (zero without a pad).
+  auto padVector = [&](const RowRead &rr, int64_t width, ArrayRef<Value> point) -> Value {
+    auto type = VectorType::get({width}, elem);
+    if (arith::SelectOp pad = rr.pad; pad && !matchPattern(pad.getFalseValue(), m_AnyZeroFloat()))
+      return vector::BroadcastOp::create(b, loc, type,
+                                         ig.valueAt(b, loc, pad.getFalseValue(), point));
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
+  };
+
   auto body = [&](ValueRange ivs) {
     Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
     Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
@@ -269,6 +368,10 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                    ? Value()
                    : memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment).getResult();
     Value Cp = memref::AllocOp::create(b, loc, cpType, ValueRange{}, alignment);
+    Value blockScratch = kRead ? memref::AllocOp::create(b, loc, MemRefType::get({V, V}, elem),
+                                                         ValueRange{}, alignment)
+                                     .getResult()
+                               : Value();
     Value nTab = memref::AllocOp::create(b, loc, tableType(ig.nDims, NC));
     Value mTab = memref::AllocOp::create(b, loc, tableType(ig.mDims, MC));
     Value kTab = memref::AllocOp::create(b, loc, tableType(ig.kDims, KC));
@@ -276,9 +379,96 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     if (!ig.batchDims.empty())
       ig.split(b, loc, bi, ig.batchDims, base);
     fillTable(nTab, ig.nDims, jc, NC, N);
+    // The columns of block jb: lanes [0, L) in the first column's row of
+    // the lane dim, [L, nValid) in the next (at its point p1), past N none.
+    struct Block {
+      SmallVector<Value> p0, p1;
+      Value L, nValid, crosses;
+    };
+    auto blockColumns = [&](Value jb, Value columns) {
+      Block blk;
+      Value c0 = g.mul(jb, g.idx(NR));
+      blk.p0.assign(ig.ranges.size(), g.idx(0));
+      readTable(nTab, ig.nDims, c0, blk.p0);
+      blk.nValid = g.min(g.idx(NR), g.sub(columns, c0));
+      blk.L = g.min(blk.nValid, g.sub(g.idx(ig.ranges[lane]), blk.p0[lane]));
+      blk.p1.assign(ig.ranges.size(), g.idx(0));
+      readTable(nTab, ig.nDims, g.min(g.add(c0, blk.L), g.idx(NC - 1)), blk.p1);
+      blk.crosses = g.lt(blk.L, blk.nValid);
+      return blk;
+    };
+    // `point` with the n dims of `cols`.
+    auto withColumns = [&](ArrayRef<Value> point, ArrayRef<Value> cols) {
+      SmallVector<Value> p(point);
+      for (unsigned d : ig.nDims)
+        p[d] = cols[d];
+      return p;
+    };
+    auto packRows = [&](Value jb, Value kcs) {
+      Block blk = blockColumns(jb, g.sub(g.idx(N), jc));
+      auto kLoop = [&](bool crosses) {
+        g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+          SmallVector<Value> at(base);
+          readTable(kTab, ig.kDims, k, at);
+          Value row = rowPart(*rowRead, NR, withColumns(at, blk.p0), g.idx(0), blk.L, g.idx(0),
+                              padVector(*rowRead, NR, at));
+          if (crosses)
+            row = rowPart(*rowRead, NR, withColumns(at, blk.p1), blk.L, blk.nValid, blk.L, row);
+          vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
+        });
+      };
+      auto branch = scf::IfOp::create(b, loc, TypeRange{}, blk.crosses, /*withElse=*/true);
+      OpBuilder::InsertionGuard inBranch(b);
+      b.setInsertionPointToStart(&branch.getThenRegion().front());
+      kLoop(true);
+      b.setInsertionPointToStart(&branch.getElseRegion().front());
+      kLoop(false);
+    };
+    // Packs B's block jb along the K lane: per V depths, depths [0, Lk) in
+    // the row of the first one and [Lk, dValid) in the next (from kTab),
+    // each column's V depths one or two masked vectors, transposed by V x V
+    // into V rows of Bp. Columns past N read a clamped column (nTab),
+    // whose values C never receives.
+    auto packTransposed = [&](Value jb, Value kcs, Value scratch) {
+      Value c0 = g.mul(jb, g.idx(NR));
+      auto vType = VectorType::get({V}, elem);
+      g.loop(g.idx(0), kcs, g.idx(V), [&](Value kv) {
+        Value dValid = g.min(g.idx(V), g.sub(kcs, kv));
+        SmallVector<Value> k0(base), k1(base);
+        readTable(kTab, ig.kDims, kv, k0);
+        Value Lk = g.min(dValid, g.sub(g.idx(ig.ranges[kLane]), k0[kLane]));
+        readTable(kTab, ig.kDims, g.min(g.add(kv, Lk), g.idx(KC - 1)), k1);
+        Value crosses = g.lt(Lk, dValid);
+        g.loop(g.idx(0), g.idx(NR), g.idx(V), [&](Value grp) {
+          // The V columns' depth vectors into the scratch block (a loop,
+          // not unrolled: compile time), then one transpose.
+          g.loop(g.idx(0), g.idx(V), g.idx(1), [&](Value e) {
+            SmallVector<Value> cols(ig.ranges.size(), g.idx(0));
+            readTable(nTab, ig.nDims, g.add(g.add(c0, grp), e), cols);
+            SmallVector<Value> p0 = withColumns(k0, cols);
+            Value v = rowPart(*kRead, V, p0, g.idx(0), Lk, g.idx(0), padVector(*kRead, V, p0));
+            auto second = scf::IfOp::create(b, loc, TypeRange{vType}, crosses, /*withElse=*/true);
+            {
+              OpBuilder::InsertionGuard inBranch(b);
+              b.setInsertionPointToStart(&second.getThenRegion().front());
+              scf::YieldOp::create(b, loc,
+                                   rowPart(*kRead, V, withColumns(k1, cols), Lk, dValid, Lk, v));
+              b.setInsertionPointToStart(&second.getElseRegion().front());
+              scf::YieldOp::create(b, loc, v);
+            }
+            vector::StoreOp::create(b, loc, second.getResult(0), scratch, ValueRange{e, g.idx(0)});
+          });
+          SmallVector<Value> vs;
+          for (int64_t i = 0; i < V; ++i)
+            vs.push_back(
+                vector::LoadOp::create(b, loc, vType, scratch, ValueRange{g.idx(i), g.idx(0)}));
+          g.transposeSquare(vs);
+          for (int64_t i = 0; i < V; ++i)
+            vector::StoreOp::create(b, loc, vs[i], Bp, ValueRange{jb, g.add(kv, g.idx(i)), grp});
+        });
+      });
+    };
     // The column parts of a separable B: its flat offset and its bounds.
-    Type i32 = b.getI32Type();
-    auto laneI32 = VectorType::get({NR}, i32);
     Value offTab, boundTab, flat;
     int64_t flatElements = 0;
     SmallVector<int64_t> strides;
@@ -325,6 +515,14 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
         // vector load; else (across a row, a padded border) element by
         // element.
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
+          if (twoRows) {
+            packRows(jb, kcs);
+            return;
+          }
+          if (kRead) {
+            packTransposed(jb, kcs, blockScratch);
+            return;
+          }
           // A separable B's column parts for this block's NR columns.
           Value offVec, columnsValid;
           SmallVector<Value> boundVecs;
@@ -378,7 +576,6 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                   andMask(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lane,
                                                 limit(bound.hi)));
               }
-              auto rowType = VectorType::get({NR}, elem);
               auto maskType = VectorType::get({NR}, b.getI1Type());
               if (!mask)
                 mask = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
@@ -448,7 +645,6 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                   indices.push_back(affine::AffineApplyOp::create(
                       b, loc, AffineMap::get(rowRead->map.getNumDims(), 0, e), point));
               }
-              auto rowType = VectorType::get({NR}, elem);
               Value row = vector::LoadOp::create(b, loc, rowType, rowRead->memref, indices);
               if (rowRead->pad) {
                 // The parts of the pad's condition that hold for all lanes.
@@ -525,28 +721,31 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
           addScalars(g.idx(0), ncs);
           return;
         }
+        // The NR columns lie in at most two rows of C (cRows: its lane dim
+        // is at least NR long): a masked vector per part.
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
-          Value c0 = g.mul(jb, g.idx(NR));
-          SmallVector<Value> point(at);
-          readTable(nTab, ig.nDims, c0, point);
-          Value fast = arith::AndIOp::create(
-              b, loc, g.le(g.add(point[lane], g.idx(NR)), g.idx(ig.ranges[lane])),
-              g.le(g.add(c0, g.idx(NR)), ncs));
-          auto branch = scf::IfOp::create(b, loc, TypeRange{}, fast, /*withElse=*/true);
-          OpBuilder::InsertionGuard inBranch(b);
-          b.setInsertionPointToStart(&branch.getThenRegion().front());
-          auto rowType = VectorType::get({NR}, elem);
+          Block blk = blockColumns(jb, ncs);
           Value part =
               vector::LoadOp::create(b, loc, rowType, Cp, ValueRange{ib, jb, ir, g.idx(0)});
-          SmallVector<Value> out = ig.outIndicesAt(point);
-          Value old = vector::LoadOp::create(b, loc, rowType, C, out);
-          vector::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
-          b.setInsertionPointToStart(&branch.getElseRegion().front());
-          addScalars(c0, g.min(g.add(c0, g.idx(NR)), ncs));
+          auto addPart = [&](ArrayRef<Value> cols, Value lo, Value hi, Value shift) {
+            SmallVector<Value> out = ig.outIndicesAt(withColumns(at, cols));
+            out.back() = g.sub(out.back(), shift);
+            Value mask = laneMask(lo, hi, NR);
+            Value zeros = arith::ConstantOp::create(
+                b, loc, DenseElementsAttr::get(rowType, b.getZeroAttr(elem)));
+            Value old = vector::MaskedLoadOp::create(b, loc, rowType, C, out, mask, zeros);
+            vector::MaskedStoreOp::create(b, loc, C, out, mask,
+                                          arith::AddFOp::create(b, loc, old, part));
+          };
+          addPart(blk.p0, g.idx(0), blk.L, g.idx(0));
+          auto branch = scf::IfOp::create(b, loc, TypeRange{}, blk.crosses, /*withElse=*/false);
+          OpBuilder::InsertionGuard inBranch(b);
+          b.setInsertionPointToStart(&branch.getThenRegion().front());
+          addPart(blk.p1, blk.L, blk.nValid, blk.L);
         });
       });
     });
-    for (Value buffer : {Bp, Ap, Cp, nTab, mTab, kTab, offTab, boundTab})
+    for (Value buffer : {Bp, Ap, Cp, nTab, mTab, kTab, offTab, boundTab, blockScratch})
       if (buffer)
         memref::DeallocOp::create(b, loc, buffer);
   };

@@ -127,6 +127,27 @@ struct GemmBuilder {
     }
   }
 
+  /// Transposes n vectors of n elements (n a power of two; the rows of an
+  /// n x n block) in place: log2(n) stages that swap the off-diagonal blocks
+  /// of size h = n/2, n/4, .., 1 between rows i and i + h, each one two-source
+  /// vector.shuffle per row (on AVX-512, 64 shuffles for 16 x 16 f32).
+  void transposeSquare(MutableArrayRef<Value> vs) {
+    int64_t n = vs.size();
+    for (int64_t h = n / 2; h >= 1; h /= 2)
+      for (int64_t i = 0; i < n; ++i) {
+        if (i & h)
+          continue;
+        SmallVector<int64_t> lo(n), hi(n);
+        for (int64_t j = 0; j < n; ++j) {
+          lo[j] = (j & h) ? n + j - h : j; // row i: its left, then row i+h's left
+          hi[j] = (j & h) ? n + j : j + h; // row i+h: row i's right, then its right
+        }
+        Value a = vs[i], c = vs[i + h];
+        vs[i] = vector::ShuffleOp::create(b, loc, a, c, lo);
+        vs[i + h] = vector::ShuffleOp::create(b, loc, a, c, hi);
+      }
+  }
+
   /// A vector of V elements of `mem` at [.., col] (masked when it can cross `limit`).
   Value loadRow(Value mem, ValueRange prefix, Value col, Value limit, bool masked) {
     SmallVector<Value> indices(prefix);

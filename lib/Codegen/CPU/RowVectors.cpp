@@ -88,6 +88,54 @@ bool mlir::neo::conditionInRow(Value cond, Value e, int64_t rowLength,
   }
 }
 
+/// Whether `f` is `e` under ops of type Op with a constant right-hand side.
+template <typename Op> static bool underConstantOps(Value f, Value e) {
+  for (unsigned depth = 0; depth < 8 && f != e; ++depth) {
+    auto op = f.getDefiningOp<Op>();
+    if (!op || !constantIndex(op.getRhs()))
+      return false;
+    f = op.getLhs();
+  }
+  return f == e;
+}
+
+bool mlir::neo::conditionBoundsRow(Value cond, Value e, int64_t rowLength) {
+  bool lower = false, upper = false;
+  std::function<void(Value, unsigned)> visit = [&](Value c, unsigned depth) {
+    if (depth > 16)
+      return;
+    if (auto andOp = c.getDefiningOp<arith::AndIOp>()) {
+      visit(andOp.getLhs(), depth + 1);
+      visit(andOp.getRhs(), depth + 1);
+      return;
+    }
+    auto cmp = c.getDefiningOp<arith::CmpIOp>();
+    if (!cmp)
+      return;
+    std::optional<int64_t> k = constantIndex(cmp.getRhs());
+    if (!k)
+      return;
+    Value f = cmp.getLhs();
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::sge:
+      lower |= *k >= 0 && underConstantOps<arith::MinSIOp>(f, e);
+      break;
+    case arith::CmpIPredicate::sgt:
+      lower |= *k >= -1 && underConstantOps<arith::MinSIOp>(f, e);
+      break;
+    case arith::CmpIPredicate::slt:
+      upper |= *k <= rowLength && underConstantOps<arith::MaxSIOp>(f, e);
+      break;
+    case arith::CmpIPredicate::sle:
+      upper |= *k <= rowLength - 1 && underConstantOps<arith::MaxSIOp>(f, e);
+      break;
+    default: break;
+    }
+  };
+  visit(cond, 0);
+  return lower && upper;
+}
+
 std::optional<std::pair<llvm::SmallDenseMap<unsigned, int64_t>, int64_t>>
 mlir::neo::linearIndexForm(Value v, unsigned depth) {
   using Form = std::pair<llvm::SmallDenseMap<unsigned, int64_t>, int64_t>;

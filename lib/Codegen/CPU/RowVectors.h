@@ -41,6 +41,13 @@ linearIndexForm(Value v, unsigned depth = 0);
 bool conditionInRow(Value cond, Value e, int64_t rowLength, function_ref<bool(Value)> isUniform,
                     SmallVectorImpl<Value> &uniformParts, unsigned depth = 0);
 
+/// Whether the i1 `cond` (an and of parts) implies `e` in [0, rowLength):
+/// it has a part `e >= c` (c >= 0; `e` possibly under a min, which keeps
+/// the bound) and a part `e < c` (c <= rowLength; `e` possibly under a
+/// max). A padded read's select then yields the pad value wherever `e`
+/// leaves the row, whatever its clamped load reads there.
+bool conditionBoundsRow(Value cond, Value e, int64_t rowLength);
+
 /// Whether `expr` is `dim` plus terms that do not depend on it.
 bool unitCoefficientOf(AffineExpr expr, unsigned dim);
 

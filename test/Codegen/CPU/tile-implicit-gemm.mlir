@@ -73,3 +73,132 @@ func.func @conv(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2
   }
   return
 }
+
+// -----
+
+// Rows of 45 (at least NR = 32 wide): each block of 32 columns lies in at
+// most two rows of the output's q. B (the padded read of x) is packed by
+// one masked vector load per row part, the second shifted so that its
+// lanes line up, the padding masked off; no gathers and no separable
+// tables. C's rows take a masked add per part.
+// CHECK-LABEL: func.func @conv45
+// CHECK-NOT: vector.gather
+// CHECK-NOT: xi32>
+// CHECK: %[[BP:.+]] = memref.alloc() {{.*}} : memref<9x27x32xf32>
+// CHECK: scf.if
+// CHECK: %[[P0:.+]] = vector.maskedload %arg0[{{.*}}], %{{.+}}, %{{.+}} : memref<2x3x6x45xf32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// CHECK: %[[P1:.+]] = vector.maskedload %arg0[{{.*}}], %{{.+}}, %[[P0]] : memref<2x3x6x45xf32>
+// CHECK: vector.store %[[P1]], %[[BP]]
+// CHECK: } else {
+// CHECK: %[[Q0:.+]] = vector.maskedload %arg0
+// CHECK: vector.store %[[Q0]], %[[BP]]
+// CHECK: vector.fma
+// CHECK: vector.maskedload %arg2
+// CHECK: vector.maskedstore %arg2
+// CHECK: scf.if
+// CHECK: vector.maskedload %arg2
+// CHECK: vector.maskedstore %arg2
+// CHECK-NOT: vector.gather
+// CHECK: return
+func.func @conv45(%arg0: memref<2x3x6x45xf32> , %arg1: memref<4x3x3x3xf32> , %arg2: memref<2x4x6x45xf32> ) {
+  %c44 = arith.constant 44 : index
+  %c45 = arith.constant 45 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c-1 = arith.constant -1 : index
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%arg2 : memref<2x4x6x45xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1 : memref<4x3x3x3xf32>) outs(%arg2 : memref<2x4x6x45xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = linalg.index 0 : index
+    %1 = linalg.index 2 : index
+    %2 = linalg.index 3 : index
+    %3 = linalg.index 4 : index
+    %4 = linalg.index 5 : index
+    %5 = linalg.index 6 : index
+    %6 = arith.addi %1, %4 : index
+    %7 = arith.addi %6, %c-1 : index
+    %8 = arith.cmpi sge, %7, %c0 : index
+    %9 = arith.maxsi %7, %c0 : index
+    %10 = arith.cmpi slt, %9, %c6 : index
+    %11 = arith.andi %8, %10 : i1
+    %12 = arith.minsi %9, %c5 : index
+    %13 = arith.addi %2, %5 : index
+    %14 = arith.addi %13, %c-1 : index
+    %15 = arith.cmpi sge, %14, %c0 : index
+    %16 = arith.andi %11, %15 : i1
+    %17 = arith.maxsi %14, %c0 : index
+    %18 = arith.cmpi slt, %17, %c45 : index
+    %19 = arith.andi %16, %18 : i1
+    %20 = arith.minsi %17, %c44 : index
+    %21 = memref.load %arg0[%0, %3, %12, %20] : memref<2x3x6x45xf32>
+    %22 = arith.select %19, %21, %cst : f32
+    %23 = arith.mulf %22, %in : f32
+    %24 = arith.addf %out, %23 : f32
+    linalg.yield %24 : f32
+  }
+  return
+}
+
+// -----
+
+// A weight gradient: columns (c, r, s) (a lane dim of 3), depth (n, p, q).
+// Each column's 16 depths along q are one masked vector (two where they
+// cross a row of 21: the scf.if), stored into a 16 x 16 scratch block and
+// transposed (64 shuffles) into 16 rows of Bp, whose depth is padded to
+// whole blocks (294 -> 304). No gathers.
+// CHECK-LABEL: func.func @weight_grad
+// CHECK-NOT: vector.gather
+// CHECK: %[[BP:.+]] = memref.alloc() {{.*}} : memref<1x304x32xf32>
+// CHECK: %[[BLOCK:.+]] = memref.alloc() {{.*}} : memref<16x16xf32>
+// CHECK: %[[D0:.+]] = vector.maskedload %arg1[{{.*}}], %{{.+}}, %{{.+}} : memref<2x3x7x21xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: scf.if %{{.+}} -> (vector<16xf32>)
+// CHECK: vector.maskedload %arg1[{{.*}}], %{{.+}}, %[[D0]]
+// CHECK: vector.store %{{.+}}, %[[BLOCK]]
+// CHECK-COUNT-16: vector.load %[[BLOCK]]
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.store %{{.+}}, %[[BP]]
+// CHECK: vector.fma
+// CHECK-NOT: vector.gather
+// CHECK: return
+func.func @weight_grad(%arg0: memref<2x4x7x21xf32> , %arg1: memref<2x3x7x21xf32> , %arg2: memref<4x3x3x3xf32> ) {
+  %c20 = arith.constant 20 : index
+  %c21 = arith.constant 21 : index
+  %c6 = arith.constant 6 : index
+  %c7 = arith.constant 7 : index
+  %c-1 = arith.constant -1 : index
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%arg2 : memref<4x3x3x3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d0, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0 : memref<2x4x7x21xf32>) outs(%arg2 : memref<4x3x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = linalg.index 1 : index
+    %1 = linalg.index 2 : index
+    %2 = linalg.index 3 : index
+    %3 = linalg.index 4 : index
+    %4 = linalg.index 5 : index
+    %5 = linalg.index 6 : index
+    %6 = arith.addi %1, %4 : index
+    %7 = arith.addi %6, %c-1 : index
+    %8 = arith.cmpi sge, %7, %c0 : index
+    %9 = arith.maxsi %7, %c0 : index
+    %10 = arith.cmpi slt, %9, %c7 : index
+    %11 = arith.andi %8, %10 : i1
+    %12 = arith.minsi %9, %c6 : index
+    %13 = arith.addi %2, %5 : index
+    %14 = arith.addi %13, %c-1 : index
+    %15 = arith.cmpi sge, %14, %c0 : index
+    %16 = arith.andi %11, %15 : i1
+    %17 = arith.maxsi %14, %c0 : index
+    %18 = arith.cmpi slt, %17, %c21 : index
+    %19 = arith.andi %16, %18 : i1
+    %20 = arith.minsi %17, %c20 : index
+    %21 = memref.load %arg1[%3, %0, %12, %20] : memref<2x3x7x21xf32>
+    %22 = arith.select %19, %21, %cst : f32
+    %23 = arith.mulf %in, %22 : f32
+    %24 = arith.addf %out, %23 : f32
+    linalg.yield %24 : f32
+  }
+  return
+}

@@ -9,7 +9,14 @@
 #   multiple of it): vector loads inside a row, masked gathers for the
 #   columns that cross a row or the padding, vector adds into C's rows, and
 #   a last column block that ends inside N;
-# - weight gradients (columns (c, r, s), a lane dim of 3): gathers only;
+# - rows of 45 and 42 (at least NR = 32 columns wide on AVX-512; rows of
+#   21 with AVX2's NR = 16, below): each block of NR columns lies in at most
+#   two rows, packed as two masked vector loads (the padding masked off),
+#   and C's rows written as two masked vectors;
+# - weight gradients (columns (c, r, s), a lane dim of 3; depth (n, p, q)):
+#   each column's depths along q read as masked vectors (two where 16
+#   depths cross a row) and transposed 16 x 16 into the packed rows; a
+#   weight gradient written as a forward op checks that path alone;
 # - data gradients (B is dy under the forward point's domain constraint);
 # - strided and dilated reads (no unit-stride rows: gathers);
 # - a grouped convolution (k // 2 in an index: not a linear form), packed
@@ -19,6 +26,7 @@ import subprocess
 import tempfile
 
 import numpy as np
+import neotest
 import torch.nn.functional as F
 from neotest import NEO_OPT, NEO_RUN, NEO_TRANSLATE, check_with_torch
 
@@ -58,6 +66,64 @@ check("conv 3x3 pad 1, 21x21", CONV, "f", {"x": rand(2, 5, 21, 21), "w": rand(6,
 # gradients.
 # CHECK: gathers: True
 print("gathers:", "llvm.intr.masked.gather" in lowered(CONV, "f"))
+
+# CHECK: conv 3x3 pad 1, 6x45: ok
+CONV45 = """def f(x: f32[2, 3, 6, 45], w: f32[4, 3, 3, 3]) -> y {
+  y[n, k, p < 6, q < 45] = sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s]
+}"""
+check("conv 3x3 pad 1, 6x45", CONV45, "f", {"x": rand(2, 3, 6, 45), "w": rand(4, 3, 3, 3)},
+      lambda x, w: F.conv2d(x, w, padding=1))
+# The forward and the data gradient pack B with masked vector loads.
+# CHECK: masked loads: True
+print("masked loads:", "llvm.intr.masked.load" in lowered(CONV45, "f"))
+
+# CHECK: conv 3x3 unpadded, 5x44: ok
+check("conv 3x3 unpadded, 5x44",
+      """def f(x: f32[1, 2, 5, 44], w: f32[3, 2, 3, 3]) -> (y: f32[1, 3, 3, 42]) {
+  y[n, k, p, q] = sum(c, r, s) x[n, c, p + r, q + s] * w[k, c, r, s]
+}""", "f", {"x": rand(1, 2, 5, 44), "w": rand(3, 2, 3, 3)},
+      lambda x, w: F.conv2d(x, w))
+
+# The same with AVX2's schedules (NR = 16: rows of 21 take two-row blocks
+# too), where the host runs AVX2.
+# CHECK: avx2 conv 3x3 pad 1, 21x21: ok
+# CHECK: avx2 conv 3x3 pad 1, 6x45: ok
+if "avx2" in open("/proc/cpuinfo").read():
+    neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS + ["--pipeline-options", "cpu=x86-64-v3"]
+    check("avx2 conv 3x3 pad 1, 21x21", CONV, "f", {"x": rand(2, 5, 21, 21), "w": rand(6, 5, 3, 3)},
+          lambda x, w: F.conv2d(x, w, padding=1))
+    check("avx2 conv 3x3 pad 1, 6x45", CONV45, "f", {"x": rand(2, 3, 6, 45), "w": rand(4, 3, 3, 3)},
+          lambda x, w: F.conv2d(x, w, padding=1))
+    neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS[:-2]
+else:
+    print("avx2 conv 3x3 pad 1, 21x21: ok (skipped: no AVX2)")
+    print("avx2 conv 3x3 pad 1, 6x45: ok (skipped: no AVX2)")
+
+# The weight gradient as an op of its own: B (x) packed along q by masked
+# vector loads and 16 x 16 transposes, no gathers; against torch's.
+# CHECK: weight gradient 3x3 pad 1, 7x21: ok
+# CHECK: weight gradient packing: gathers False, masked loads True
+import torch
+from torch.nn.grad import conv2d_weight
+DW = """def f(dy: f32[2, 4, 7, 21], x: f32[2, 3, 7, 21]) -> dw {
+  dw[k, c, r < 3, s < 3] = sum(n, p, q) dy[n, k, p, q] * x[n, c, p + r - 1, q + s - 1]
+}"""
+dy, xv = rand(2, 4, 7, 21), rand(2, 3, 7, 21)
+got = neotest.run(DW, "f", dy=dy, x=xv)[0]
+want = conv2d_weight(torch.from_numpy(xv).double(), (4, 3, 3, 3), torch.from_numpy(dy).double(),
+                     padding=1).numpy()
+neotest.assert_close(got, want, rtol=1e-4, atol=1e-5, what="weight gradient 3x3 pad 1, 7x21")
+print("weight gradient 3x3 pad 1, 7x21: ok")
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "dw.neo")
+    with open(path, "w") as f:
+        f.write(DW)
+    imported = subprocess.run([NEO_TRANSLATE, "--import-neo", path], check=True,
+                              capture_output=True, text=True).stdout
+    llvm = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4"], input=imported,
+                          check=True, capture_output=True, text=True).stdout
+print("weight gradient packing: gathers %s, masked loads %s" % (
+    "llvm.intr.masked.gather" in llvm, "llvm.intr.masked.load" in llvm))
 
 # CHECK: conv 3x3 stride 2 pad 1, 23x23: ok
 check("conv 3x3 stride 2 pad 1, 23x23",
