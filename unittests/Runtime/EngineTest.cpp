@@ -319,3 +319,93 @@ TEST_F(EngineTest, CompileFunctionKeepsOnlyWhatItReaches) {
               "no public function named '" + bad.str() + "' in the module");
   }
 }
+
+// A large module with more than one thread for code generation is split
+// into partitions compiled in parallel, which the cache stores as one object
+// set: the same results as one object (and as naive loops), from memory and
+// from disk; a truncated set on disk is recompiled.
+TEST_F(EngineTest, ParallelCodegenSplitsLargeModules) {
+  auto module = import(R"(
+def f(a: f32[96, 96], b: f32[96, 96]) -> (c, d, e, g) {
+  c[i, j] = sum(k) a[i, k] * b[k, j]
+  d[i, j] = sum(k) exp(a[i, k]) * b[j, k]
+  e[i < 96] = max(j) tanh(a[i, j]) + sum(k) a[i, k] * a[i, k]
+  g[i, j] = sum(k) sigmoid(a[k, i]) * b[k, j] + log(1 + b[i, j] * b[i, j])
+})");
+  HostTensor a = random({ElementType::F32, {96, 96}}, 7),
+             b = random({ElementType::F32, {96, 96}}, 8);
+  auto run = [&](Executable &exe) {
+    std::vector<HostTensor> outs;
+    for (int64_t rank : {2, 2, 1, 2})
+      outs.emplace_back(rank == 2 ? TensorSpec{ElementType::F32, {96, 96}}
+                                  : TensorSpec{ElementType::F32, {96}});
+    std::vector<HostBuffer> views;
+    for (HostTensor &t : outs)
+      views.push_back(t.view());
+    EXPECT_FALSE(bool(exe.run("f", {a.view(), b.view()}, views)));
+    return outs;
+  };
+  std::string dir = tempDir();
+  auto entryStart = [&](Executable &exe) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, exe.getKey() + ".o");
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    EXPECT_TRUE(bool(buffer));
+    return buffer ? (*buffer)->getBuffer().take_front(8).str() : std::string();
+  };
+  EngineOptions one;
+  one.codegenThreads = 1;
+  one.pipelineOptions = "threads=1";
+  Engine single(one);
+  auto exe1 = single.compile(*module);
+  ASSERT_TRUE(bool(exe1)) << llvm::toString(exe1.takeError());
+  std::vector<HostTensor> want = run(**exe1);
+  for (int i = 0; i < 96; i += 19)
+    for (int j = 0; j < 96; j += 13) {
+      double ref = 0;
+      for (int k = 0; k < 96; ++k)
+        ref += a.get(i * 96 + k) * b.get(k * 96 + j);
+      EXPECT_NEAR(want[0].get(i * 96 + j), ref, 1e-4);
+    }
+
+  EngineOptions two = one;
+  two.cacheDir = dir;
+  two.codegenThreads = 2;
+  two.parallelCodegenInstructions = 0; // this module is small
+  {
+    Engine engine(two);
+    auto exe = engine.compile(*module);
+    ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+    EXPECT_EQ(entryStart(**exe), "NEOOBJS1");
+    std::vector<HostTensor> got = run(**exe);
+    for (size_t t = 0; t < got.size(); ++t)
+      for (int64_t i = 0; i < got[t].getSpec().numElements(); ++i)
+        ASSERT_EQ(got[t].get(i), want[t].get(i)) << "output " << t << " element " << i;
+  }
+  {
+    Engine engine(two);
+    auto exe = engine.compile(*module);
+    ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+    EXPECT_EQ(engine.getStats().diskHits, 1u);
+    std::vector<HostTensor> got = run(**exe);
+    for (int64_t i = 0; i < got[1].getSpec().numElements(); ++i)
+      ASSERT_EQ(got[1].get(i), want[1].get(i));
+    // Truncate the set: it is recompiled.
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, (*exe)->getKey() + ".o");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << "NEOOBJS1" << std::string(12, '\x02');
+    os.close();
+  }
+  {
+    Engine engine(two);
+    auto exe = engine.compile(*module);
+    ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+    EXPECT_EQ(engine.getStats().diskHits, 0u);
+    EXPECT_EQ(engine.getStats().compilations, 1u);
+    EXPECT_EQ(entryStart(**exe), "NEOOBJS1");
+  }
+  llvm::sys::fs::remove_directories(dir);
+}

@@ -14,6 +14,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
@@ -23,13 +25,17 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::neo;
@@ -242,13 +248,121 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
       return makeError("cannot write the LLVM IR: " + s.message());
   }
 
-  llvm::SmallVector<char, 0> object;
-  llvm::raw_svector_ostream objectOS(object);
-  llvm::legacy::PassManager codegen;
-  if ((*machine)->addPassesToEmitFile(codegen, objectOS, nullptr,
-                                      llvm::CodeGenFileType::ObjectFile))
-    return makeError("the host target cannot emit object files");
-  codegen.run(*llvmModule);
-  return std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(object), "neo.o",
+  // Instruction selection and scheduling, most of LLVM's time, in parallel
+  // over partitions of the module where it is large and more than one core
+  // is there: each partition in its own context and target machine (from
+  // bitcode), one object each, in one object set.
+  unsigned threads = options.codegenThreads
+                         ? options.codegenThreads
+                         : llvm::heavyweight_hardware_concurrency().compute_thread_count();
+  unsigned functions = 0;
+  for (const llvm::Function &f : *llvmModule)
+    functions += !f.isDeclaration();
+  unsigned parts =
+      instructions >= options.parallelCodegenInstructions ? std::min(threads, functions) : 1;
+  auto emit = [](llvm::Module &m, llvm::TargetMachine &tm,
+                 llvm::SmallVectorImpl<char> &object) -> bool {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (tm.addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+      return false;
+    codegen.run(m);
+    return true;
+  };
+  if (parts <= 1) {
+    llvm::SmallVector<char, 0> object;
+    if (!emit(*llvmModule, **machine, object))
+      return makeError("the host target cannot emit object files");
+    return std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(object), "neo.o",
+                                                           /*RequiresNullTerminator=*/false);
+  }
+  std::vector<llvm::SmallVector<char, 0>> bitcodes;
+  llvm::SplitModule(
+      *llvmModule, parts,
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::SmallVector<char, 0> bitcode;
+        llvm::raw_svector_ostream os(bitcode);
+        llvm::WriteBitcodeToFile(*part, os);
+        bitcodes.push_back(std::move(bitcode));
+      },
+      /*PreserveLocals=*/false, /*RoundRobin=*/true);
+  std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
+  for (size_t i = 0; i < bitcodes.size(); ++i) {
+    auto tm = builder->createTargetMachine();
+    if (!tm)
+      return tm.takeError();
+    machines.push_back(std::move(*tm));
+  }
+  std::vector<llvm::SmallVector<char, 0>> objects(bitcodes.size());
+  std::vector<std::string> errors(bitcodes.size());
+  std::vector<std::thread> workers;
+  for (size_t i = 0; i < bitcodes.size(); ++i)
+    workers.emplace_back([&, i] {
+      llvm::LLVMContext context;
+      auto part = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(llvm::StringRef(bitcodes[i].data(), bitcodes[i].size()),
+                                "neo-part"),
+          context);
+      if (!part) {
+        errors[i] = llvm::toString(part.takeError());
+        return;
+      }
+      if (!emit(**part, *machines[i], objects[i]))
+        errors[i] = "the host target cannot emit object files";
+    });
+  for (std::thread &w : workers)
+    w.join();
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return makeError("code generation of a partition failed: " + error);
+  return packObjects(objects);
+}
+
+std::unique_ptr<llvm::MemoryBuffer>
+codegen::packObjects(llvm::ArrayRef<llvm::SmallVector<char, 0>> objects) {
+  llvm::SmallVector<char, 0> out(kObjectSetMagic.begin(), kObjectSetMagic.end());
+  auto put = [&](uint64_t v) {
+    char bytes[8];
+    std::memcpy(bytes, &v, 8);
+    out.append(bytes, bytes + 8);
+  };
+  put(objects.size());
+  for (const auto &object : objects)
+    put(object.size());
+  for (const auto &object : objects)
+    out.append(object.begin(), object.end());
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(out), "neo-objects",
                                                          /*RequiresNullTerminator=*/false);
+}
+
+llvm::Expected<std::vector<llvm::MemoryBufferRef>>
+codegen::unpackObjects(llvm::MemoryBufferRef buffer) {
+  llvm::StringRef data = buffer.getBuffer();
+  if (!data.starts_with(kObjectSetMagic))
+    return std::vector<llvm::MemoryBufferRef>{buffer};
+  size_t at = kObjectSetMagic.size();
+  auto get = [&](uint64_t &v) {
+    if (data.size() - at < 8)
+      return false;
+    std::memcpy(&v, data.data() + at, 8);
+    at += 8;
+    return true;
+  };
+  uint64_t count = 0;
+  if (!get(count) || count == 0 || count > (data.size() - at) / 8)
+    return makeError("a truncated object set");
+  std::vector<uint64_t> sizes(count);
+  for (uint64_t &size : sizes)
+    if (!get(size))
+      return makeError("a truncated object set");
+  std::vector<llvm::MemoryBufferRef> objects;
+  for (uint64_t size : sizes) {
+    if (size > data.size() - at)
+      return makeError("a truncated object set");
+    objects.emplace_back(data.substr(at, size), "neo-part.o");
+    at += size;
+  }
+  if (at != data.size())
+    return makeError("trailing bytes after an object set");
+  return objects;
 }

@@ -260,8 +260,14 @@ public:
     define("_mlir_memref_to_llvm_free", &runtime::pooledFree);
     if (llvm::Error err = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(pooled)))
       return std::move(err);
-    if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
-      return std::move(err);
+    // One object, or the partitions of a parallel code generation.
+    auto objects = codegen::unpackObjects(object->getMemBufferRef());
+    if (!objects)
+      return objects.takeError();
+    for (llvm::MemoryBufferRef part : *objects)
+      if (llvm::Error err = (*jit)->addObjectFile(
+              llvm::MemoryBuffer::getMemBufferCopy(part.getBuffer(), part.getBufferIdentifier())))
+        return std::move(err);
     std::shared_ptr<JitExecutable> exe(
         new JitExecutable(std::move(sigs), std::move(key), std::move(*jit)));
     for (const FunctionSignature &sig : exe->signatures) {

@@ -56,6 +56,13 @@ struct EngineOptions {
   /// to this file (for debugging code generation; neo-run --dump-llvm). A
   /// module served from a cache is not compiled, so nothing is written.
   std::string dumpLLVMPath;
+  /// Threads of LLVM's code generation: a large module is split into this
+  /// many partitions compiled in parallel (the same code, in several
+  /// objects). 0: as many as this process may run on (its CPU affinity).
+  unsigned codegenThreads = 0;
+  /// Modules of fewer LLVM instructions (before LLVM's optimization) are
+  /// code-generated on one thread: splitting them costs more than it saves.
+  size_t parallelCodegenInstructions = 4000;
 };
 
 struct EngineStats {
