@@ -357,6 +357,48 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
                                          ig.valueAt(b, loc, pad.getFalseValue(), point));
     return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
   };
+  // rowPart's lanes [0, lanes) from `passthru`'s pad vector, with a plain
+  // vector load where all `width` lanes lie inside the row (most blocks; a
+  // masked load costs more without AVX-512's mask registers) and the
+  // row-uniform conditions as one select.
+  auto rowVector = [&](const RowRead &rr, int64_t width, ArrayRef<Value> point, Value lanes,
+                       Value passthru) -> Value {
+    auto type = VectorType::get({width}, elem);
+    Value full = g.le(g.idx(width), lanes);
+    Value first;
+    SmallVector<Value> indices;
+    if (rr.last) {
+      for (Value index : ArrayRef<Value>(rr.indices).drop_back())
+        indices.push_back(ig.valueAt(b, loc, index, point));
+      first = ig.valueAt(b, loc, rr.last, point);
+      full = arith::AndIOp::create(
+          b, loc, full,
+          arith::AndIOp::create(b, loc, g.le(g.idx(0), first),
+                                g.le(g.add(first, g.idx(width)), g.idx(rr.rowLength))));
+    } else {
+      for (AffineExpr e : rr.map.getResults())
+        indices.push_back(affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(rr.map.getNumDims(), 0, e), point));
+      first = indices.back();
+      indices.pop_back();
+    }
+    indices.push_back(first);
+    auto branch = scf::IfOp::create(b, loc, TypeRange{type}, full, /*withElse=*/true);
+    OpBuilder::InsertionGuard inBranch(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    Value row = vector::LoadOp::create(b, loc, type, rr.memref, indices);
+    Value ok;
+    for (Value part : llvm::concat<const Value>(rr.padParts, rr.condParts)) {
+      Value c = ig.valueAt(b, loc, part, point);
+      ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
+    }
+    if (ok)
+      row = arith::SelectOp::create(b, loc, ok, row, passthru);
+    scf::YieldOp::create(b, loc, row);
+    b.setInsertionPointToStart(&branch.getElseRegion().front());
+    scf::YieldOp::create(b, loc, rowPart(rr, width, point, g.idx(0), lanes, g.idx(0), passthru));
+    return branch.getResult(0);
+  };
 
   auto body = [&](ValueRange ivs) {
     Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
@@ -410,10 +452,14 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
         g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
           SmallVector<Value> at(base);
           readTable(kTab, ig.kDims, k, at);
-          Value row = rowPart(*rowRead, NR, withColumns(at, blk.p0), g.idx(0), blk.L, g.idx(0),
-                              padVector(*rowRead, NR, at));
+          Value row;
           if (crosses)
-            row = rowPart(*rowRead, NR, withColumns(at, blk.p1), blk.L, blk.nValid, blk.L, row);
+            row = rowPart(*rowRead, NR, withColumns(at, blk.p1), blk.L, blk.nValid, blk.L,
+                          rowPart(*rowRead, NR, withColumns(at, blk.p0), g.idx(0), blk.L, g.idx(0),
+                                  padVector(*rowRead, NR, at)));
+          else
+            row = rowVector(*rowRead, NR, withColumns(at, blk.p0), blk.L,
+                            padVector(*rowRead, NR, at));
           vector::StoreOp::create(b, loc, row, Bp, ValueRange{jb, k, g.idx(0)});
         });
       };
@@ -446,15 +492,15 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
             SmallVector<Value> cols(ig.ranges.size(), g.idx(0));
             readTable(nTab, ig.nDims, g.add(g.add(c0, grp), e), cols);
             SmallVector<Value> p0 = withColumns(k0, cols);
-            Value v = rowPart(*kRead, V, p0, g.idx(0), Lk, g.idx(0), padVector(*kRead, V, p0));
             auto second = scf::IfOp::create(b, loc, TypeRange{vType}, crosses, /*withElse=*/true);
             {
               OpBuilder::InsertionGuard inBranch(b);
               b.setInsertionPointToStart(&second.getThenRegion().front());
+              Value v = rowPart(*kRead, V, p0, g.idx(0), Lk, g.idx(0), padVector(*kRead, V, p0));
               scf::YieldOp::create(b, loc,
                                    rowPart(*kRead, V, withColumns(k1, cols), Lk, dValid, Lk, v));
               b.setInsertionPointToStart(&second.getElseRegion().front());
-              scf::YieldOp::create(b, loc, v);
+              scf::YieldOp::create(b, loc, rowVector(*kRead, V, p0, Lk, padVector(*kRead, V, p0)));
             }
             vector::StoreOp::create(b, loc, second.getResult(0), scratch, ValueRange{e, g.idx(0)});
           });

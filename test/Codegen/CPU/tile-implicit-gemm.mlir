@@ -90,8 +90,12 @@ func.func @conv(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2
 // CHECK: %[[P1:.+]] = vector.maskedload %arg0[{{.*}}], %{{.+}}, %[[P0]] : memref<2x3x6x45xf32>
 // CHECK: vector.store %[[P1]], %[[BP]]
 // CHECK: } else {
-// CHECK: %[[Q0:.+]] = vector.maskedload %arg0
-// CHECK: vector.store %[[Q0]], %[[BP]]
+// Inside one row: a plain load where all 32 lanes are in it, else masked.
+// CHECK: %[[Q:.+]] = scf.if %{{.+}} -> (vector<32xf32>) {
+// CHECK: vector.load %arg0[{{.*}}] : memref<2x3x6x45xf32>, vector<32xf32>
+// CHECK: } else {
+// CHECK: vector.maskedload %arg0
+// CHECK: vector.store %[[Q]], %[[BP]]
 // CHECK: vector.fma
 // CHECK: vector.maskedload %arg2
 // CHECK: vector.maskedstore %arg2
@@ -144,18 +148,22 @@ func.func @conv45(%arg0: memref<2x3x6x45xf32> , %arg1: memref<4x3x3x3xf32> , %ar
 // -----
 
 // A weight gradient: columns (c, r, s) (a lane dim of 3), depth (n, p, q).
-// Each column's 16 depths along q are one masked vector (two where they
-// cross a row of 21: the scf.if), stored into a 16 x 16 scratch block and
+// Each column's 16 depths along q are one vector load where they lie in
+// the row, else one masked vector (two where they cross a row of 21: the
+// first scf.if), stored into a 16 x 16 scratch block and
 // transposed (64 shuffles) into 16 rows of Bp, whose depth is padded to
 // whole blocks (294 -> 304). No gathers.
 // CHECK-LABEL: func.func @weight_grad
 // CHECK-NOT: vector.gather
 // CHECK: %[[BP:.+]] = memref.alloc() {{.*}} : memref<1x304x32xf32>
 // CHECK: %[[BLOCK:.+]] = memref.alloc() {{.*}} : memref<16x16xf32>
+// CHECK: %[[COL:.+]] = scf.if %{{.+}} -> (vector<16xf32>)
 // CHECK: %[[D0:.+]] = vector.maskedload %arg1[{{.*}}], %{{.+}}, %{{.+}} : memref<2x3x7x21xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-// CHECK: scf.if %{{.+}} -> (vector<16xf32>)
 // CHECK: vector.maskedload %arg1[{{.*}}], %{{.+}}, %[[D0]]
-// CHECK: vector.store %{{.+}}, %[[BLOCK]]
+// CHECK: } else {
+// CHECK: vector.load %arg1[{{.*}}] : memref<2x3x7x21xf32>, vector<16xf32>
+// CHECK: vector.maskedload %arg1
+// CHECK: vector.store %[[COL]], %[[BLOCK]]
 // CHECK-COUNT-16: vector.load %[[BLOCK]]
 // CHECK-COUNT-64: vector.shuffle
 // CHECK-COUNT-16: vector.store %{{.+}}, %[[BP]]
