@@ -408,7 +408,12 @@ class Function:
         and shapes and not overlapping (neo.torch checks its tensors before
         it calls this). The NeoTensor arrays are built once per thread and
         reused: only the pointers change."""
-        local = self.__dict__.setdefault("_prepared", threading.local())
+        # (Not dict.setdefault(..., threading.local()): that built a new
+        # threading.local on every call, a microsecond of the call.)
+        try:
+            local = self._prepared
+        except AttributeError:
+            local = self.__dict__.setdefault("_prepared", threading.local())
         prepared = getattr(local, "arrays", None)
         if prepared is None:
             def build(described):
@@ -423,10 +428,14 @@ class Function:
             prepared = local.arrays = (build(self.inputs), build(self.outputs),
                                        ctypes.create_string_buffer(1024))
         ins_c, outs_c, error = prepared
-        for i, ptr in enumerate(input_ptrs):
+        i = 0
+        for ptr in input_ptrs:
             ins_c[i].data = ptr
-        for i, ptr in enumerate(output_ptrs):
+            i += 1
+        i = 0
+        for ptr in output_ptrs:
             outs_c[i].data = ptr
+            i += 1
         if _capi.executableRun(self._exe.handle, self._bname, ins_c, len(input_ptrs), outs_c,
                                len(output_ptrs), error, len(error)):
             raise NeoError(error.value.decode())

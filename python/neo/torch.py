@@ -103,6 +103,20 @@ class _Instance:
                 self.bwd_args.append(("input", input_index[n]))
         # f_bwd's results are d<input> for each differentiated input.
         self.grad_of = [input_index[n[1:]] for n, _, _ in bwd.outputs]
+        # What each call allocates and checks, worked out once (per-call
+        # overhead: docs/pytorch.md). Only the output adjoints come from
+        # the caller; the other arguments of f_bwd are this instance's own
+        # tensors, of the declared types.
+        self._fwd_alloc = [(s, _TORCH_DTYPES[d]) for _, d, s in fwd.outputs]
+        self._bwd_alloc = [(s, _TORCH_DTYPES[d]) for _, d, s in bwd.outputs]
+        # The inputs and results that f_bwd reads: only those are saved for
+        # the backward (with every saved value), so autograd neither keeps
+        # the others alive nor unpacks them.
+        self.needed_inputs = sorted({k for kind, k in self.bwd_args if kind == "input"})
+        self.needed_outputs = sorted({k for kind, k in self.bwd_args if kind == "output"})
+        self._dy_checks = [(position, name, shape, _TORCH_DTYPES[dtype])
+                           for position, ((kind, _), (name, dtype, shape))
+                           in enumerate(zip(self.bwd_args, bwd.inputs)) if kind == "dy"]
 
     def _compile(self, module, options, opt_level):
         fwd = module.compile(self._names[0], options=options, opt_level=opt_level)
@@ -132,8 +146,8 @@ class _Instance:
 
     def forward(self, inputs):
         fwd, _ = self.current()
-        xs = [t.detach().contiguous() for t in inputs]
-        outs = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in fwd.outputs]
+        xs = [t if t.is_contiguous() else t.contiguous() for t in inputs]
+        outs = [torch.empty(s, dtype=d) for s, d in self._fwd_alloc]
         # Zero-copy: the tensors' own memory (checked by Op._bind: CPU,
         # dtype and shape; contiguous here; outputs fresh, so no overlap).
         fwd._run_pointers([x.data_ptr() for x in xs], [o.data_ptr() for o in outs])
@@ -144,12 +158,12 @@ class _Instance:
         _, bwd = self.current()
         sources = {"input": xs, "output": ys, "saved": saved, "dy": dys}
         args = [sources[kind][k] for kind, k in self.bwd_args]
-        for t, (name, dtype, shape) in zip(args, bwd.inputs):
-            if not t.is_contiguous() or tuple(t.shape) != shape or \
-                    t.dtype != _TORCH_DTYPES[dtype]:
+        for position, name, shape, dtype in self._dy_checks:
+            t = args[position]
+            if t.dtype != dtype or t.shape != shape or not t.is_contiguous():
                 raise _neo.NeoError("internal error: backward argument '%s' is %s %s"
                                     % (name, t.dtype, tuple(t.shape)))
-        grads = [torch.empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in bwd.outputs]
+        grads = [torch.empty(s, dtype=d) for s, d in self._bwd_alloc]
         bwd._run_pointers([t.data_ptr() for t in args], [g.data_ptr() for g in grads])
         return grads
 
@@ -395,9 +409,9 @@ class _NeoFunction(torch.autograd.Function):
     def forward(ctx, inst, *inputs):
         xs, ys, saved = inst.forward(inputs)
         ctx.inst = inst
-        # Everything f_bwd may read: the inputs, the results and the saved values.
-        ctx.save_for_backward(*xs, *ys, *saved)
-        ctx.counts = (len(xs), len(ys))
+        # What f_bwd reads: some inputs and results, and the saved values.
+        ctx.save_for_backward(*[xs[i] for i in inst.needed_inputs],
+                              *[ys[k] for k in inst.needed_outputs], *saved)
         return tuple(ys)
 
     @staticmethod
@@ -405,12 +419,21 @@ class _NeoFunction(torch.autograd.Function):
     def backward(ctx, *dys):
         inst = ctx.inst
         tensors = ctx.saved_tensors
-        nx, ny = ctx.counts
-        xs, ys, saved = tensors[:nx], tensors[nx:nx + ny], tensors[nx + ny:]
+        nx, ny = len(inst.inputs), len(inst.outputs)
+        a, b = len(inst.needed_inputs), len(inst.needed_inputs) + len(inst.needed_outputs)
+        xs, ys = [None] * nx, [None] * ny
+        for i, t in zip(inst.needed_inputs, tensors[:a]):
+            xs[i] = t
+        for k, t in zip(inst.needed_outputs, tensors[a:b]):
+            ys[k] = t
+        saved = tensors[b:]
         grads_out = []
         for (_, dtype, shape), g in zip(inst.outputs, dys):
-            grads_out.append(torch.zeros(shape, dtype=dtype) if g is None
-                             else g.detach().to(dtype).contiguous())
+            if g is None:
+                g = torch.zeros(shape, dtype=dtype)
+            elif g.dtype != dtype or not g.is_contiguous():
+                g = g.to(dtype).contiguous()
+            grads_out.append(g)
         grads = inst.backward(xs, ys, saved, grads_out)
         result = [None] * nx
         for g, i in zip(grads, inst.grad_of):
