@@ -313,38 +313,49 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iota, splat(hi));
     return arith::AndIOp::create(b, loc, above, below);
   };
+  // A row read's indices at `point` but the last, and the last (the row's
+  // first lane, unclamped).
+  auto rowIndices = [&](const RowRead &rr, ArrayRef<Value> point, Value &first) {
+    SmallVector<Value> indices;
+    if (rr.last) {
+      for (Value index : ArrayRef<Value>(rr.indices).drop_back())
+        indices.push_back(ig.valueAt(b, loc, index, point));
+      first = ig.valueAt(b, loc, rr.last, point);
+      return indices;
+    }
+    for (AffineExpr e : rr.map.getResults())
+      indices.push_back(
+          affine::AffineApplyOp::create(b, loc, AffineMap::get(rr.map.getNumDims(), 0, e), point));
+    first = indices.pop_back_val();
+    return indices;
+  };
+  // The and of the row-uniform parts of the pad and of the domain
+  // constraint at `point` (null without any).
+  auto rowUniform = [&](const RowRead &rr, ArrayRef<Value> point) {
+    Value ok;
+    for (Value part : llvm::concat<const Value>(rr.padParts, rr.condParts)) {
+      Value c = ig.valueAt(b, loc, part, point);
+      ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
+    }
+    return ok;
+  };
   // `width` consecutive elements of a row read `rr` along its dim, at
   // `point` (that dim at the value of lane `shift`): lanes [lo, hi) that lie
   // inside the row and whose row passes the read's row-uniform conditions;
   // the other lanes from `passthru`.
   auto rowPart = [&](const RowRead &rr, int64_t width, ArrayRef<Value> point, Value lo, Value hi,
                      Value shift, Value passthru) -> Value {
-    SmallVector<Value> indices;
     Value first;
+    SmallVector<Value> indices = rowIndices(rr, point, first);
     if (rr.last) {
-      for (Value index : ArrayRef<Value>(rr.indices).drop_back())
-        indices.push_back(ig.valueAt(b, loc, index, point));
-      first = ig.valueAt(b, loc, rr.last, point);
       // Inside the row: 0 <= first - shift + j < rowLength.
       Value rowLo = g.sub(shift, first);
       Value rowHi = g.add(rowLo, g.idx(rr.rowLength));
       lo = arith::MaxSIOp::create(b, loc, lo, rowLo);
       hi = g.min(hi, rowHi);
-    } else {
-      for (AffineExpr e : rr.map.getResults())
-        indices.push_back(affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(rr.map.getNumDims(), 0, e), point));
-      first = indices.back();
-      indices.pop_back();
     }
     indices.push_back(g.sub(first, shift));
-    // The row-uniform parts of the pad and of the domain constraint.
-    Value ok;
-    for (Value part : llvm::concat<const Value>(rr.padParts, rr.condParts)) {
-      Value c = ig.valueAt(b, loc, part, point);
-      ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
-    }
-    if (ok)
+    if (Value ok = rowUniform(rr, point))
       hi = arith::SelectOp::create(b, loc, ok, hi, lo);
     return vector::MaskedLoadOp::create(b, loc, VectorType::get({width}, elem), rr.memref, indices,
                                         laneMask(lo, hi, width), passthru);
@@ -366,33 +377,18 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
     auto type = VectorType::get({width}, elem);
     Value full = g.le(g.idx(width), lanes);
     Value first;
-    SmallVector<Value> indices;
-    if (rr.last) {
-      for (Value index : ArrayRef<Value>(rr.indices).drop_back())
-        indices.push_back(ig.valueAt(b, loc, index, point));
-      first = ig.valueAt(b, loc, rr.last, point);
+    SmallVector<Value> indices = rowIndices(rr, point, first);
+    if (rr.last)
       full = arith::AndIOp::create(
           b, loc, full,
           arith::AndIOp::create(b, loc, g.le(g.idx(0), first),
                                 g.le(g.add(first, g.idx(width)), g.idx(rr.rowLength))));
-    } else {
-      for (AffineExpr e : rr.map.getResults())
-        indices.push_back(affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(rr.map.getNumDims(), 0, e), point));
-      first = indices.back();
-      indices.pop_back();
-    }
     indices.push_back(first);
     auto branch = scf::IfOp::create(b, loc, TypeRange{type}, full, /*withElse=*/true);
     OpBuilder::InsertionGuard inBranch(b);
     b.setInsertionPointToStart(&branch.getThenRegion().front());
     Value row = vector::LoadOp::create(b, loc, type, rr.memref, indices);
-    Value ok;
-    for (Value part : llvm::concat<const Value>(rr.padParts, rr.condParts)) {
-      Value c = ig.valueAt(b, loc, part, point);
-      ok = ok ? arith::AndIOp::create(b, loc, ok, c).getResult() : c;
-    }
-    if (ok)
+    if (Value ok = rowUniform(rr, point))
       row = arith::SelectOp::create(b, loc, ok, row, passthru);
     scf::YieldOp::create(b, loc, row);
     b.setInsertionPointToStart(&branch.getElseRegion().front());
