@@ -130,9 +130,14 @@ struct GemmBuilder {
   /// Transposes n vectors of n elements (n a power of two; the rows of an
   /// n x n block) in place: log2(n) stages that swap the off-diagonal blocks
   /// of size h = n/2, n/4, .., 1 between rows i and i + h, each one two-source
-  /// vector.shuffle per row (on AVX-512, 64 shuffles for 16 x 16 f32).
+  /// vector.shuffle per row (on AVX-512, 64 shuffles for 16 x 16 f32). An
+  /// 8 x 8 block takes transpose8x8's unpack sequence instead: its last
+  /// block-swap stage has no single AVX2 instruction (64 against 48
+  /// shuffle instructions for an NT GEMM's packing with cpu=x86-64-v3).
   void transposeSquare(MutableArrayRef<Value> vs) {
     int64_t n = vs.size();
+    if (n == 8)
+      return transpose8x8(vs);
     for (int64_t h = n / 2; h >= 1; h /= 2)
       for (int64_t i = 0; i < n; ++i) {
         if (i & h)

@@ -114,7 +114,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
                   vs.push_back(vector::LoadOp::create(b, loc, v8, B,
                                                       LB.indices(bi, Value(), col, g.add(kc, k))));
                 }
-                g.transpose8x8(vs);
+                g.transposeSquare(vs);
                 for (int64_t i = 0; i < 8; ++i)
                   vector::StoreOp::create(b, loc, vs[i], Bp,
                                           ValueRange{jb, g.add(k, g.idx(i)), g.idx(cb * 8)});
