@@ -21,6 +21,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -84,6 +85,7 @@ private:
   LogicalResult evalOp(Operation &op, Env &env);
   FailureOr<RefTensor> evalCompute(ComputeOp op, Env &env);
   FailureOr<RefTensor> evalConstant(ConstantOp op);
+  FailureOr<std::vector<RefTensor>> evalInvertIndex(InvertIndexOp op, Env &env);
   /// The tensors bound to `values`.
   FailureOr<std::vector<RefTensor>> lookup(Operation &user, ValueRange values,
                                            Env &env);
@@ -203,6 +205,11 @@ LogicalResult Interpreter::evalOp(Operation &op, Env &env) {
     if (failed(r))
       return failure();
     results.push_back(std::move(*r));
+  } else if (auto invert = dyn_cast<InvertIndexOp>(op)) {
+    FailureOr<std::vector<RefTensor>> r = evalInvertIndex(invert, env);
+    if (failed(r))
+      return failure();
+    results = std::move(*r);
   } else if (auto fused = dyn_cast<FusedOp>(op)) {
     FailureOr<std::vector<RefTensor>> ins = lookup(op, fused.getInputs(), env);
     if (failed(ins))
@@ -261,6 +268,63 @@ FailureOr<RefTensor> Interpreter::evalConstant(ConstantOp op) {
   for (const APFloat &v : dense.getValues<APFloat>())
     t.data.push_back(v.convertToDouble());
   return t;
+}
+
+/// neo.invert_index, written from its definition: the kept positions (those
+/// in a segment, when there are segments, whose value lies in [0, J)) sorted
+/// by value, stably.
+FailureOr<std::vector<RefTensor>> Interpreter::evalInvertIndex(InvertIndexOp op, Env &env) {
+  SmallVector<Value> operands{op.getValues()};
+  if (op.getSegments())
+    operands.push_back(op.getSegments());
+  FailureOr<std::vector<RefTensor>> ins = lookup(*op.getOperation(), operands, env);
+  if (failed(ins))
+    return failure();
+  const std::vector<double> &values = (*ins)[0].data;
+  int64_t n = op.getNumPositions(), extent = op.getExtent();
+  // The kept (value, position, owner) in position order.
+  struct Entry {
+    int64_t value, position, owner;
+  };
+  std::vector<Entry> kept;
+  auto keep = [&](int64_t e, int64_t owner) {
+    auto v = static_cast<int64_t>(values[e]);
+    if (v >= 0 && v < extent)
+      kept.push_back({v, e, owner});
+  };
+  if (op.getSegments()) {
+    const std::vector<double> &seg = (*ins)[1].data;
+    int64_t end = 0;
+    for (size_t i = 0; i + 1 < seg.size(); ++i) {
+      int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(seg[i]), end, n);
+      int64_t hi = std::clamp<int64_t>(static_cast<int64_t>(seg[i + 1]), lo, n);
+      for (int64_t e = lo; e < hi; ++e)
+        keep(e, static_cast<int64_t>(i));
+      end = hi;
+    }
+  } else {
+    for (int64_t e = 0; e < n; ++e)
+      keep(e, 0);
+  }
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const Entry &a, const Entry &b) { return a.value < b.value; });
+  std::vector<RefTensor> results(op.getOwners() ? 3 : 2);
+  results[0].shape = {extent + 1};
+  results[0].data.assign(extent + 1, 0.0);
+  for (const Entry &k : kept)
+    results[0].data[k.value + 1] += 1;
+  for (int64_t v = 1; v <= extent; ++v)
+    results[0].data[v] += results[0].data[v - 1];
+  for (size_t r = 1; r < results.size(); ++r) {
+    results[r].shape = {n};
+    results[r].data.assign(n, 0.0);
+  }
+  for (auto [t, k] : llvm::enumerate(kept)) {
+    results[1].data[t] = static_cast<double>(k.position);
+    if (op.getOwners())
+      results[2].data[t] = static_cast<double>(k.owner);
+  }
+  return results;
 }
 
 /// A read of a neo.compute, precompiled.

@@ -1,6 +1,7 @@
 //===- NeoToLinalg.cpp - Lower neo ops to linalg on tensors ---------------===//
 #include "Generic.h"
 #include "IndirectLoops.h"
+#include "InvertIndex.h"
 #include "neo/Codegen/Utils/Utils.h"
 #include "neo/Conversion/Passes.h"
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
@@ -535,7 +536,7 @@ struct ConvertNeoToLinalgPass
 
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
-      if (isa<ComputeOp, ConstantOp>(op))
+      if (isa<ComputeOp, ConstantOp, InvertIndexOp>(op))
         ops.push_back(op);
       return isa<ComputeOp>(op) ? WalkResult::skip() : WalkResult::advance();
     });
@@ -544,6 +545,10 @@ struct ConvertNeoToLinalgPass
         rewriter.setInsertionPoint(constant);
         rewriter.replaceOpWithNewOp<arith::ConstantOp>(
             constant, cast<TypedAttr>(constant.getValue()));
+        continue;
+      }
+      if (auto invert = dyn_cast<InvertIndexOp>(op)) {
+        neo::detail::convertInvertIndex(rewriter, invert);
         continue;
       }
       if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps, splitBorders)))

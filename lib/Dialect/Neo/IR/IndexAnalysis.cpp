@@ -1,6 +1,7 @@
 //===- IndexAnalysis.cpp - Ranges of affine index expressions -------------===//
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -56,8 +57,9 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr,
   return getExprRange(expr, bounds, std::nullopt);
 }
 
-std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
-                                                std::optional<Interval> symbolRange) {
+static std::optional<Interval>
+rangeOf(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
+        llvm::function_ref<std::optional<Interval>(unsigned)> symbolRange) {
   switch (expr.getKind()) {
   case AffineExprKind::Constant: {
     int64_t v = cast<AffineConstantExpr>(expr).getValue();
@@ -69,11 +71,11 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<
       return std::nullopt;
     return Interval{0, bounds[pos] - 1};
   }
-  case AffineExprKind::SymbolId: return symbolRange;
+  case AffineExprKind::SymbolId: return symbolRange(cast<AffineSymbolExpr>(expr).getPosition());
   case AffineExprKind::Add: {
     auto bin = cast<AffineBinaryOpExpr>(expr);
-    auto l = getExprRange(bin.getLHS(), bounds, symbolRange);
-    auto r = getExprRange(bin.getRHS(), bounds, symbolRange);
+    auto l = rangeOf(bin.getLHS(), bounds, symbolRange);
+    auto r = rangeOf(bin.getRHS(), bounds, symbolRange);
     if (!l || !r)
       return std::nullopt;
     auto lo = llvm::checkedAdd(l->lo, r->lo);
@@ -86,7 +88,7 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<
     auto factors = splitConstantProduct(expr);
     if (!factors)
       return std::nullopt;
-    auto l = getExprRange(factors->first, bounds, symbolRange);
+    auto l = rangeOf(factors->first, bounds, symbolRange);
     if (!l)
       return std::nullopt;
     auto a = llvm::checkedMul(l->lo, factors->second);
@@ -102,7 +104,7 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<
     auto c = positiveConstant(bin.getRHS());
     if (!c)
       return std::nullopt;
-    auto l = getExprRange(bin.getLHS(), bounds, symbolRange);
+    auto l = rangeOf(bin.getLHS(), bounds, symbolRange);
     if (!l)
       return std::nullopt;
     if (expr.getKind() == AffineExprKind::FloorDiv)
@@ -118,6 +120,19 @@ std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<
   }
   }
   return std::nullopt;
+}
+
+std::optional<Interval> mlir::neo::getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
+                                                std::optional<Interval> symbolRange) {
+  return rangeOf(expr, bounds, [&](unsigned) { return symbolRange; });
+}
+
+std::optional<Interval>
+mlir::neo::getExprRangeOfSymbols(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
+                                 llvm::ArrayRef<std::optional<Interval>> symbolRanges) {
+  return rangeOf(expr, bounds, [&](unsigned j) -> std::optional<Interval> {
+    return j < symbolRanges.size() ? symbolRanges[j] : std::nullopt;
+  });
 }
 
 bool mlir::neo::mayBeOutOfBounds(AffineMap map, llvm::ArrayRef<int64_t> bounds,

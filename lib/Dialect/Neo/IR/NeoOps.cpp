@@ -507,6 +507,54 @@ LogicalResult ConstantOp::verify() {
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//
+// InvertIndexOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult InvertIndexOp::verify() {
+  auto vector = [&](Value v, StringRef what) -> FailureOr<int64_t> {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != 1)
+      return emitOpError() << what << " must be a 1-D tensor, but has type " << type, failure();
+    return type.getDimSize(0);
+  };
+  // An element type holds every value in [0, limit].
+  auto holds = [&](Value v, StringRef what, int64_t limit) -> LogicalResult {
+    unsigned width = cast<RankedTensorType>(v.getType()).getElementType().getIntOrFloatBitWidth();
+    if (width < 64 && limit > (int64_t(1) << (width - 1)) - 1)
+      return emitOpError() << what << " of element type i" << width << " cannot hold " << limit;
+    return success();
+  };
+  FailureOr<int64_t> n = vector(getValues(), "the values");
+  FailureOr<int64_t> offsets = vector(getOffsets(), "the offsets");
+  FailureOr<int64_t> positions = vector(getPositions(), "the positions");
+  if (failed(n) || failed(offsets) || failed(positions))
+    return failure();
+  if (*offsets < 2)
+    return emitOpError() << "the offsets must have at least 2 elements (J + 1 for J >= 1 "
+                            "values), but have "
+                         << *offsets;
+  if (*positions != *n)
+    return emitOpError() << "the positions must have one element per value (" << *n
+                         << "), but have " << *positions;
+  if (failed(verifyTensorSizes(*this)) || failed(holds(getOffsets(), "the offsets", *n)) ||
+      failed(holds(getPositions(), "the positions", *n - 1)))
+    return failure();
+  if (bool(getSegments()) != bool(getOwners()))
+    return emitOpError(getSegments() ? "with segments needs a third result (the owners)"
+                                     : "without segments has no owners: it has two results");
+  if (!getSegments())
+    return success();
+  FailureOr<int64_t> segments = vector(getSegments(), "the segments");
+  FailureOr<int64_t> owners = vector(getOwners(), "the owners");
+  if (failed(segments) || failed(owners))
+    return failure();
+  if (*owners != *n)
+    return emitOpError() << "the owners must have one element per value (" << *n << "), but have "
+                         << *owners;
+  return holds(getOwners(), "the owners", *segments - 2 < 0 ? 0 : *segments - 2);
+}
+
+//===----------------------------------------------------------------------===//
 // FusedOp, ReturnOp
 //===----------------------------------------------------------------------===//
 

@@ -21,6 +21,8 @@
 #include "neo/Dialect/Neo/IR/NeoInterfaces.h"
 #include "neo/Dialect/Neo/Transforms/IndexSolver.h"
 
+#include "InverseReads.h"
+
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseSet.h"
@@ -225,16 +227,24 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
       if (domain->isEq(c) && !usesSymbols(domain->getConstraint(c)))
         equalities.push_back(domain->getConstraint(c));
-  // A read through index values is inverted only by the dense form (a
-  // scatter-add written as a reduction over the forward iteration space).
+  // A read through index values is inverted by neo.invert_index (a gather
+  // over the positions holding each value) where its form allows, else
+  // written as a scatter-add: a reduction over the forward iteration space.
   bool indirect = forward.isIndirectRead(read);
-  if (gather && !indirect)
+  std::optional<InverseReadSolution> inverse;
+  if (gather && indirect)
+    inverse = solveInverseRead(b, forward, read);
+  if (inverse)
+    solution = inverse->dims;
+  else if (gather && !indirect)
     solution = solveIndexMap(forward.getIndexingMap(read), bounds, operandType.getShape(),
                              equalities);
   if (!solution) {
     emitRemark(loc) << "the gradient of read #" << read
                     << " of this op uses the scatter form: its index map "
-                    << (indirect ? "reads index values"
+                    << (indirect ? (gather ? "reads index values in a form neo.invert_index "
+                                             "does not cover"
+                                           : "reads index values")
                         : gather ? "could not be inverted exactly"
                                  : "was not inverted");
     solution =
@@ -242,22 +252,50 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
                  : denseIndexSolution(forward.getIndexingMap(read), bounds, operandType.getShape());
   }
   unsigned numDims = solution->getNumDims();
-  unsigned numSymbols = forward.getNumIndexReads();
+  unsigned numForwardSymbols = forward.getNumIndexReads();
+  // The forward's index values over the new dims and symbols (themselves
+  // unless inverted).
+  unsigned numSymbols = inverse ? inverse->numSymbols : numForwardSymbols;
+  SmallVector<AffineExpr> symbolExprs;
+  if (inverse)
+    symbolExprs = inverse->symbolExprs;
+  else
+    for (unsigned s = 0; s < numForwardSymbols; ++s)
+      symbolExprs.push_back(getAffineSymbolExpr(s, ctx));
+  auto composeExpr = [&](AffineExpr e) {
+    return e.replaceDimsAndSymbols(solution->dimExprs, symbolExprs);
+  };
+  // Maps name the symbols only when they use them (a linalg.generic takes the
+  // others as they are).
+  auto mapOf = [&](ArrayRef<AffineExpr> results) {
+    bool symbols = llvm::any_of(results, [](AffineExpr e) { return usesSymbols(e); });
+    return simplifyAffineMap(AffineMap::get(numDims, symbols ? numSymbols : 0, results, ctx));
+  };
   auto compose = [&](AffineMap map) {
     SmallVector<AffineExpr> results;
     for (AffineExpr e : map.getResults())
-      results.push_back(e.replaceDims(solution->dimExprs));
-    return simplifyAffineMap(AffineMap::get(numDims, map.getNumSymbols(), results, ctx));
+      results.push_back(composeExpr(e));
+    return mapOf(results);
   };
+  SmallVector<Value> indexInputs;
   SmallVector<AffineMap> indexMaps;
-  for (AffineMap m : forward.getIndexMapsArray())
-    indexMaps.push_back(compose(m));
   SmallVector<int64_t> checked;
-  if (auto c = forward.getCheckedReadsAttr())
-    checked.assign(c.asArrayRef().begin(), c.asArrayRef().end());
-  SmallVector<AffineExpr> parExprs(solution->dimExprs.begin(),
-                                   solution->dimExprs.begin() + numPar);
-  AffineMap outputMap = simplifyAffineMap(AffineMap::get(numDims, 0, parExprs, ctx));
+  if (inverse) {
+    // Reads through the inverse are in range by construction; the forward's
+    // checks (run with the forward op) cover the data.
+    indexInputs = inverse->indexInputs;
+    indexMaps = inverse->indexMaps;
+  } else {
+    indexInputs.assign(forward.getIndexInputs().begin(), forward.getIndexInputs().end());
+    for (AffineMap m : forward.getIndexMapsArray())
+      indexMaps.push_back(compose(m));
+    if (auto c = forward.getCheckedReadsAttr())
+      checked.assign(c.asArrayRef().begin(), c.asArrayRef().end());
+  }
+  SmallVector<AffineExpr> parExprs;
+  for (unsigned d = 0; d < numPar; ++d)
+    parExprs.push_back(composeExpr(getAffineDimExpr(d, ctx)));
+  AffineMap outputMap = mapOf(parExprs);
 
   // Reads: the forward reads (composed), then dy and the helpers at p.
   SmallVector<Value> inputs(forward.getInputs());
@@ -288,8 +326,10 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   SmallVector<bool> eqFlags(solution->eqFlags);
   if (auto domain = forward.getDomain()) {
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
-      constraints.push_back(tidyIndexExpr(domain->getConstraint(c).replaceDims(solution->dimExprs),
-                                          numDims, numSymbols));
+      if (inverse && inverse->droppedConstraints.test(c))
+        continue;
+      constraints.push_back(
+          tidyIndexExpr(composeExpr(domain->getConstraint(c)), numDims, numSymbols));
       eqFlags.push_back(domain->isEq(c));
     }
   }
@@ -300,16 +340,21 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   auto op =
       ComputeOp::create(b, loc, operandType, inputs, maps, solution->freeExtents,
                         solution->freeExtents.empty() ? ReductionKind::None : ReductionKind::Sum,
-                        pads, set, forward.getIndexInputs(), indexMaps, checked);
+                        pads, set, indexInputs, indexMaps, checked);
   Block &block = op.getBodyBlock();
   OpBuilder body = OpBuilder::atBlockEnd(&block);
 
-  // The forward dims as values of the new dims.
-  SmallVector<Value> newDims, forwardDims;
+  // The forward dims and index values as values of the new dims and index
+  // reads.
+  SmallVector<Value> newDims, newSymbols, forwardDims, forwardSymbols;
   for (unsigned d = 0; d < numDims; ++d)
     newDims.push_back(IndexOp::create(body, loc, body.getIndexType(), d));
+  for (unsigned s = 0; s < numSymbols; ++s)
+    newSymbols.push_back(IndexReadOp::create(body, loc, body.getIndexType(), s));
   for (AffineExpr e : solution->dimExprs)
-    forwardDims.push_back(affine::expandAffineExpr(body, loc, e, newDims, {}));
+    forwardDims.push_back(affine::expandAffineExpr(body, loc, e, newDims, newSymbols));
+  for (AffineExpr e : symbolExprs)
+    forwardSymbols.push_back(affine::expandAffineExpr(body, loc, e, newDims, newSymbols));
 
   // Recompute the forward body at e(q, t).
   Block &forwardBody = forward.getBodyBlock();
@@ -319,6 +364,10 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   for (Operation &inner : forwardBody.without_terminator()) {
     if (auto index = dyn_cast<IndexOp>(inner)) {
       primal.map(index.getResult(), forwardDims[index.getDim()]);
+      continue;
+    }
+    if (auto value = dyn_cast<IndexReadOp>(inner)) {
+      primal.map(value.getResult(), forwardSymbols[value.getRead()]);
       continue;
     }
     body.clone(inner, primal);

@@ -61,6 +61,45 @@ std::string locationOf(Operation *op) {
   return "";
 }
 
+/// The values of the index reads of `op` whose tensor is a result of
+/// neo.invert_index, which lie in range by construction (offsets in [0, N],
+/// positions in [0, N), owners in [0, M)); nothing for the others.
+SmallVector<std::optional<Interval>> inverseIndexRanges(ComputeOp op) {
+  SmallVector<std::optional<Interval>> ranges;
+  for (Value input : op.getIndexInputs()) {
+    ranges.push_back(std::nullopt);
+    auto invert = input.getDefiningOp<InvertIndexOp>();
+    if (!invert)
+      continue;
+    int64_t n = invert.getNumPositions();
+    unsigned r = cast<OpResult>(input).getResultNumber();
+    if (r == 0)
+      ranges.back() = Interval{0, n};
+    else if (r == 1)
+      ranges.back() = Interval{0, n - 1};
+    else
+      ranges.back() = Interval{
+          0, std::max<int64_t>(
+                 0, cast<RankedTensorType>(invert.getSegments().getType()).getDimSize(0) - 2)};
+  }
+  return ranges;
+}
+
+/// True if `lower` and `upper` are the values of one neo.invert_index's
+/// offsets at `x` and `x + 1`: a range that is never negative.
+bool isOffsetsRange(ComputeOp op, AffineExpr lower, AffineExpr upper) {
+  auto lo = dyn_cast<AffineSymbolExpr>(lower), hi = dyn_cast<AffineSymbolExpr>(upper);
+  if (!lo || !hi)
+    return false;
+  Value a = op.getIndexInputs()[lo.getPosition()], b = op.getIndexInputs()[hi.getPosition()];
+  auto invert = a.getDefiningOp<InvertIndexOp>();
+  if (a != b || !invert || a != invert.getOffsets())
+    return false;
+  AffineMap ma = op.getIndexMap(lo.getPosition()), mb = op.getIndexMap(hi.getPosition());
+  return ma.getNumResults() == 1 && mb.getNumResults() == 1 &&
+         mb.getResult(0) == ma.getResult(0) + 1;
+}
+
 void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
   SmallVector<int64_t> bounds = op.getIterationBounds();
   std::string at = locationOf(op);
@@ -89,8 +128,9 @@ void collectChecks(ComputeOp op, SmallVectorImpl<Check> &checks) {
     std::string of = " of the range of " + dim + " (extent " + std::to_string(extent) + ")";
     checks.push_back({op, r.lower, Interval{0, extent}, false, at + "the lower bound" + of});
     checks.push_back({op, r.upper, Interval{0, extent}, false, at + "the upper bound" + of});
-    checks.push_back({op, r.upper - r.lower, Interval{0, extent}, false,
-                      at + "the length (upper - lower bound)" + of});
+    if (!isOffsetsRange(op, r.lower, r.upper))
+      checks.push_back({op, r.upper - r.lower, Interval{0, extent}, false,
+                        at + "the length (upper - lower bound)" + of});
   }
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
     if (!op.isCheckedRead(i))
@@ -245,13 +285,35 @@ LogicalResult mlir::neo::addIndexChecks(ModuleOp module) {
     WalkResult walk = func.walk([&](ComputeOp op) {
       for (Value v : op.getIndexInputs()) {
         auto arg = dyn_cast<BlockArgument>(v);
+        if (v.getDefiningOp<InvertIndexOp>())
+          continue;
         if (!arg || arg.getOwner() != &func.getBody().front()) {
           op.emitOpError("reads index values from a tensor that is not an argument of '@")
               << func.getName() << "': its indices cannot be checked at run time";
           return WalkResult::interrupt();
         }
       }
-      collectChecks(op, checks);
+      // Checks of values read from neo.invert_index results must hold by
+      // construction: the check function reads only the arguments.
+      SmallVector<Check> own;
+      collectChecks(op, own);
+      SmallVector<std::optional<Interval>> inverse = inverseIndexRanges(op);
+      for (Check &check : own) {
+        llvm::SmallBitVector dims, syms;
+        collectDependencies(check, dims, syms);
+        if (llvm::none_of(syms.set_bits(), [&](unsigned j) { return inverse[j].has_value(); })) {
+          checks.push_back(check);
+          continue;
+        }
+        std::optional<Interval> range =
+            getExprRangeOfSymbols(check.expr, op.getIterationBounds(), inverse);
+        if (range && check.valid.contains(range->lo) && check.valid.contains(range->hi))
+          continue;
+        op.emitOpError("reads values of a neo.invert_index result that are not in range "
+                       "by construction: ")
+            << check.what;
+        return WalkResult::interrupt();
+      }
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

@@ -43,6 +43,11 @@ constexpr Interval kIndexReadRange{-(int64_t(1) << 31), (int64_t(1) << 31) - 1};
 std::optional<Interval> getExprRange(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
                                      std::optional<Interval> symbolRange);
 
+/// As above, with symbol `s<j>` ranging over `symbolRanges[j]` (unknown when
+/// nullopt or beyond the end).
+std::optional<Interval> getExprRangeOfSymbols(AffineExpr expr, llvm::ArrayRef<int64_t> bounds,
+                                              llvm::ArrayRef<std::optional<Interval>> symbolRanges);
+
 /// True if `expr` uses a symbol (in a neo.compute: an index value).
 bool usesSymbols(AffineExpr expr);
 

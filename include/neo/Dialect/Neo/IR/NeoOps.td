@@ -294,4 +294,61 @@ def Neo_ReturnOp : Neo_Op<"return", [Pure, Terminator, ReturnLike,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// neo.invert_index
+//===----------------------------------------------------------------------===//
+
+def Neo_InvertIndexOp : Neo_Op<"invert_index", [Pure]> {
+  let summary = "the inverse of an index map, as CSR (a counting sort)";
+  let description = [{
+    Inverts the map `e -> values[e]` from the positions `[0, N)` of a 1-D
+    index tensor to the values `[0, J)`, where `J + 1` is the size of
+    `offsets`: the positions holding value `v` are
+    `positions[offsets[v] .. offsets[v + 1]]`, in increasing order (a stable
+    counting sort). Positions whose value lies outside `[0, J)` are left out
+    (`offsets[J]` counts those kept); the rest of `positions` is 0.
+
+    With `segments` (a 1-D tensor of `M + 1` row pointers, a CSR's `rowptr`),
+    only the positions inside a segment are kept, and `owners` gives the
+    segment of each kept position (`owners[t]` is the `i` with
+    `segments[i] <= positions[t] < segments[i + 1]`). Segments are taken in
+    order and clamped to be disjoint and within `[0, N)`: segment `i` covers
+    `[max(segments[i], end of segment i - 1), max(that, min(segments[i + 1], N)))`,
+    which is the segment itself for a well-formed CSR (non-decreasing row
+    pointers from 0 to at most N); for malformed row pointers every output
+    still lies in range.
+
+    It is what `neo-autodiff` builds for the gather form of a gradient
+    through index values: `dX[j, f] = sum over e with col[e] == j` becomes a
+    reduction over `positions[offsets[j] .. offsets[j + 1]]`, a deterministic
+    gather without atomics (the transposed CSR of a sparse-dense product). As
+    a pure op with one operand it is built once per index tensor and shared
+    (CSE).
+
+    ```mlir
+    %off, %pos = neo.invert_index %tok : tensor<8xi32> -> tensor<101xi32>, tensor<8xi32>
+    %toff, %tpos, %trow = neo.invert_index %col segments %rowptr
+        : tensor<40xi32>, tensor<11xi32> -> tensor<11xi32>, tensor<40xi32>, tensor<40xi32>
+    ```
+  }];
+  let arguments = (ins Neo_IndexTensor:$values, Optional<Neo_IndexTensor>:$segments);
+  let results = (outs Neo_IndexTensor:$offsets, Neo_IndexTensor:$positions,
+                      Optional<Neo_IndexTensor>:$owners);
+  let assemblyFormat = [{
+    $values (`segments` $segments^)? attr-dict `:` type($values) (`,` type($segments)^)?
+    `->` type($offsets) `,` type($positions) (`,` type($owners)^)?
+  }];
+  let extraClassDeclaration = [{
+    /// J: the number of values (the size of `offsets` minus one).
+    int64_t getExtent() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getOffsets().getType()).getDimSize(0) - 1;
+    }
+    /// N: the number of positions.
+    int64_t getNumPositions() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getValues().getType()).getDimSize(0);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // NEO_OPS_TD
