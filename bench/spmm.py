@@ -1,10 +1,14 @@
 """Sparse-dense products at GNN sizes: Neo's CSR aggregation
 (`sum(e in rowptr[i] .. rowptr[i + 1]) val[e] * X[col[e], f]`) against
 scipy.sparse (CSR @ dense), torch.sparse.mm (CSR) and a gather + index_add_
-in PyTorch, forward only, one and two threads, side by side.
+in PyTorch, one and two threads, side by side: the forward product, or with
+--backward the forward and both gradients (dX = A^T dY, the transposed-CSR
+product, and dval[e] = dY[row(e)] . X[col[e]], SDDMM-shaped) through each
+system's autograd (Neo: neo.grad's fwdbwd function; scipy: A.T @ dY and a
+gathered row-wise dot, by hand).
 
     /usr/bin/python3 bench/spmm.py [--nodes 100000] [--edges 1000000]
-        [--features 64] [--rounds 5] [--out docs/sparse-benchmarks.md]
+        [--features 64] [--rounds 5] [--backward] [--out docs/sparse-benchmarks.md]
 
 Each system runs in its own process (this script re-invokes itself with
 --one), pinned to its threads with taskset and told the count
@@ -62,7 +66,12 @@ def one(system, threads, args):
     rowptr, col, val, x = graph(args.nodes, args.edges, args.features)
     nodes = len(rowptr) - 1
     import scipy.sparse as sp
-    ref = sp.csr_matrix((val, col, rowptr), shape=(nodes, nodes)) @ x
+    a_ref = sp.csr_matrix((val, col, rowptr), shape=(nodes, nodes))
+    rows_np = np.repeat(np.arange(nodes), np.diff(rowptr))
+    dy = np.random.default_rng(1).standard_normal(x.shape).astype(np.float32)
+    refs = [a_ref @ x]
+    if args.backward:
+        refs += [(dy[rows_np] * x[col]).sum(1), a_ref.T @ dy]
     compile_s = 0.0
     if system == "neo":
         sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -70,37 +79,59 @@ def one(system, threads, args):
         t0 = time.perf_counter()
         m = neo.Module.from_source(SOURCE, sizes={"R": nodes + 1, "E": len(col), "N": nodes,
                                                   "F": x.shape[1]})
-        f = m.compile("spmm", options="threads=%d" % threads)
+        if args.backward:
+            f = neo.grad(m, "spmm", wrt=[2, 3], options="threads=%d" % threads)
+            outs = [np.empty_like(r) for r in refs]
+            run = lambda: f(rowptr, col, val, x, dy, out=outs)  # noqa: E731
+        else:
+            f = m.compile("spmm", options="threads=%d" % threads)
+            outs = [np.empty_like(refs[0])]
+            run = lambda: f(rowptr, col, val, x, out=outs)  # noqa: E731
         compile_s = time.perf_counter() - t0
-        out = np.empty_like(ref)
-        run = lambda: f(rowptr, col, val, x, out=[out])  # noqa: E731
-        got = lambda: out  # noqa: E731
+        got = lambda: outs  # noqa: E731
     elif system == "scipy":
         a = sp.csr_matrix((val, col, rowptr), shape=(nodes, nodes))
         res = {}
-        run = lambda: res.__setitem__("y", a @ x)  # noqa: E731
+
+        def run():
+            res["y"] = [a @ x]
+            if args.backward:
+                res["y"] += [(dy[rows_np] * x[col]).sum(1), a.T @ dy]
         got = lambda: res["y"]  # noqa: E731
     else:
         import torch
         torch.set_num_threads(threads)
-        xt = torch.from_numpy(x)
+        xt = torch.from_numpy(x).requires_grad_(args.backward)
+        vt = torch.from_numpy(val).requires_grad_(args.backward)
+        dyt = torch.from_numpy(dy)
+        ct = torch.from_numpy(col.astype(np.int64))
+        rows = torch.from_numpy(rows_np)
         res = {}
         if system == "torch-csr":
-            a = torch.sparse_csr_tensor(torch.from_numpy(rowptr.astype(np.int64)),
-                                        torch.from_numpy(col.astype(np.int64)),
-                                        torch.from_numpy(val), size=(nodes, nodes))
-            run = lambda: res.__setitem__("y", torch.sparse.mm(a, xt))  # noqa: E731
-        else:  # gather the rows, scale them, index_add_ into the output
-            rows = torch.from_numpy(np.repeat(np.arange(nodes), np.diff(rowptr)))
-            ct, vt = torch.from_numpy(col.astype(np.int64)), torch.from_numpy(val)
+            if args.backward:  # autograd of torch.sparse.mm goes through COO
+                idx = torch.stack([rows, ct])
+                matrix = lambda: torch.sparse_coo_tensor(idx, vt, (nodes, nodes))  # noqa: E731
+            else:
+                a = torch.sparse_csr_tensor(torch.from_numpy(rowptr.astype(np.int64)), ct, vt,
+                                            size=(nodes, nodes))
+                matrix = lambda: a  # noqa: E731
+            product = lambda: torch.sparse.mm(matrix(), xt)  # noqa: E731
+        else:  # gather the rows, scale them, index_add into the output
+            product = lambda: torch.zeros(nodes, x.shape[1]).index_add(  # noqa: E731
+                0, rows, xt[ct] * vt[:, None])
 
-            def run():
-                y = torch.zeros(nodes, x.shape[1])
-                y.index_add_(0, rows, xt[ct] * vt[:, None])
-                res["y"] = y
-        got = lambda: res["y"].numpy()  # noqa: E731
+        def run():
+            xt.grad = vt.grad = None
+            y = product()
+            res["y"] = [y]
+            if args.backward:
+                y.backward(dyt)
+                g = vt.grad
+                res["y"] += [g.to_dense() if g.is_sparse else g, xt.grad]
+        got = lambda: [t.detach().numpy() for t in res["y"]]  # noqa: E731
     run()
-    err = float(np.abs(got() - ref).max() / max(1.0, np.abs(ref).max()))
+    err = max(float(np.abs(g - r).max() / max(1.0, np.abs(r).max()))
+              for g, r in zip(got(), refs))
     ms, cores = time_it(run, args.rounds)
     print(json.dumps({"ms": ms, "cores": cores, "err": err, "compile_s": compile_s,
                       "nnz": int(len(col))}))
@@ -126,6 +157,8 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--repeats", type=int, default=3,
                    help="processes per system, alternated; the median is reported")
+    p.add_argument("--backward", action="store_true",
+                   help="time the forward and both gradients (dval, dX)")
     p.add_argument("--out", default="")
     p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
     args = p.parse_args()
@@ -144,6 +177,8 @@ def main():
             cmd = ["taskset", "-c", cpus, py, os.path.abspath(__file__), "--one", system,
                    str(threads), "--nodes", str(args.nodes), "--edges", str(args.edges),
                    "--features", str(args.features), "--rounds", str(args.rounds)]
+            if args.backward:
+                cmd.append("--backward")
             out = subprocess.run(cmd, env=env, capture_output=True, text=True)
             if out.returncode != 0:
                 print(out.stderr, file=sys.stderr)
@@ -159,13 +194,15 @@ def main():
         r.update(system=system, threads=threads, all_ms=[x["ms"] for x in rs])
         rows.append(r)
     model, isa = cpu_model()
-    lines = ["# Sparse-dense products (SpMM)", "",
+    what = "forward and both gradients" if args.backward else "forward"
+    lines = ["# Sparse-dense products (SpMM), %s" % what, "",
              "Machine: %s, %s, %d cores. Graph: %d nodes, %d nonzeros (Zipf degrees), "
              "%d features, f32." % (model, isa, os.cpu_count(), args.nodes, rows[0]["nnz"],
                                     args.features), "",
              "Command: `/usr/bin/python3 bench/spmm.py --nodes %d --edges %d --features %d "
-             "--rounds %d --repeats %d --out %s`" % (args.nodes, args.edges, args.features,
-                                                    args.rounds, args.repeats, args.out), "",
+             "--rounds %d --repeats %d%s --out %s`" % (
+                 args.nodes, args.edges, args.features, args.rounds, args.repeats,
+                 " --backward" if args.backward else "", args.out), "",
              "Each system ran in %d processes, alternated with the others; a process "
              "times the median of %d runs, and the table gives the median process (all "
              "of them in the last column). Every result is checked against scipy's first "

@@ -274,13 +274,11 @@ FailureOr<RefTensor> Interpreter::evalConstant(ConstantOp op) {
 /// in a segment, when there are segments, whose value lies in [0, J)) sorted
 /// by value, stably.
 FailureOr<std::vector<RefTensor>> Interpreter::evalInvertIndex(InvertIndexOp op, Env &env) {
-  SmallVector<Value> operands{op.getValues()};
-  if (op.getSegments())
-    operands.push_back(op.getSegments());
-  FailureOr<std::vector<RefTensor>> ins = lookup(*op.getOperation(), operands, env);
+  FailureOr<std::vector<RefTensor>> ins = lookup(*op.getOperation(), op->getOperands(), env);
   if (failed(ins))
     return failure();
-  const std::vector<double> &values = (*ins)[0].data;
+  // Without values, each position's value is the position itself.
+  const std::vector<double> *values = op.getValues() ? &(*ins)[0].data : nullptr;
   int64_t n = op.getNumPositions(), extent = op.getExtent();
   // The kept (value, position, owner) in position order.
   struct Entry {
@@ -288,12 +286,12 @@ FailureOr<std::vector<RefTensor>> Interpreter::evalInvertIndex(InvertIndexOp op,
   };
   std::vector<Entry> kept;
   auto keep = [&](int64_t e, int64_t owner) {
-    auto v = static_cast<int64_t>(values[e]);
+    int64_t v = values ? static_cast<int64_t>((*values)[e]) : e;
     if (v >= 0 && v < extent)
       kept.push_back({v, e, owner});
   };
   if (op.getSegments()) {
-    const std::vector<double> &seg = (*ins)[1].data;
+    const std::vector<double> &seg = ins->back().data;
     int64_t end = 0;
     for (size_t i = 0; i + 1 < seg.size(); ++i) {
       int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(seg[i]), end, n);

@@ -405,7 +405,15 @@ private:
       Value combined;
       switch (op.getKind()) {
       case ReductionKind::None: combined = v; break;
-      case ReductionKind::Sum: combined = arith::AddFOp::create(nb, l, old, v); break;
+      case ReductionKind::Sum:
+        // Reassociable, so that an innermost reduction dim (SDDMM's feature
+        // dot product) vectorizes into partial sums, as the linalg path's
+        // reductions do.
+        combined = arith::AddFOp::create(
+            nb, l, old, v,
+            arith::FastMathFlagsAttr::get(nb.getContext(), arith::FastMathFlags::reassoc |
+                                                               arith::FastMathFlags::contract));
+        break;
       case ReductionKind::Prod: combined = arith::MulFOp::create(nb, l, old, v); break;
       case ReductionKind::Max: combined = arith::MaximumFOp::create(nb, l, old, v); break;
       case ReductionKind::Min: combined = arith::MinimumFOp::create(nb, l, old, v); break;

@@ -60,7 +60,10 @@ struct Lowering {
       function_ref<SmallVector<Value>(OpBuilder &, Value, Value, Value, ValueRange)> body) {
     Value zero = index(0), one = index(1), end = index(n);
     // Only positions whose value lies in [0, J) are kept.
+    // Without values, the value is the position (always kept: J = N).
     auto visit = [&](OpBuilder &at, Value e, Value owner, ValueRange state) {
+      if (!op.getValues())
+        return body(at, e, owner, e, state);
       Value v = load(at, op.getValues(), e);
       Value inRange = arith::AndIOp::create(
           at, loc, arith::CmpIOp::create(at, loc, arith::CmpIPredicate::sge, v, index(0)),

@@ -172,7 +172,7 @@ func.func @domain_symbols(%e: tensor<10x4xf32>, %t: tensor<8xi32>) -> tensor<8x4
 
 func.func @invert_not_1d(%v: tensor<2x4xi32>) {
   // expected-error @+1 {{'neo.invert_index' op the values must be a 1-D tensor, but has type 'tensor<2x4xi32>'}}
-  %o, %p = neo.invert_index %v : tensor<2x4xi32> -> tensor<5xi32>, tensor<8xi32>
+  %o, %p = neo.invert_index of %v : (tensor<2x4xi32>) -> (tensor<5xi32>, tensor<8xi32>)
   return
 }
 
@@ -180,7 +180,7 @@ func.func @invert_not_1d(%v: tensor<2x4xi32>) {
 
 func.func @invert_positions_size(%v: tensor<8xi32>) {
   // expected-error @+1 {{'neo.invert_index' op the positions must have one element per value (8), but have 7}}
-  %o, %p = neo.invert_index %v : tensor<8xi32> -> tensor<5xi32>, tensor<7xi32>
+  %o, %p = neo.invert_index of %v : (tensor<8xi32>) -> (tensor<5xi32>, tensor<7xi32>)
   return
 }
 
@@ -188,7 +188,7 @@ func.func @invert_positions_size(%v: tensor<8xi32>) {
 
 func.func @invert_no_values(%v: tensor<8xi32>) {
   // expected-error @+1 {{'neo.invert_index' op the offsets must have at least 2 elements (J + 1 for J >= 1 values), but have 1}}
-  %o, %p = neo.invert_index %v : tensor<8xi32> -> tensor<1xi32>, tensor<8xi32>
+  %o, %p = neo.invert_index of %v : (tensor<8xi32>) -> (tensor<1xi32>, tensor<8xi32>)
   return
 }
 
@@ -196,7 +196,7 @@ func.func @invert_no_values(%v: tensor<8xi32>) {
 
 func.func @invert_owners_without_segments(%v: tensor<8xi32>) {
   // expected-error @+1 {{'neo.invert_index' op without segments has no owners: it has two results}}
-  %o, %p, %r = "neo.invert_index"(%v) : (tensor<8xi32>) -> (tensor<5xi32>, tensor<8xi32>, tensor<8xi32>)
+  %o, %p, %r = "neo.invert_index"(%v) {operandSegmentSizes = array<i32: 1, 0>} : (tensor<8xi32>) -> (tensor<5xi32>, tensor<8xi32>, tensor<8xi32>)
   return
 }
 
@@ -204,7 +204,7 @@ func.func @invert_owners_without_segments(%v: tensor<8xi32>) {
 
 func.func @invert_segments_without_owners(%v: tensor<8xi32>, %s: tensor<3xi32>) {
   // expected-error @+1 {{'neo.invert_index' op with segments needs a third result (the owners)}}
-  %o, %p = "neo.invert_index"(%v, %s) : (tensor<8xi32>, tensor<3xi32>) -> (tensor<5xi32>, tensor<8xi32>)
+  %o, %p = "neo.invert_index"(%v, %s) {operandSegmentSizes = array<i32: 1, 1>} : (tensor<8xi32>, tensor<3xi32>) -> (tensor<5xi32>, tensor<8xi32>)
   return
 }
 
@@ -212,6 +212,22 @@ func.func @invert_segments_without_owners(%v: tensor<8xi32>, %s: tensor<3xi32>) 
 
 func.func @invert_owners_size(%v: tensor<8xi32>, %s: tensor<3xi32>) {
   // expected-error @+1 {{'neo.invert_index' op the owners must have one element per value (8), but have 4}}
-  %o, %p, %r = neo.invert_index %v segments %s : tensor<8xi32>, tensor<3xi32> -> tensor<5xi32>, tensor<8xi32>, tensor<4xi32>
+  %o, %p, %r = neo.invert_index of %v segments %s : (tensor<8xi32>, tensor<3xi32>) -> (tensor<5xi32>, tensor<8xi32>, tensor<4xi32>)
+  return
+}
+
+// -----
+
+func.func @invert_nothing() {
+  // expected-error @+1 {{'neo.invert_index' op needs values to invert, segments, or both}}
+  %o, %p = "neo.invert_index"() {operandSegmentSizes = array<i32: 0, 0>} : () -> (tensor<5xi32>, tensor<8xi32>)
+  return
+}
+
+// -----
+
+func.func @invert_identity_size(%s: tensor<3xi32>) {
+  // expected-error @+1 {{'neo.invert_index' op without values inverts the positions themselves: the offsets must have N + 1 = 9 elements, but have 5}}
+  %o, %p, %r = neo.invert_index segments %s : (tensor<3xi32>) -> (tensor<5xi32>, tensor<8xi32>, tensor<8xi32>)
   return
 }

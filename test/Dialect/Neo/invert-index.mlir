@@ -4,19 +4,28 @@
 
 // neo.invert_index round-trips, with and without segments.
 // CHECK-LABEL: func.func @tokens
-// CHECK: %{{.*}}, %{{.*}} = neo.invert_index %arg0 : tensor<8xi32> -> tensor<101xi32>, tensor<8xi32>
+// CHECK: %{{.*}}, %{{.*}} = neo.invert_index of %arg0 : (tensor<8xi32>) -> (tensor<101xi32>, tensor<8xi32>)
 func.func @tokens(%tok: tensor<8xi32>) -> (tensor<101xi32>, tensor<8xi32>) {
-  %off, %pos = neo.invert_index %tok : tensor<8xi32> -> tensor<101xi32>, tensor<8xi32>
+  %off, %pos = neo.invert_index of %tok : (tensor<8xi32>) -> (tensor<101xi32>, tensor<8xi32>)
   return %off, %pos : tensor<101xi32>, tensor<8xi32>
 }
 
 // CHECK-LABEL: func.func @csr
-// CHECK: neo.invert_index %arg0 segments %arg1 : tensor<40xi64>, tensor<11xi32> -> tensor<11xi32>, tensor<40xi32>, tensor<40xi32>
+// CHECK: neo.invert_index of %arg0 segments %arg1 : (tensor<40xi64>, tensor<11xi32>) -> (tensor<11xi32>, tensor<40xi32>, tensor<40xi32>)
 func.func @csr(%col: tensor<40xi64>, %rowptr: tensor<11xi32>)
     -> (tensor<11xi32>, tensor<40xi32>, tensor<40xi32>) {
-  %off, %pos, %row = neo.invert_index %col segments %rowptr
-      : tensor<40xi64>, tensor<11xi32> -> tensor<11xi32>, tensor<40xi32>, tensor<40xi32>
+  %off, %pos, %row = neo.invert_index of %col segments %rowptr
+      : (tensor<40xi64>, tensor<11xi32>) -> (tensor<11xi32>, tensor<40xi32>, tensor<40xi32>)
   return %off, %pos, %row : tensor<11xi32>, tensor<40xi32>, tensor<40xi32>
+}
+
+// The identity within the rows: each position's row.
+// CHECK-LABEL: func.func @rows
+// CHECK: neo.invert_index segments %arg0 : (tensor<11xi32>) -> (tensor<41xi32>, tensor<40xi32>, tensor<40xi32>)
+func.func @rows(%rowptr: tensor<11xi32>) -> tensor<40xi32> {
+  %off, %pos, %row = neo.invert_index segments %rowptr
+      : (tensor<11xi32>) -> (tensor<41xi32>, tensor<40xi32>, tensor<40xi32>)
+  return %row : tensor<40xi32>
 }
 
 // A pure op: two inversions of one index tensor are one (the gradients of
@@ -25,8 +34,8 @@ func.func @csr(%col: tensor<40xi64>, %rowptr: tensor<11xi32>)
 // CSE-COUNT-1: neo.invert_index
 // CSE-NOT: neo.invert_index
 func.func @shared(%col: tensor<40xi32>) -> (tensor<11xi32>, tensor<11xi32>) {
-  %a, %p = neo.invert_index %col : tensor<40xi32> -> tensor<11xi32>, tensor<40xi32>
-  %b, %q = neo.invert_index %col : tensor<40xi32> -> tensor<11xi32>, tensor<40xi32>
+  %a, %p = neo.invert_index of %col : (tensor<40xi32>) -> (tensor<11xi32>, tensor<40xi32>)
+  %b, %q = neo.invert_index of %col : (tensor<40xi32>) -> (tensor<11xi32>, tensor<40xi32>)
   return %a, %b : tensor<11xi32>, tensor<11xi32>
 }
 

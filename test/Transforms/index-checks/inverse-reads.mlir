@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @embed_grad
 // CHECK-NOT: func.func @embed_grad__index_check
 func.func @embed_grad(%tok: tensor<6xi32>, %dy: tensor<6x4xf32>) -> tensor<10x4xf32> {
-  %off, %pos = neo.invert_index %tok : tensor<6xi32> -> tensor<11xi32>, tensor<6xi32>
+  %off, %pos = neo.invert_index of %tok : (tensor<6xi32>) -> (tensor<11xi32>, tensor<6xi32>)
   %0 = neo.compute ins(%dy : tensor<6x4xf32>)
          indices(%off, %off, %pos : tensor<11xi32>, tensor<11xi32>, tensor<6xi32>)
          space [10, 4] sum [6]
@@ -28,7 +28,7 @@ func.func @embed_grad(%tok: tensor<6xi32>, %dy: tensor<6x4xf32>) -> tensor<10x4x
 // arguments): "reads values of a neo.invert_index result that are not in
 // range by construction: <location>: index #0 of index read #3 ...".
 func.func @short(%tok: tensor<6xi32>, %len: tensor<3xi32>, %x: tensor<4xf32>) -> tensor<10xf32> {
-  %off, %pos = neo.invert_index %tok : tensor<6xi32> -> tensor<11xi32>, tensor<6xi32>
+  %off, %pos = neo.invert_index of %tok : (tensor<6xi32>) -> (tensor<11xi32>, tensor<6xi32>)
   // expected-error @+1 {{index #0 of index read #3 (an intermediate tensor, dim size 3)}}
   %0 = neo.compute ins(%x : tensor<4xf32>)
          indices(%off, %off, %pos, %len : tensor<11xi32>, tensor<11xi32>, tensor<6xi32>, tensor<3xi32>)

@@ -524,11 +524,22 @@ LogicalResult InvertIndexOp::verify() {
       return emitOpError() << what << " of element type i" << width << " cannot hold " << limit;
     return success();
   };
-  FailureOr<int64_t> n = vector(getValues(), "the values");
   FailureOr<int64_t> offsets = vector(getOffsets(), "the offsets");
   FailureOr<int64_t> positions = vector(getPositions(), "the positions");
-  if (failed(n) || failed(offsets) || failed(positions))
+  if (failed(offsets) || failed(positions))
     return failure();
+  FailureOr<int64_t> n = *positions;
+  if (getValues()) {
+    n = vector(getValues(), "the values");
+    if (failed(n))
+      return failure();
+  } else if (!getSegments()) {
+    return emitOpError("needs values to invert, segments, or both");
+  } else if (*offsets != *positions + 1) {
+    return emitOpError() << "without values inverts the positions themselves: the offsets "
+                            "must have N + 1 = "
+                         << *positions + 1 << " elements, but have " << *offsets;
+  }
   if (*offsets < 2)
     return emitOpError() << "the offsets must have at least 2 elements (J + 1 for J >= 1 "
                             "values), but have "

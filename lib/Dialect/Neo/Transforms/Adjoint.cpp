@@ -234,6 +234,8 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   std::optional<InverseReadSolution> inverse;
   if (gather && indirect)
     inverse = solveInverseRead(b, forward, read);
+  else if (gather)
+    inverse = solveRowOwnerRead(b, forward, read);
   if (inverse)
     solution = inverse->dims;
   else if (gather && !indirect)

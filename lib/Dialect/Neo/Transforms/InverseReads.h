@@ -47,6 +47,15 @@ struct InverseReadSolution {
 std::optional<InverseReadSolution> solveInverseRead(OpBuilder &builder, ComputeOp forward,
                                                     unsigned read);
 
+/// For an affine read of an op with a CSR range (`val[e]` in SpMM), whose
+/// exact inverse leaves the row `i` free (a search over every row per
+/// position): the SDDMM-shaped form, where the row is the owner of position
+/// `e` from `neo.invert_index segments %rowptr` (the identity inverted within
+/// the rows), so that `dval[e] = sum(t in off[e] .. off[e + 1]) body at (i =
+/// row[t])` visits one row per position. Nothing when the read is not such.
+std::optional<InverseReadSolution> solveRowOwnerRead(OpBuilder &builder, ComputeOp forward,
+                                                     unsigned read);
+
 } // namespace detail
 } // namespace neo
 } // namespace mlir

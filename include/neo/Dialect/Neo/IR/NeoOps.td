@@ -298,7 +298,7 @@ def Neo_ReturnOp : Neo_Op<"return", [Pure, Terminator, ReturnLike,
 // neo.invert_index
 //===----------------------------------------------------------------------===//
 
-def Neo_InvertIndexOp : Neo_Op<"invert_index", [Pure]> {
+def Neo_InvertIndexOp : Neo_Op<"invert_index", [Pure, AttrSizedOperandSegments]> {
   let summary = "the inverse of an index map, as CSR (a counting sort)";
   let description = [{
     Inverts the map `e -> values[e]` from the positions `[0, N)` of a 1-D
@@ -313,30 +313,35 @@ def Neo_InvertIndexOp : Neo_Op<"invert_index", [Pure]> {
     segment of each kept position (`owners[t]` is the `i` with
     `segments[i] <= positions[t] < segments[i + 1]`). Segments are taken in
     order and clamped to be disjoint and within `[0, N)`: segment `i` covers
-    `[max(segments[i], end of segment i - 1), max(that, min(segments[i + 1], N)))`,
-    which is the segment itself for a well-formed CSR (non-decreasing row
-    pointers from 0 to at most N); for malformed row pointers every output
-    still lies in range.
+    `[lo_i, hi_i)` with `lo_i = clamp(segments[i], hi_(i-1), N)` and
+    `hi_i = clamp(segments[i + 1], lo_i, N)`, which is the segment itself for
+    a well-formed CSR (non-decreasing row pointers from 0 to at most N); for
+    malformed row pointers every output still lies in range.
+
+    Without `of` (only segments), the value of each position is the position
+    itself (J = N): `offsets[e] .. offsets[e + 1]` holds one entry when `e`
+    lies in a segment (none otherwise), and `owners` there is `e`'s row.
 
     It is what `neo-autodiff` builds for the gather form of a gradient
     through index values: `dX[j, f] = sum over e with col[e] == j` becomes a
     reduction over `positions[offsets[j] .. offsets[j + 1]]`, a deterministic
-    gather without atomics (the transposed CSR of a sparse-dense product). As
-    a pure op with one operand it is built once per index tensor and shared
-    (CSE).
+    gather without atomics (the transposed CSR of a sparse-dense product);
+    the identity form gives each nonzero its row (`dval` of SpMM, SDDMM-
+    shaped). As a pure op it is built once per index tensor and shared (CSE).
 
     ```mlir
-    %off, %pos = neo.invert_index %tok : tensor<8xi32> -> tensor<101xi32>, tensor<8xi32>
-    %toff, %tpos, %trow = neo.invert_index %col segments %rowptr
-        : tensor<40xi32>, tensor<11xi32> -> tensor<11xi32>, tensor<40xi32>, tensor<40xi32>
+    %off, %pos = neo.invert_index of %tok : (tensor<8xi32>) -> (tensor<101xi32>, tensor<8xi32>)
+    %toff, %tpos, %trow = neo.invert_index of %col segments %rowptr
+        : (tensor<40xi32>, tensor<11xi32>) -> (tensor<11xi32>, tensor<40xi32>, tensor<40xi32>)
+    %eoff, %epos, %erow = neo.invert_index segments %rowptr
+        : (tensor<11xi32>) -> (tensor<41xi32>, tensor<40xi32>, tensor<40xi32>)
     ```
   }];
-  let arguments = (ins Neo_IndexTensor:$values, Optional<Neo_IndexTensor>:$segments);
+  let arguments = (ins Optional<Neo_IndexTensor>:$values, Optional<Neo_IndexTensor>:$segments);
   let results = (outs Neo_IndexTensor:$offsets, Neo_IndexTensor:$positions,
                       Optional<Neo_IndexTensor>:$owners);
   let assemblyFormat = [{
-    $values (`segments` $segments^)? attr-dict `:` type($values) (`,` type($segments)^)?
-    `->` type($offsets) `,` type($positions) (`,` type($owners)^)?
+    (`of` $values^)? (`segments` $segments^)? attr-dict `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// J: the number of values (the size of `offsets` minus one).
@@ -345,7 +350,7 @@ def Neo_InvertIndexOp : Neo_Op<"invert_index", [Pure]> {
     }
     /// N: the number of positions.
     int64_t getNumPositions() {
-      return ::llvm::cast<::mlir::RankedTensorType>(getValues().getType()).getDimSize(0);
+      return ::llvm::cast<::mlir::RankedTensorType>(getPositions().getType()).getDimSize(0);
     }
   }];
   let hasVerifier = 1;
