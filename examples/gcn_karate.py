@@ -4,8 +4,8 @@ karate club (the graph networkx ships), written as one .neo function over the
 graph's CSR adjacency: the aggregation `sum(e in rowptr[i] .. rowptr[i + 1])`
 reads the neighbours' rows through the column indices, and the loss reads the
 logits at the integer labels. neo-autodiff derives the gradient (the
-transposed aggregation comes out as a scatter over the nonzeros); plain SGD
-trains it. With --compare-torch, the same model in PyTorch (torch.sparse.mm,
+transposed aggregation is a gather over the transposed CSR that
+neo.invert_index builds in compiled code); plain SGD trains it. With --compare-torch, the same model in PyTorch (torch.sparse.mm,
 cross_entropy) trains from the same initial weights, and the losses are
 compared step by step.
 

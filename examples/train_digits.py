@@ -64,7 +64,7 @@ class Trainer:
         return float(loss)
 
     def accuracy(self, x, y):
-        args = [x, dm.one_hot(y)] + [self.params[k] for k in dm.PARAMS]
+        args = [x, dm.labels(y)] + [self.params[k] for k in dm.PARAMS]
         _, logits = self.eval_fn(*args)
         return float((logits.argmax(1) == y).mean())
 
@@ -73,7 +73,7 @@ def batches(x, y, epoch, seed=0):
     order = np.random.default_rng(seed + epoch).permutation(len(x))
     for b in range(len(x) // BATCH):
         idx = order[b * BATCH:(b + 1) * BATCH]
-        yield x[idx], dm.one_hot(y[idx])
+        yield x[idx], dm.labels(y[idx])
 
 
 def progress(epoch, epochs, step, loss, acc=None):

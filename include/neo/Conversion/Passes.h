@@ -9,6 +9,9 @@ namespace arith { class ArithDialect; }
 namespace linalg { class LinalgDialect; }
 namespace math { class MathDialect; }
 namespace tensor { class TensorDialect; }
+namespace vector {
+class VectorDialect;
+}
 
 namespace neo {
 

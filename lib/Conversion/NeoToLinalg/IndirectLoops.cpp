@@ -8,7 +8,10 @@
 // their extents), the pinned dims computed from their equality, the rest of
 // the domain as a condition, and the result accumulated with tensor.extract
 // and tensor.insert (bufferized in place). The work is then proportional to
-// the points of the domain, not of the box.
+// the points of the domain, not of the box. The innermost loop, when it is
+// the result's dense last dim (the feature dim of SpMM, of a CSR gradient),
+// runs on vectors: contiguous reads along it are vector transfers, the body
+// is applied lane-wise, and the rest of the dim runs scalar.
 //
 //===----------------------------------------------------------------------===//
 #include "IndirectLoops.h"
@@ -21,6 +24,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -176,7 +180,9 @@ public:
   LoopEmitter(RewriterBase &rewriter, ComputeOp op, const Plan &plan)
       : b(rewriter), op(op), plan(plan), loc(op.getLoc()), dims(op.getNumDims()),
         bounds(op.getIterationBounds()), symCache(op.getNumIndexReads()),
-        readCache(op.getInputs().size()), boundDims(op.getNumDims()) {}
+        readCache(op.getInputs().size()), boundDims(op.getNumDims()) {
+    analyzeVectorDim();
+  }
 
   Value emit() {
     RankedTensorType type = op.getResultType();
@@ -342,6 +348,13 @@ private:
     }
     // An empty range (hi <= lo) runs no iteration.
     hi = arith::MaxSIOp::create(b, loc, hi, lo);
+    if (static_cast<int>(d) == vecDim && level + 1 == plan.order.size()) {
+      int64_t main = bounds[d] / lanes * lanes;
+      acc = emitVectorLoop(d, acc, main);
+      if (main == bounds[d])
+        return acc;
+      lo = index(main);
+    }
     auto loop = scf::ForOp::create(b, loc, lo, hi, index(1), ValueRange{acc});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -353,6 +366,202 @@ private:
     boundDims.reset(d);
     scf::YieldOp::create(b, loc, next);
     return loop.getResult(0);
+  }
+
+  /// Whether read `i` uses dim `d`.
+  bool readUses(unsigned i, unsigned d) { return readDims(i).test(d); }
+
+  /// Picks the innermost loop's dim for vectors when it is the result's last
+  /// dim, a full box dim that no index value, condition or neo.index uses,
+  /// read only as the last index of reads (contiguous), and the body is
+  /// lane-wise (elementwise ops).
+  void analyzeVectorDim() {
+    unsigned numPar = op.getNumParallelDims();
+    if (plan.order.empty() || numPar == 0)
+      return;
+    unsigned d = plan.order.back();
+    const DimPlan &p = plan.dims[d];
+    if (d != numPar - 1 || p.kind != DimPlan::Box || !p.lower.empty() || !p.upper.empty())
+      return;
+    if (llvm::any_of(plan.dims, [](const DimPlan &q) { return q.kind == DimPlan::Pinned; }))
+      return;
+    Type elem = op.getResultType().getElementType();
+    int64_t width = std::max<int64_t>(1, 512 / elem.getIntOrFloatBitWidth());
+    while (width > 1 && width > bounds[d])
+      width /= 2;
+    if (width < 4)
+      return;
+    for (unsigned j = 0; j < op.getNumIndexReads(); ++j)
+      if (dimsOfSymbol(op, j).test(d))
+        return;
+    std::optional<IntegerSet> domain = op.getDomain();
+    for (unsigned c : plan.rest)
+      if (dimsOf(op, domain->getConstraint(c)).test(d))
+        return;
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      AffineMap map = op.getIndexingMap(i);
+      auto type = cast<RankedTensorType>(input.getType());
+      for (auto [k, e] : llvm::enumerate(map.getResults())) {
+        if (!dimsOf(op, e).test(d))
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (k + 1 != map.getNumResults() || !dim || dim.getPosition() != d ||
+            type.getDimSize(k) < bounds[d])
+          return;
+      }
+    }
+    for (Operation &inner : op.getBodyBlock().without_terminator()) {
+      if (auto idx = dyn_cast<IndexOp>(inner)) {
+        if (idx.getDim() == d)
+          return;
+        continue;
+      }
+      if (isa<IndexReadOp>(inner) || inner.hasTrait<OpTrait::ConstantLike>())
+        continue;
+      if (!inner.hasTrait<OpTrait::Elementwise>() || inner.getNumRegions() != 0 ||
+          inner.getNumResults() != 1 ||
+          !llvm::all_of(inner.getResultTypes(), [](Type t) { return t.isIntOrFloat(); }))
+        return;
+    }
+    vecDim = d;
+    lanes = width;
+  }
+
+  Value broadcast(Value v) {
+    if (isa<VectorType>(v.getType()))
+      return v;
+    return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, v.getType()), v);
+  }
+
+  /// Read `i` at the bound dims as `lanes` elements along its last index
+  /// (the vector dim, in range there), the pad value where its other
+  /// indices leave the operand.
+  Value readVector(unsigned i) {
+    Value input = op.getInputs()[i];
+    AffineMap map = op.getIndexingMap(i);
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<Value> syms;
+    for (unsigned s = 0; s < map.getNumSymbols(); ++s)
+      syms.push_back(symbol(s));
+    Value ok;
+    SmallVector<Value> indices;
+    for (auto [k, e] : llvm::enumerate(map.getResults())) {
+      Value v = affine::expandAffineExpr(b, loc, e, dims, syms);
+      std::optional<Interval> range = getExprRange(e, bounds);
+      if (k + 1 < map.getNumResults() &&
+          (!range || range->lo < 0 || range->hi >= type.getDimSize(k))) {
+        Value okK = arith::AndIOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, index(0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, index(type.getDimSize(k))));
+        ok = ok ? arith::AndIOp::create(b, loc, ok, okK).getResult() : okK;
+        v = arith::MaxSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, v, index(type.getDimSize(k) - 1)), index(0));
+      }
+      indices.push_back(v);
+    }
+    Value pad =
+        arith::ConstantOp::create(b, loc, FloatAttr::get(type.getElementType(), op.getPadValue(i)));
+    Value x =
+        vector::TransferReadOp::create(b, loc, VectorType::get({lanes}, type.getElementType()),
+                                       input, indices, pad, ArrayRef<bool>{true});
+    if (ok && !op.isCheckedRead(i))
+      x = arith::SelectOp::create(b, loc, ok, x, broadcast(pad));
+    return x;
+  }
+
+  /// The vector loop over [0, main) of dim `d`, `lanes` points at a time.
+  Value emitVectorLoop(unsigned d, Value acc, int64_t main) {
+    auto loop = scf::ForOp::create(b, loc, index(0), index(main), index(lanes), ValueRange{acc});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    dims[d] = loop.getInductionVar();
+    Value next = emitVectorPoint(d, loop.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, next);
+    return loop.getResult(0);
+  }
+
+  Value emitVectorPoint(unsigned d, Value acc) {
+    unsigned numPar = op.getNumParallelDims();
+    Value inside;
+    std::optional<IntegerSet> domain = op.getDomain();
+    for (unsigned c : plan.rest) {
+      Value v = expand(domain->getConstraint(c));
+      Value holds = arith::CmpIOp::create(
+          b, loc, domain->isEq(c) ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge, v,
+          index(0));
+      inside = inside ? arith::AndIOp::create(b, loc, inside, holds).getResult() : holds;
+    }
+    auto compute = [&]() -> Value {
+      IRMapping mapping;
+      Block &body = op.getBodyBlock();
+      for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
+        mapping.map(body.getArgument(i), readUses(i, d) ? readVector(i)
+                                         : readCache[i] ? readCache[i]
+                                                        : read(i));
+      for (Operation &inner : body.without_terminator()) {
+        if (auto idx = dyn_cast<IndexOp>(inner)) {
+          mapping.map(idx.getResult(), dims[idx.getDim()]);
+          continue;
+        }
+        if (auto r = dyn_cast<IndexReadOp>(inner)) {
+          mapping.map(r.getResult(), symbol(r.getRead()));
+          continue;
+        }
+        bool lanewise = llvm::any_of(inner.getOperands(), [&](Value v) {
+          return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+        });
+        if (!lanewise) {
+          b.clone(inner, mapping);
+          continue;
+        }
+        // The same op on vectors: every operand broadcast, the result a vector.
+        IRMapping lanes;
+        for (Value v : inner.getOperands())
+          lanes.map(v, broadcast(mapping.lookupOrDefault(v)));
+        Operation *vec = b.clone(inner, lanes);
+        vec->getResult(0).setType(VectorType::get({this->lanes}, inner.getResult(0).getType()));
+        mapping.map(inner.getResult(0), vec->getResult(0));
+      }
+      Value v = broadcast(mapping.lookup(op.getYieldedValue()));
+      SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
+      if (rowDim >= 0)
+        out[rowDim] = index(0);
+      Value old = vector::TransferReadOp::create(
+          b, loc, cast<VectorType>(v.getType()), acc, out,
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(op.getResultType().getElementType())),
+          ArrayRef<bool>{true});
+      Value combined = combine(b, loc, old, v);
+      return vector::TransferWriteOp::create(b, loc, combined, acc, out, ArrayRef<bool>{true})
+          .getResult();
+    };
+    if (!inside)
+      return compute();
+    auto ifOp = scf::IfOp::create(b, loc, acc.getType(), inside, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, compute());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, acc);
+    return ifOp.getResult(0);
+  }
+
+  /// The reduction's combination of the accumulated value and a new one.
+  Value combine(OpBuilder &nb, Location l, Value old, Value v) {
+    switch (op.getKind()) {
+    case ReductionKind::None: return v;
+    case ReductionKind::Sum:
+      // Reassociable, so that an innermost reduction dim (SDDMM's feature
+      // dot product) vectorizes into partial sums, as the linalg path's
+      // reductions do.
+      return arith::AddFOp::create(
+          nb, l, old, v,
+          arith::FastMathFlagsAttr::get(nb.getContext(), arith::FastMathFlags::reassoc |
+                                                             arith::FastMathFlags::contract));
+    case ReductionKind::Prod: return arith::MulFOp::create(nb, l, old, v);
+    case ReductionKind::Max: return arith::MaximumFOp::create(nb, l, old, v);
+    case ReductionKind::Min: return arith::MinimumFOp::create(nb, l, old, v);
+    }
+    return v;
   }
 
   Value emitPoint(Value acc) {
@@ -402,22 +611,7 @@ private:
       if (rowDim >= 0)
         out[rowDim] = index(0); // the forall's slice holds one row
       Value old = tensor::ExtractOp::create(nb, l, acc, out);
-      Value combined;
-      switch (op.getKind()) {
-      case ReductionKind::None: combined = v; break;
-      case ReductionKind::Sum:
-        // Reassociable, so that an innermost reduction dim (SDDMM's feature
-        // dot product) vectorizes into partial sums, as the linalg path's
-        // reductions do.
-        combined = arith::AddFOp::create(
-            nb, l, old, v,
-            arith::FastMathFlagsAttr::get(nb.getContext(), arith::FastMathFlags::reassoc |
-                                                               arith::FastMathFlags::contract));
-        break;
-      case ReductionKind::Prod: combined = arith::MulFOp::create(nb, l, old, v); break;
-      case ReductionKind::Max: combined = arith::MaximumFOp::create(nb, l, old, v); break;
-      case ReductionKind::Min: combined = arith::MinimumFOp::create(nb, l, old, v); break;
-      }
+      Value combined = combine(nb, l, old, v);
       return tensor::InsertOp::create(nb, l, combined, acc, out);
     };
     if (!inside)
@@ -440,6 +634,9 @@ private:
   SmallVector<Value> dims;
   SmallVector<int64_t> bounds;
   int rowDim = -1; // the dim of the enclosing scf.forall, if any
+  // The innermost dim run on vectors of `lanes` elements (-1: none).
+  int vecDim = -1;
+  int64_t lanes = 0;
   // Index values and reads computed at an enclosing loop (null: not yet).
   SmallVector<Value> symCache, readCache;
   llvm::SmallBitVector boundDims;

@@ -89,3 +89,35 @@ func.func @embed(%e: tensor<10x4xf32>, %tok: tensor<6xi32>) -> tensor<6x4xf32> {
   }
   return %0 : tensor<6x4xf32>
 }
+
+// The result's dense last dim (SpMM's features), innermost, runs on vectors:
+// the gathered row and the result row are vector transfers, the value is
+// broadcast, and the 4 features left over run scalar.
+// CHECK-LABEL: func.func @csr_vector
+// CHECK: scf.forall
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK: vector.transfer_read {{.*}} : tensor<10x20xf32>, vector<16xf32>
+// CHECK: vector.broadcast {{.*}} : f32 to vector<16xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: arith.addf {{.*}} fastmath<reassoc,contract> : vector<16xf32>
+// CHECK: vector.transfer_write
+// CHECK: scf.for %{{.*}} = %c16{{.*}} to
+// CHECK: tensor.extract
+func.func @csr_vector(%rowptr: tensor<11xi32>, %col: tensor<40xi32>, %val: tensor<40xf32>,
+                      %x: tensor<10x20xf32>) -> tensor<10x20xf32> {
+  %y = neo.compute ins(%val, %x : tensor<40xf32>, tensor<10x20xf32>)
+         indices(%rowptr, %rowptr, %col : tensor<11xi32>, tensor<11xi32>, tensor<40xi32>)
+         space [10, 20] sum [40]
+         maps [affine_map<(i, f, e)[s0, s1, s2] -> (e)>,
+               affine_map<(i, f, e)[s0, s1, s2] -> (s2, f)>]
+         index_maps [affine_map<(i, f, e) -> (i)>, affine_map<(i, f, e) -> (i + 1)>,
+                     affine_map<(i, f, e) -> (e)>] checked [1]
+         where affine_set<(i, f, e)[s0, s1, s2] : (e - s0 >= 0, s1 - e - 1 >= 0)>
+         -> tensor<10x20xf32> {
+  ^bb0(%v: f32, %a: f32):
+    %m = arith.mulf %v, %a : f32
+    neo.yield %m : f32
+  }
+  return %y : tensor<10x20xf32>
+}

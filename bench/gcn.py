@@ -1,0 +1,254 @@
+"""A two-layer GCN training step at GNN scale (forward, loss against integer
+labels, gradients of both weight matrices) in Neo against PyTorch eager
+(torch.sparse.mm, and a gather + index_add formulation), torch.compile (of
+the index_add formulation: inductor does not compile sparse tensors) and JAX
+(jit of value_and_grad, gather + segment_sum), one and two threads, side by
+side.
+
+    /usr/bin/python3 bench/gcn.py [--nodes 100000] [--edges 1000000]
+        [--features 64] [--hidden 64] [--classes 16] [--rounds 5]
+        [--repeats 3] [--out docs/gcn-benchmarks.md]
+
+Each system runs in its own process (this script re-invokes itself with
+--one), pinned to its threads with taskset and told the count
+(OMP_NUM_THREADS, torch.set_num_threads, XLA's intra-op flag, Neo's
+threads=); the cores used (CPU time / wall time) are reported to check that
+the count took effect. PyTorch and JAX come from the bench venv
+(scripts/bench-env.sh). Every system's loss and gradients are compared with a
+float64 numpy reference first. The graph is bench/spmm.py's (power-law
+degrees), with the symmetric normalization of Kipf & Welling as values.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import spmm  # noqa: E402
+
+SOURCE = """
+def gcn(rowptr: i32[R], col: i32[E], val: f32[E], X: f32[N, F], W1: f32[F, H],
+        W2: f32[H, C], label: i32[N]) -> loss {{
+  XW[i, h] = sum(k) X[i, k] * W1[k, h]
+  A1[i < {n}, h] = relu(sum(e in rowptr[i] .. rowptr[i + 1]) val[e] * XW[col[e], h])
+  HW[i, c] = sum(h) A1[i, h] * W2[h, c]
+  Z[i < {n}, c] = sum(e in rowptr[i] .. rowptr[i + 1]) val[e] * HW[col[e], c]
+  m[i] = max(c) Z[i, c]
+  lse[i] = m[i] + log(sum(c) exp(Z[i, c] - m[i]))
+  loss = sum(i) (lse[i] - Z[i, label[i]]) / {n}
+}}
+"""
+
+SYSTEMS = ["neo", "torch-sparse", "torch-index_add", "torch.compile", "jax"]
+
+
+def problem(args):
+    rowptr, col, _, x = spmm.graph(args.nodes, args.edges, args.features)
+    n = len(rowptr) - 1
+    deg = np.diff(rowptr).astype(np.float64)
+    rows = np.repeat(np.arange(n), np.diff(rowptr))
+    # D^-1/2 A D^-1/2 by the row degrees of both ends (col's rows have degree >= 1).
+    val = (1.0 / np.sqrt(deg[rows] * deg[col])).astype(np.float32)
+    rng = np.random.default_rng(3)
+    w1 = (rng.standard_normal((args.features, args.hidden)) / np.sqrt(args.features))
+    w2 = (rng.standard_normal((args.hidden, args.classes)) / np.sqrt(args.hidden))
+    label = rng.integers(0, args.classes, n).astype(np.int32)
+    return rowptr, col, val, x, w1.astype(np.float32), w2.astype(np.float32), label, rows
+
+
+def reference(p):
+    """Loss and gradients in float64, by hand (independent of every system)."""
+    import scipy.sparse as sp
+    rowptr, col, val, x, w1, w2, label, _ = p
+    n = len(rowptr) - 1
+    a = sp.csr_matrix((val.astype(np.float64), col, rowptr), shape=(n, n))
+    x, w1, w2 = x.astype(np.float64), w1.astype(np.float64), w2.astype(np.float64)
+    pre = a @ (x @ w1)
+    h = np.maximum(pre, 0)
+    z = a @ (h @ w2)
+    zmax = z.max(1, keepdims=True)
+    ez = np.exp(z - zmax)
+    lse = zmax[:, 0] + np.log(ez.sum(1))
+    loss = (lse - z[np.arange(n), label]).sum() / n
+    dz = ez / ez.sum(1, keepdims=True)
+    dz[np.arange(n), label] -= 1
+    dz /= n
+    dhw = a.T @ dz
+    dw2 = h.T @ dhw
+    dpre = (dhw @ w2.T) * (pre > 0)
+    dw1 = x.T @ (a.T @ dpre)
+    return [np.array(loss), dw1, dw2]
+
+
+def one(system, threads, args):
+    p = problem(args)
+    rowptr, col, val, x, w1, w2, label, rows = p
+    n = len(rowptr) - 1
+    compile_s = 0.0
+    res = {}
+    if system == "neo":
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        import neo
+        t0 = time.perf_counter()
+        m = neo.Module.from_source(SOURCE.format(n=n), name="gcn.neo", sizes={
+            "R": n + 1, "E": len(col), "N": n, "F": args.features, "H": args.hidden,
+            "C": args.classes})
+        f = neo.grad(m, "gcn", wrt=[4, 5], options="threads=%d" % threads)
+        compile_s = time.perf_counter() - t0
+        one_ = np.array(1.0, np.float32)
+
+        def run():
+            res["out"] = f(rowptr, col, val, x, w1, w2, label, one_)
+        got = lambda: res["out"]  # noqa: E731
+    elif system == "jax":
+        os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=%s intra_op_parallelism_threads=%d"
+                                   % ("true" if threads > 1 else "false", threads))
+        import jax
+        import jax.numpy as jnp
+        r, c, v, xj, lj = (jnp.asarray(t) for t in (rows, col, val, x, label))
+
+        def loss_fn(w1, w2):
+            def agg(t):
+                return jax.ops.segment_sum(t[c] * v[:, None], r, num_segments=n,
+                                           indices_are_sorted=True)
+            h = jax.nn.relu(agg(xj @ w1))
+            z = agg(h @ w2)
+            lse = jax.nn.logsumexp(z, axis=1)
+            return (lse - z[jnp.arange(n), lj]).sum() / n
+        t0 = time.perf_counter()
+        step = jax.jit(jax.value_and_grad(loss_fn, argnums=(0, 1)))
+        w1j, w2j = jnp.asarray(w1), jnp.asarray(w2)
+        jax.block_until_ready(step(w1j, w2j))
+        compile_s = time.perf_counter() - t0
+
+        def run():
+            res["out"] = jax.block_until_ready(step(w1j, w2j))
+        got = lambda: [np.asarray(res["out"][0]), *map(np.asarray, res["out"][1])]  # noqa: E731
+    else:
+        import torch
+        torch.set_num_threads(threads)
+        xt, lt = torch.from_numpy(x), torch.from_numpy(label.astype(np.int64))
+        w1t = torch.from_numpy(w1.copy()).requires_grad_()
+        w2t = torch.from_numpy(w2.copy()).requires_grad_()
+        ct, rt, vt = (torch.from_numpy(t) for t in (col.astype(np.int64), rows, val))
+        if system == "torch-sparse":
+            a = torch.sparse_coo_tensor(torch.stack([rt, ct]), vt, (n, n)).coalesce()
+            agg = lambda t: torch.sparse.mm(a, t)  # noqa: E731
+        else:
+            agg = lambda t: torch.zeros(n, t.shape[1]).index_add(  # noqa: E731
+                0, rt, t[ct] * vt[:, None])
+
+        def loss_fn(w1, w2):
+            h = torch.relu(agg(xt @ w1))
+            z = agg(h @ w2)
+            return torch.nn.functional.cross_entropy(z, lt)
+
+        def step():
+            w1t.grad = w2t.grad = None
+            loss = loss_fn(w1t, w2t)
+            loss.backward()
+            return loss
+        if system == "torch.compile":
+            step = torch.compile(step)
+        t0 = time.perf_counter()
+        step()
+        compile_s = time.perf_counter() - t0
+
+        def run():
+            res["out"] = [step().detach(), w1t.grad, w2t.grad]
+        got = lambda: [t.numpy() for t in res["out"]]  # noqa: E731
+    run()
+    ref = reference(p)
+    err = max(float(np.abs(np.asarray(g, np.float64) - r).max() / max(1e-30, np.abs(r).max()))
+              for g, r in zip(got(), ref))
+    ms, cores = spmm.time_it(run, args.rounds)
+    print(json.dumps({"ms": ms, "cores": cores, "err": err, "compile_s": compile_s,
+                      "nnz": int(len(col)), "loss": float(np.asarray(got()[0]))}))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--nodes", type=int, default=100000)
+    p.add_argument("--edges", type=int, default=1000000)
+    p.add_argument("--features", type=int, default=64)
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--classes", type=int, default=16)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--repeats", type=int, default=3,
+                   help="processes per system, alternated; the median is reported")
+    p.add_argument("--systems", default=",".join(SYSTEMS))
+    p.add_argument("--out", default="")
+    p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
+    args = p.parse_args()
+    if args.one:
+        return one(args.one[0], int(args.one[1]), args)
+    venv = spmm.VENV_PY if os.path.exists(spmm.VENV_PY) else sys.executable
+    runs = {}
+    systems = args.systems.split(",")
+    for rep in range(args.repeats):
+        for threads in (int(t) for t in args.threads.split(",")):
+            for system in systems:
+                py = "/usr/bin/python3" if system == "neo" else venv
+                env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                           OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+                cmd = ["taskset", "-c", ",".join(str(c) for c in range(threads)), py,
+                       os.path.abspath(__file__), "--one", system, str(threads)]
+                for k in ("nodes", "edges", "features", "hidden", "classes", "rounds"):
+                    cmd += ["--" + k, str(getattr(args, k))]
+                out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+                if out.returncode != 0:
+                    print(out.stderr, file=sys.stderr)
+                    sys.exit("%s failed" % system)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                runs.setdefault((threads, system), []).append(r)
+                print("round %d %-16s %d thread(s): %8.2f ms  cores %.2f  err %.1e  "
+                      "compile %.2f s" % (rep, system, threads, r["ms"], r["cores"], r["err"],
+                                          r["compile_s"]), flush=True)
+    model, isa = spmm.cpu_model()
+    lines = ["# GCN training step", "",
+             "Machine: %s, %s, %d cores. Two-layer GCN (Kipf & Welling), %d nodes, %d "
+             "nonzeros (Zipf degrees), %d -> %d -> %d features, f32, cross-entropy against "
+             "integer labels; a step is the forward, the loss and the gradients of both "
+             "weight matrices." % (model, isa, os.cpu_count(), args.nodes,
+                                   runs[next(iter(runs))][0]["nnz"], args.features,
+                                   args.hidden, args.classes), "",
+             "Command: `/usr/bin/python3 bench/gcn.py --nodes %d --edges %d --features %d "
+             "--hidden %d --classes %d --rounds %d --repeats %d --out %s`" % (
+                 args.nodes, args.edges, args.features, args.hidden, args.classes,
+                 args.rounds, args.repeats, args.out), "",
+             "Each system ran in %d processes, alternated with the others; a process times "
+             "the median of %d steps after one warm-up step (which compiles), and the table "
+             "gives the median process (all of them in the last column). The loss and both "
+             "gradients of every system are checked against a float64 numpy reference "
+             "(max error relative to the largest value of each). Cores: CPU time / wall "
+             "time of the timed steps. Compile: Neo's import, autodiff and CPU pipeline; "
+             "JAX's and torch.compile's first call." % (args.repeats, args.rounds), "",
+             "| threads | system | ms | this / neo | cores | max rel. error | compile s | "
+             "all ms |", "|---|---|---|---|---|---|---|---|"]
+    for threads in sorted({t for t, _ in runs}):
+        med = {}
+        for system in systems:
+            rs = sorted(runs[(threads, system)], key=lambda r: r["ms"])
+            med[system] = dict(rs[len(rs) // 2], all_ms=[r["ms"] for r in rs])
+        for system in systems:
+            r = med[system]
+            lines.append("| %d | %s | %.1f | %.2f | %.2f | %.1e | %.2f | %s |" % (
+                threads, system, r["ms"], r["ms"] / med["neo"]["ms"], r["cores"], r["err"],
+                r["compile_s"], ", ".join("%.1f" % x for x in r["all_ms"])))
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
