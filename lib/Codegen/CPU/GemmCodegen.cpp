@@ -58,6 +58,16 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     bTransposing = !bRowsContiguous && LB.lastRole() == 3 && elem.isF32() && V % 8 == 0 &&
                    succeeded(LB.type.getStridesAndOffset(strides, offset)) && strides.back() == 1;
   }
+  // A with m innermost at unit stride (A^T * B: a weight gradient's X^T)
+  // packs a row of a micro-panel (MR consecutive m at one k) by one vector
+  // load, where element-by-element packing would read each element alone.
+  bool aRowsAlongM = false;
+  {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    aRowsAlongM = LA.lastRole() == 1 && succeeded(LA.type.getStridesAndOffset(strides, offset)) &&
+                  strides.back() == 1;
+  }
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
   schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
@@ -150,6 +160,33 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
         Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
         // Pack A (rows past M read as zeros).
         g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
+          std::optional<OpBuilder::InsertionGuard> edgeGuard;
+          if (aRowsAlongM) {
+            // Whole panels: one vector of MR rows per depth.
+            Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
+            auto rowsType = VectorType::get({MR}, elem);
+            auto packRows = [&]() {
+              g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+                Value v = vector::LoadOp::create(b, loc, rowsType, A,
+                                                 LA.indices(bi, row0, Value(), g.add(kc, k)));
+                vector::StoreOp::create(b, loc, v, Ap, ValueRange{ib, k, g.idx(0)});
+              });
+            };
+            if (mExact) {
+              packRows();
+              return;
+            }
+            auto ifOp = scf::IfOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)),
+                                          /*withElse=*/true);
+            {
+              OpBuilder::InsertionGuard ig(b);
+              b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+              packRows();
+            }
+            // The last, partial panel element by element (below).
+            edgeGuard.emplace(b);
+            b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          }
           for (int64_t r = 0; r < MR; ++r) {
             Value rowIdx = g.add(g.add(ic, g.mul(ib, g.idx(MR))), g.idx(r));
             Value clamped = mExact ? rowIdx : g.min(rowIdx, g.idx(M - 1));
