@@ -23,14 +23,17 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using namespace mlir::neo;
 
 int64_t mlir::neo::cpuGemmVectorWidth(Type type) { return type.isF32() ? 16 : 8; }
 
+bool mlir::neo::hostPrefersBInPlace() { return llvm::sys::getHostCPUName().starts_with("znver"); }
+
 LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                      const GemmSchedule &s) {
+                                      const GemmSchedule &s, bool bInPlace) {
   FailureOr<GemmAnalysis> analysis = analyzeGemmOperands(op, &rewriter);
   if (failed(analysis))
     return failure();
@@ -79,7 +82,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   // The micro-kernel then reads B's rows in place, where the hardware
   // prefetcher overlaps that stream with the FMAs.
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
-  bool bDirect = bRowsContiguous && nExact && M <= MC && K * N * elemBytes >= (int64_t(1) << 21);
+  bool bDirect =
+      bInPlace && bRowsContiguous && nExact && M <= MC && K * N * elemBytes >= (int64_t(1) << 21);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);

@@ -227,21 +227,23 @@ private:
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
   }
 
-  /// Read `i` at the bound dims: clamped into its operand, the pad value
-  /// outside unless it is checked (the index checks report those).
-  Value read(unsigned i) {
-    Value input = op.getInputs()[i];
+  /// The indices of read `i` at the bound dims, each clamped into its
+  /// operand where it may leave it; `ok` (null when none may) says whether
+  /// all lie inside. With `vectorDim`, the last index is left as it is (the
+  /// vector dim, in range there).
+  SmallVector<Value> readIndices(unsigned i, Value &ok, bool vectorDim = false) {
     AffineMap map = op.getIndexingMap(i);
-    auto type = cast<RankedTensorType>(input.getType());
+    auto type = cast<RankedTensorType>(op.getInputs()[i].getType());
     SmallVector<Value> syms;
     for (unsigned s = 0; s < map.getNumSymbols(); ++s)
       syms.push_back(symbol(s));
-    Value ok;
+    ok = Value();
     SmallVector<Value> indices;
     for (auto [k, e] : llvm::enumerate(map.getResults())) {
       Value v = affine::expandAffineExpr(b, loc, e, dims, syms);
       std::optional<Interval> range = getExprRange(e, bounds);
-      if (!range || range->lo < 0 || range->hi >= type.getDimSize(k)) {
+      bool last = k + 1 == map.getNumResults();
+      if (!(vectorDim && last) && (!range || range->lo < 0 || range->hi >= type.getDimSize(k))) {
         Value okK = arith::AndIOp::create(
             b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, index(0)),
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, index(type.getDimSize(k))));
@@ -251,6 +253,16 @@ private:
       }
       indices.push_back(v);
     }
+    return indices;
+  }
+
+  /// Read `i` at the bound dims: clamped into its operand, the pad value
+  /// outside unless it is checked (the index checks report those).
+  Value read(unsigned i) {
+    Value input = op.getInputs()[i];
+    auto type = cast<RankedTensorType>(input.getType());
+    Value ok;
+    SmallVector<Value> indices = readIndices(i, ok);
     Value x = tensor::ExtractOp::create(b, loc, input, indices);
     if (ok && !op.isCheckedRead(i)) {
       Value pad = arith::ConstantOp::create(
@@ -438,27 +450,9 @@ private:
   /// indices leave the operand.
   Value readVector(unsigned i) {
     Value input = op.getInputs()[i];
-    AffineMap map = op.getIndexingMap(i);
     auto type = cast<RankedTensorType>(input.getType());
-    SmallVector<Value> syms;
-    for (unsigned s = 0; s < map.getNumSymbols(); ++s)
-      syms.push_back(symbol(s));
     Value ok;
-    SmallVector<Value> indices;
-    for (auto [k, e] : llvm::enumerate(map.getResults())) {
-      Value v = affine::expandAffineExpr(b, loc, e, dims, syms);
-      std::optional<Interval> range = getExprRange(e, bounds);
-      if (k + 1 < map.getNumResults() &&
-          (!range || range->lo < 0 || range->hi >= type.getDimSize(k))) {
-        Value okK = arith::AndIOp::create(
-            b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, index(0)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, index(type.getDimSize(k))));
-        ok = ok ? arith::AndIOp::create(b, loc, ok, okK).getResult() : okK;
-        v = arith::MaxSIOp::create(
-            b, loc, arith::MinSIOp::create(b, loc, v, index(type.getDimSize(k) - 1)), index(0));
-      }
-      indices.push_back(v);
-    }
+    SmallVector<Value> indices = readIndices(i, ok, /*vectorDim=*/true);
     Value pad =
         arith::ConstantOp::create(b, loc, FloatAttr::get(type.getElementType(), op.getPadValue(i)));
     Value x =
@@ -480,17 +474,24 @@ private:
     return loop.getResult(0);
   }
 
-  Value emitVectorPoint(unsigned d, Value acc) {
-    unsigned numPar = op.getNumParallelDims();
-    Value inside;
+  /// Whether the domain's constraints left as a condition hold at the
+  /// bound dims; null when there are none.
+  Value restHolds() {
+    Value holds;
     std::optional<IntegerSet> domain = op.getDomain();
     for (unsigned c : plan.rest) {
       Value v = expand(domain->getConstraint(c));
-      Value holds = arith::CmpIOp::create(
+      Value h = arith::CmpIOp::create(
           b, loc, domain->isEq(c) ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge, v,
           index(0));
-      inside = inside ? arith::AndIOp::create(b, loc, inside, holds).getResult() : holds;
+      holds = holds ? arith::AndIOp::create(b, loc, holds, h).getResult() : h;
     }
+    return holds;
+  }
+
+  Value emitVectorPoint(unsigned d, Value acc) {
+    unsigned numPar = op.getNumParallelDims();
+    Value inside = restHolds();
     auto compute = [&]() -> Value {
       IRMapping mapping;
       Block &body = op.getBodyBlock();
@@ -580,13 +581,8 @@ private:
       dims[d] = arith::MaxSIOp::create(
           b, loc, arith::MinSIOp::create(b, loc, v, index(bounds[d] - 1)), index(0));
     }
-    std::optional<IntegerSet> domain = op.getDomain();
-    for (unsigned c : plan.rest) {
-      Value v = expand(domain->getConstraint(c));
-      conjoin(arith::CmpIOp::create(
-          b, loc, domain->isEq(c) ? arith::CmpIPredicate::eq : arith::CmpIPredicate::sge, v,
-          index(0)));
-    }
+    if (Value holds = restHolds())
+      conjoin(holds);
     auto compute = [&](OpBuilder &nb, Location l) -> Value {
       IRMapping mapping;
       Block &body = op.getBodyBlock();

@@ -1,5 +1,8 @@
 // (The default schedules checked here are the AVX-512 ones: cpu=x86-64-v4.)
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile{b-in-place=on}))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile{b-in-place=off}))' | FileCheck %s --check-prefix=OFF
+// RUN: not neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile{b-in-place=maybe}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: neo-tile: b-in-place must be auto, on or off, not 'maybe'
 
 // neo-tile on contractions, with the default schedule (no neo.schedule, no
 // options): BLIS-style packed GEMMs. The register tile is 8 x 32 (two f32
@@ -122,6 +125,10 @@ func.func @matmul_transpose_b(%a: memref<32x20xf32>, %b: memref<64x20xf32>, %c: 
 // One block of rows (M = 20 <= mc) and a B of 2.3 MiB (600 x 1024): B is
 // read in place by the micro-kernel (vector loads of B's rows in the k loop),
 // with no B panel and no packing loop; A is packed as usual.
+// With b-in-place=off (the default on hosts other than AMD Zen), B is
+// packed into panels as for any other GEMM.
+// OFF-LABEL: func.func @matmul_small_m
+// OFF: memref.alloc() {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}x32xf32>
 // CHECK-LABEL: func.func @matmul_small_m
 // CHECK-SAME: (%[[A:.+]]: memref<20x600xf32>, %[[B:.+]]: memref<600x1024xf32>, %[[C:.+]]: memref<20x1024xf32>)
 // CHECK-NOT: memref<16x512x32xf32>

@@ -47,9 +47,14 @@ int64_t cpuGemmVectorWidth(Type type);
 /// If `op` is a contraction that the GEMM generator handles (analyzeGemm
 /// accepts it, with f32 or f64 operands of one element type), replaces it by
 /// packed, register-blocked loops. Returns failure (and leaves the op)
-/// otherwise.
+/// otherwise. `bInPlace`: a GEMM of one block of rows and a B of 2 MiB or
+/// more reads B's rows in the micro-kernel instead of packing them.
 LogicalResult generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                           const GemmSchedule &schedule);
+                           const GemmSchedule &schedule, bool bInPlace = false);
+
+/// neo-tile's `b-in-place=auto`: whether this host's memory system favours
+/// streaming a large B in place (AMD Zen cores: measured; others: not).
+bool hostPrefersBInPlace();
 
 /// If `op` is a bilinear generic (`out + a * b` with `a` and `b` computed from
 /// reads, possibly padded or under a domain constraint: convolutions forward
