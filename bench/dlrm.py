@@ -28,6 +28,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
+import sidebyside  # noqa: E402
 import spmm  # noqa: E402
 
 SYSTEMS = ["neo", "torch", "torch.compile"]
@@ -88,10 +89,7 @@ def main():
     ap.add_argument("--batch", type=int, default=2048)
     ap.add_argument("--vocab", default="100000,50000")
     ap.add_argument("--ids", default="40960,20480")
-    ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default="")
+    sidebyside.add_run_options(ap, rounds=20)
     ap.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
     args = ap.parse_args()
@@ -133,21 +131,14 @@ def main():
              "| threads | system | ms | this / neo | cores | error | compile s | all ms |",
              "|---|---|---|---|---|---|---|---|"]
     for threads in sorted({t for t, _ in runs}):
-        med = {}
-        for system in SYSTEMS:
-            rs = sorted(runs[(threads, system)], key=lambda r: r["ms"])
-            med[system] = dict(rs[len(rs) // 2], all_ms=[r["ms"] for r in rs])
+        med = {system: sidebyside.median_process(runs[(threads, system)]) for system in SYSTEMS}
         for system in SYSTEMS:
             r = med[system]
             lines.append("| %d | %s | %.2f | %.2f | %.2f | %s | %.2f | %s |" % (
                 threads, system, r["ms"], r["ms"] / med["neo"]["ms"], r["cores"],
                 "%.1e" % r["err"] if r["err"] >= 0 else "", r["compile_s"],
                 ", ".join("%.2f" % x for x in r["all_ms"])))
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    sidebyside.write_report(lines, args.out)
 
 
 if __name__ == "__main__":

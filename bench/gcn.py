@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import sidebyside  # noqa: E402
 import spmm  # noqa: E402
 
 SOURCE = """
@@ -180,12 +181,8 @@ def main():
     p.add_argument("--features", type=int, default=64)
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--classes", type=int, default=16)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--threads", default="1,2")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="processes per system, alternated; the median is reported")
+    sidebyside.add_run_options(p, rounds=5)
     p.add_argument("--systems", default=",".join(SYSTEMS))
-    p.add_argument("--out", default="")
     p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
     args = p.parse_args()
     if args.one:
@@ -234,20 +231,13 @@ def main():
              "| threads | system | ms | this / neo | cores | max rel. error | compile s | "
              "all ms |", "|---|---|---|---|---|---|---|---|"]
     for threads in sorted({t for t, _ in runs}):
-        med = {}
-        for system in systems:
-            rs = sorted(runs[(threads, system)], key=lambda r: r["ms"])
-            med[system] = dict(rs[len(rs) // 2], all_ms=[r["ms"] for r in rs])
+        med = {system: sidebyside.median_process(runs[(threads, system)]) for system in systems}
         for system in systems:
             r = med[system]
             lines.append("| %d | %s | %.1f | %.2f | %.2f | %.1e | %.2f | %s |" % (
                 threads, system, r["ms"], r["ms"] / med["neo"]["ms"], r["cores"], r["err"],
                 r["compile_s"], ", ".join("%.1f" % x for x in r["all_ms"])))
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    sidebyside.write_report(lines, args.out)
 
 
 if __name__ == "__main__":

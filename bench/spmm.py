@@ -29,6 +29,8 @@ import time
 
 import numpy as np
 
+import sidebyside
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 VENV_PY = os.path.expanduser("~/.cache/neo/bench-venv/bin/python")
@@ -153,13 +155,9 @@ def main():
     p.add_argument("--nodes", type=int, default=100000)
     p.add_argument("--edges", type=int, default=1000000)
     p.add_argument("--features", type=int, default=64)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--threads", default="1,2")
-    p.add_argument("--repeats", type=int, default=3,
-                   help="processes per system, alternated; the median is reported")
+    sidebyside.add_run_options(p, rounds=5)
     p.add_argument("--backward", action="store_true",
                    help="time the forward and both gradients (dval, dX)")
-    p.add_argument("--out", default="")
     p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
     args = p.parse_args()
     if args.one:
@@ -200,9 +198,8 @@ def main():
         if any("failed" in r for r in rs):
             failed.append((threads, system, rs[0].get("failed", "")))
             continue
-        rs = sorted(rs, key=lambda r: r["ms"])
-        r = dict(rs[len(rs) // 2])
-        r.update(system=system, threads=threads, all_ms=[x["ms"] for x in rs])
+        r = sidebyside.median_process(rs)
+        r.update(system=system, threads=threads)
         rows.append(r)
     model, isa = cpu_model()
     what = "forward and both gradients" if args.backward else "forward"
@@ -236,11 +233,7 @@ def main():
     neo_compile = [r["compile_s"] for r in rows if r["system"] == "neo"]
     lines += ["", "Neo's compile time (import, check functions, CPU pipeline, LLVM): %s s." %
               ", ".join("%.2f" % c for c in neo_compile), ""]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+    sidebyside.write_report(lines, args.out)
 
 
 if __name__ == "__main__":
