@@ -189,17 +189,18 @@ public:
     Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     Value identity = arith::ConstantOp::create(
         b, loc, FloatAttr::get(type.getElementType(), ComputeOp::getIdentity(op.getKind())));
-    Value init = linalg::FillOp::create(b, loc, identity, empty).getResult(0);
     // Without pinned dims, every point of the outermost loop (a parallel
     // dim) writes its own slice of the result: an scf.forall over it, each
-    // iteration computing its slice (threads when the pipeline has them).
+    // iteration filling its slice with the identity (while it is in cache:
+    // no pass over the whole result first) and computing it (threads when
+    // the pipeline has them).
     bool pinned =
         llvm::any_of(plan.dims, [](const DimPlan &p) { return p.kind == DimPlan::Pinned; });
     unsigned first = plan.order.empty() ? 0 : plan.order.front();
     if (pinned || plan.order.empty() || first >= op.getNumParallelDims() ||
         plan.dims[first].kind != DimPlan::Box || bounds[first] < 2)
-      return emitLevel(0, init);
-    return emitRows(first, init);
+      return emitLevel(0, linalg::FillOp::create(b, loc, identity, empty).getResult(0));
+    return emitRows(first, empty, identity);
   }
 
 private:
@@ -317,9 +318,10 @@ private:
     return affine::expandAffineExpr(b, loc, e, dims, syms);
   }
 
-  /// An scf.forall over dim `d`: iteration i computes the slice d = i of the
-  /// result (rank kept, extent 1) with the inner loops.
-  Value emitRows(unsigned d, Value init) {
+  /// An scf.forall over dim `d`: iteration i fills the slice d = i of the
+  /// result (rank kept, extent 1) with `identity` and computes it with the
+  /// inner loops.
+  Value emitRows(unsigned d, Value init, Value identity) {
     auto type = cast<RankedTensorType>(init.getType());
     auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(bounds[d])},
                                         ValueRange{init}, std::nullopt, /*bodyBuilderFn=*/nullptr);
@@ -333,7 +335,11 @@ private:
       strides.push_back(b.getIndexAttr(1));
     }
     Value out = forall.getRegionIterArgs()[0];
-    Value slice = tensor::ExtractSliceOp::create(b, loc, out, offsets, sizes, strides);
+    Value slice =
+        linalg::FillOp::create(
+            b, loc, identity,
+            tensor::ExtractSliceOp::create(b, loc, out, offsets, sizes, strides).getResult())
+            .getResult(0);
     dims[d] = i;
     rowDim = d;
     boundDims.set(d);

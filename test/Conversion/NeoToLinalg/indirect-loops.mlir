@@ -3,14 +3,16 @@
 // pins a parallel dim to one (a scatter-add) become loop nests that visit
 // only the domain's points, not the whole box.
 
-// SpMM: an scf.forall over the rows i (each computes its row: threads), the
-// row's bounds read once, e from rowptr[i] to rowptr[i + 1] (clamped to
-// [0, 9)) with col[e] and val[e] read once per nonzero, then the dense dim f
-// innermost.
+// SpMM: an scf.forall over the rows i (each fills and computes its row:
+// threads; the result is not filled first), the row's bounds read once, e
+// from rowptr[i] to rowptr[i + 1] (clamped to [0, 9)) with col[e] and val[e]
+// read once per nonzero, then the dense dim f innermost.
 // CHECK-LABEL: func.func @csr
-// CHECK: %[[INIT:.*]] = linalg.fill
+// CHECK: %[[INIT:.*]] = tensor.empty
+// CHECK-NOT: linalg.fill
 // CHECK: scf.forall (%[[I:.*]]) in (4) shared_outs(%[[OUT:.*]] = %[[INIT]])
-// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [1, 3] [1, 1]
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [1, 3] [1, 1]
+// CHECK: %[[ROW:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[SLICE]] : tensor<1x3xf32>)
 // CHECK: tensor.extract %arg0[
 // CHECK: tensor.extract %arg0[
 // CHECK: scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[ROW]])
