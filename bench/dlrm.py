@@ -16,7 +16,6 @@ eager's (float32, same weights, same batch) before anything is timed.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -96,25 +95,13 @@ def main():
     if args.one:
         return one(args.one[0], int(args.one[1]), args)
     venv = spmm.VENV_PY if os.path.exists(spmm.VENV_PY) else sys.executable
-    runs = {}
-    for rep in range(args.repeats):
-        for threads in (int(t) for t in args.threads.split(",")):
-            for system in SYSTEMS:
-                # Neo runs under the venv's Python too: its check needs PyTorch.
-                cmd = ["taskset", "-c", ",".join(str(c) for c in range(threads)), venv,
-                       os.path.abspath(__file__), "--one", system, str(threads),
-                       "--batch", str(args.batch), "--vocab", args.vocab, "--ids", args.ids,
-                       "--rounds", str(args.rounds)] + (["--check"] if system == "neo" else [])
-                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-                out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-                if out.returncode != 0:
-                    print(out.stderr, file=sys.stderr)
-                    sys.exit("%s failed" % system)
-                r = json.loads(out.stdout.strip().splitlines()[-1])
-                runs.setdefault((threads, system), []).append(r)
-                print("round %d %-14s %d thread(s): %8.2f ms  cores %.2f  compile %.2f s%s" % (
-                    rep, system, threads, r["ms"], r["cores"], r["compile_s"],
-                    "  err vs torch %.1e" % r["err"] if r["err"] >= 0 else ""), flush=True)
+
+    def command(system, threads):
+        # Neo runs under the venv's Python too: its check needs PyTorch.
+        return [venv, os.path.abspath(__file__), "--one", system, str(threads),
+                "--batch", str(args.batch), "--vocab", args.vocab, "--ids", args.ids,
+                "--rounds", str(args.rounds)] + (["--check"] if system == "neo" else [])
+    runs = sidebyside.run_processes(SYSTEMS, args, command)
     model, isa = spmm.cpu_model()
     lines = ["# DLRM-like training step", "",
              "Machine: %s, %s, %d cores. examples/dlrm.py's model at batch %d, tables of %s "

@@ -21,7 +21,6 @@ degrees), with the symmetric normalization of Kipf & Welling as values.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -188,27 +187,15 @@ def main():
     if args.one:
         return one(args.one[0], int(args.one[1]), args)
     venv = spmm.VENV_PY if os.path.exists(spmm.VENV_PY) else sys.executable
-    runs = {}
     systems = args.systems.split(",")
-    for rep in range(args.repeats):
-        for threads in (int(t) for t in args.threads.split(",")):
-            for system in systems:
-                py = "/usr/bin/python3" if system == "neo" else venv
-                env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                           OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-                cmd = ["taskset", "-c", ",".join(str(c) for c in range(threads)), py,
-                       os.path.abspath(__file__), "--one", system, str(threads)]
-                for k in ("nodes", "edges", "features", "hidden", "classes", "rounds"):
-                    cmd += ["--" + k, str(getattr(args, k))]
-                out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-                if out.returncode != 0:
-                    print(out.stderr, file=sys.stderr)
-                    sys.exit("%s failed" % system)
-                r = json.loads(out.stdout.strip().splitlines()[-1])
-                runs.setdefault((threads, system), []).append(r)
-                print("round %d %-16s %d thread(s): %8.2f ms  cores %.2f  err %.1e  "
-                      "compile %.2f s" % (rep, system, threads, r["ms"], r["cores"], r["err"],
-                                          r["compile_s"]), flush=True)
+
+    def command(system, threads):
+        py = "/usr/bin/python3" if system == "neo" else venv
+        cmd = [py, os.path.abspath(__file__), "--one", system, str(threads)]
+        for k in ("nodes", "edges", "features", "hidden", "classes", "rounds"):
+            cmd += ["--" + k, str(getattr(args, k))]
+        return cmd
+    runs = sidebyside.run_processes(systems, args, command)
     model, isa = spmm.cpu_model()
     lines = ["# GCN training step", "",
              "Machine: %s, %s, %d cores. Two-layer GCN (Kipf & Welling), %d nodes, %d "

@@ -75,9 +75,13 @@ struct UnshareFilledInits : public PassWrapper<UnshareFilledInits, OperationPass
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
       // The first use keeps the original; the others get a copy of the
-      // empty tensor and the fill right before them.
+      // empty tensor and the fill right before them, in the fill's block
+      // (before the loop holding a nested use: never filled per iteration).
       for (OpOperand *use : llvm::drop_begin(uses)) {
-        OpBuilder b(use->getOwner());
+        Operation *at = fill->getBlock()->findAncestorOpInBlock(*use->getOwner());
+        if (!at)
+          continue;
+        OpBuilder b(at);
         Operation *newEmpty = b.clone(*empty);
         IRMapping map;
         map.map(empty.getResult(), newEmpty->getResult(0));

@@ -25,26 +25,6 @@ using namespace mlir::neo::detail;
 
 namespace {
 
-/// True if `e` uses dim `d` (directly).
-bool usesDim(AffineExpr e, unsigned d) {
-  bool used = false;
-  e.walk([&](AffineExpr sub) {
-    if (auto dim = dyn_cast<AffineDimExpr>(sub); dim && dim.getPosition() == d)
-      used = true;
-  });
-  return used;
-}
-
-/// True if `e` uses symbol `s`.
-bool usesSymbol(AffineExpr e, unsigned s) {
-  bool used = false;
-  e.walk([&](AffineExpr sub) {
-    if (auto sym = dyn_cast<AffineSymbolExpr>(sub); sym && sym.getPosition() == s)
-      used = true;
-  });
-  return used;
-}
-
 /// The CSR row range of dim `e`: `rowptr[i] <= e < rowptr[i + 1]`.
 struct RowRange {
   unsigned rowDim, lowerSymbol, upperSymbol;
@@ -104,10 +84,6 @@ Type indexElementType(OpBuilder &b, int64_t limit) {
   return limit <= std::numeric_limits<int32_t>::max() ? b.getI32Type() : b.getI64Type();
 }
 
-} // namespace
-
-namespace {
-
 /// What both gather forms share: the affine solution of the read's affine
 /// indices, and how the inverse replaces its free dims.
 struct InverseForm {
@@ -153,10 +129,10 @@ int freeDimOf(const IndexSolution &affine, unsigned d) {
     return -1;
   unsigned t = dim.getPosition();
   for (auto [other, expr] : llvm::enumerate(affine.dimExprs))
-    if (other != d && usesDim(expr, t))
+    if (other != d && expr.isFunctionOfDim(t))
       return -1;
   for (AffineExpr c : affine.constraints)
-    if (usesDim(c, t))
+    if (c.isFunctionOfDim(t))
       return -1;
   return t;
 }
@@ -212,15 +188,15 @@ InverseReadSolution finish(OpBuilder &b, const InverseForm &form) {
   auto usedElsewhere = [&](unsigned s) {
     for (AffineMap m : op.getIndexingMapsArray())
       for (AffineExpr expr : m.getResults())
-        if (usesSymbol(expr, s))
+        if (expr.isFunctionOfSymbol(s))
           return true;
     for (unsigned other = 0; other < numForwardSyms; ++other)
       for (AffineExpr expr : op.getIndexMap(other).getResults())
-        if (usesSymbol(expr, s))
+        if (expr.isFunctionOfSymbol(s))
           return true;
     if (domain)
       for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
-        if (!sol.droppedConstraints.test(c) && usesSymbol(domain->getConstraint(c), s))
+        if (!sol.droppedConstraints.test(c) && domain->getConstraint(c).isFunctionOfSymbol(s))
           return true;
     bool inBody = false;
     op.getBodyBlock().walk([&](IndexReadOp r) {
@@ -336,7 +312,7 @@ std::optional<InverseReadSolution> mlir::neo::detail::solveInverseRead(OpBuilder
   SmallVector<int64_t> restShape;
   for (auto [r, expr] : llvm::enumerate(map.getResults()))
     if (static_cast<int>(r) != k) {
-      if (usesDim(expr, e) || (row && usesDim(expr, row->rowDim)))
+      if (expr.isFunctionOfDim(e) || (row && expr.isFunctionOfDim(row->rowDim)))
         return std::nullopt;
       rest.push_back(expr);
       restShape.push_back(operandType.getDimSize(r));
