@@ -19,6 +19,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 
@@ -214,6 +216,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   if (options.threads > 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (options.denormals == DenormalMode::Flush &&
+      llvm::Triple(llvm::sys::getProcessTriple()).isX86())
+    pm.addPass(createNeoFlushDenormals());
   pm.addPass(createCanonicalizerPass());
 }
 

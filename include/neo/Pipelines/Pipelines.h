@@ -14,6 +14,9 @@ class RecordSet;
 } // namespace tuning
 
 /// Options of `neo-lower-to-cpu`.
+/// What the compiled CPU code does with denormal floats.
+enum class DenormalMode { Flush, IEEE };
+
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> useNamedOps{
       *this, "use-named-ops",
@@ -96,6 +99,15 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Target of the tuning records to use (default: the cpu's, e.g. "
                      "x86_64-avx2-znver3/2threads)"),
       llvm::cl::init("")};
+  PassOptions::Option<DenormalMode> denormals{
+      *this, "denormals",
+      llvm::cl::desc("Denormal floats in the compiled code (x86): flush (entry functions run "
+                     "with MXCSR's flush-to-zero and denormals-are-zero bits set, as XLA's "
+                     "runtime does; neo-flush-denormals) or ieee (kept, at the cost of a "
+                     "microcode assist per denormal operand or result)"),
+      llvm::cl::init(DenormalMode::Flush),
+      llvm::cl::values(clEnumValN(DenormalMode::Flush, "flush", "flush to zero (default)"),
+                       clEnumValN(DenormalMode::IEEE, "ieee", "IEEE gradual underflow"))};
   PassOptions::Option<std::string> stopAfter{
       *this, "stop-after",
       llvm::cl::desc("Stop after a phase: 'linalg' (tensors), 'bufferize' "

@@ -347,7 +347,8 @@ static std::string cacheKey(llvm::StringRef source, const EngineOptions &options
   // (llvm-vectorize, llvm-vectorize-limit); padded reads, outlined kernels.
   // v4: allocations through the buffer pool (pooled-buffers), whose symbols
   // only this engine's JIT defines.
-  add("neo-engine-v4");
+  // v5: entry functions flush denormals by default (denormals=flush).
+  add("neo-engine-v5");
   add(source);
   add(options.pipelineOptions);
   add(std::to_string(options.optLevel));
