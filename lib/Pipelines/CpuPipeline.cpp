@@ -148,6 +148,11 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 1: neo -> linalg on tensors.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
                         /*gpu=*/false, options.splitIndexSets, options.splitBorders);
+  if (options.hoistInvariants) {
+    pm.addNestedPass<func::FuncOp>(createNeoHoistInvariants());
+    pm.addPass(createCSEPass());
+    pm.addNestedPass<func::FuncOp>(createNeoShareSubexpressions());
+  }
   if (options.stopAfter == "linalg")
     return;
 

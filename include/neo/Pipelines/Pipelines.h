@@ -42,6 +42,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run convolutions and other bilinear ops as GEMMs that gather their "
                      "operands (neo-tile implicit-gemm)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> hoistInvariants{
+      *this, "hoist-invariants",
+      llvm::cl::desc("Compute values that depend on some of a kernel's loops once per point "
+                     "of those loops, divisions by them as reciprocal multiplications "
+                     "(neo-hoist-invariants), and values that several kernels recompute once "
+                     "(neo-share-subexpressions)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> eqsat{
       *this, "eqsat",
       llvm::cl::desc("Run neo-eqsat-fuse (fusion by equality saturation) first"),

@@ -53,6 +53,8 @@ constexpr int64_t kMaxUnrolledExtent = 7;
 /// Row reductions keep one accumulator per value of a parallel dim this
 /// short (each a vector of V: two ymm registers for f32 on AVX2).
 constexpr int64_t kMaxRowBlock = 4;
+/// Row reductions' main loops carry this many vector accumulators in all.
+constexpr int64_t kSplitAccumulators = 4;
 
 } // namespace
 
@@ -488,6 +490,9 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
         break;
       }
   int64_t numAccs = blockDim ? ranges[*blockDim] : 1;
+  auto initAccumulator = [&]() -> Value {
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(elem), *identity));
+  };
   auto forEachAcc = [&](SmallVector<Value> &ivs, ValueRange accs, Value mask) {
     SmallVector<Value> next;
     for (int64_t k = 0; k < numAccs; ++k) {
@@ -500,16 +505,51 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
 
   // Rows: the vector dim in steps of V (and a masked tail) inside loops over
   // the other reduction dims, all carrying the accumulators.
+  // The main loop carries kSplitAccumulators sets of accumulators, one per
+  // vector of a step of that many vectors (fewer with a row block), so that
+  // consecutive vectors do not wait on one accumulator's latency (4 cycles
+  // per add or max against one issued per cycle); the sets are combined
+  // after it. This reassociates the reduction, as every BLAS does.
+  int64_t splits = std::max<int64_t>(1, kSplitAccumulators / numAccs);
+  while (splits > 1 && R < 2 * splits * V)
+    splits /= 2;
   auto rowLoop = [&](SmallVector<Value> &ivs, SmallVector<Value> accs) -> SmallVector<Value> {
-    int64_t full = R / V * V;
-    auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(full), g.idx(V), accs);
-    {
+    int64_t full = R / V * V, start = 0;
+    if (splits > 1) {
+      int64_t unrolled = R / (splits * V) * (splits * V);
+      SmallVector<Value> sets;
+      for (int64_t u = 0; u < splits; ++u)
+        sets.append(u == 0 ? accs : SmallVector<Value>(numAccs, initAccumulator()));
+      auto loop = scf::ForOp::create(b, loc, g.idx(0), g.idx(unrolled), g.idx(splits * V), sets);
+      {
+        OpBuilder::InsertionGuard lg(b);
+        b.setInsertionPointToStart(loop.getBody());
+        SmallVector<Value> next;
+        for (int64_t u = 0; u < splits; ++u) {
+          ivs[vecDim] =
+              u == 0
+                  ? loop.getInductionVar()
+                  : arith::AddIOp::create(b, loc, loop.getInductionVar(), g.idx(u * V)).getResult();
+          llvm::append_range(
+              next, forEachAcc(ivs, loop.getRegionIterArgs().slice(u * numAccs, numAccs), Value()));
+        }
+        scf::YieldOp::create(b, loc, next);
+      }
+      accs.assign(loop.getResults().begin(), loop.getResults().begin() + numAccs);
+      for (int64_t u = 1; u < splits; ++u)
+        for (int64_t k = 0; k < numAccs; ++k)
+          accs[k] =
+              vector::makeArithReduction(b, loc, *kind, accs[k], loop.getResult(u * numAccs + k));
+      start = unrolled;
+    }
+    if (start < full) {
+      auto loop = scf::ForOp::create(b, loc, g.idx(start), g.idx(full), g.idx(V), accs);
       OpBuilder::InsertionGuard lg(b);
       b.setInsertionPointToStart(loop.getBody());
       ivs[vecDim] = loop.getInductionVar();
       scf::YieldOp::create(b, loc, forEachAcc(ivs, loop.getRegionIterArgs(), Value()));
+      accs.assign(loop.getResults().begin(), loop.getResults().end());
     }
-    accs.assign(loop.getResults().begin(), loop.getResults().end());
     if (full < R) {
       ivs[vecDim] = g.idx(full);
       Value mask = vector::CreateMaskOp::create(b, loc, VectorType::get({V}, b.getI1Type()),
@@ -541,8 +581,7 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
     return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
   };
   auto atPoint = [&](SmallVector<Value> &ivs) {
-    Value init0 = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecOf(elem), *identity));
-    SmallVector<Value> accs = rowNest(ivs, 0, SmallVector<Value>(numAccs, init0));
+    SmallVector<Value> accs = rowNest(ivs, 0, SmallVector<Value>(numAccs, initAccumulator()));
     for (unsigned d : reds)
       ivs[d] = g.idx(0);
     for (int64_t k = 0; k < numAccs; ++k) {

@@ -108,6 +108,59 @@ def NeoFuseElementwise : Pass<"neo-fuse-elementwise", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def NeoHoistInvariants : Pass<"neo-hoist-invariants", "::mlir::func::FuncOp"> {
+  let summary = "Compute the values of a linalg.generic body that depend on some of its loops once, by a generic over those loops";
+  let description = [{
+    In a `linalg.generic` on tensors, a value of the body that depends on
+    only some of the loops is computed again at every point of the others:
+    layernorm's `1 / sqrt(var[i] + eps)` 1024 times per row, softmax's
+    division by its row sum once per element. For each maximal such value
+    whose computation has a division or a math function (a value that depends
+    on no loop is left to constant folding), this pass builds a generic over
+    just the loops it depends on (all parallel, its inputs the body's inputs
+    with their indexing maps restricted to those loops) and makes the
+    original op read its result. Values that depend on the same loops share
+    one generic; CSE merges the same generic built for two ops.
+
+    First, a division `a / b` of f32 or f64 where `b` is invariant along a
+    loop that `a` varies along (or `b` is a constant) becomes `a * (1 / b)`,
+    so that the reciprocal is hoisted: one division per row instead of one
+    per element. The product differs from the quotient by at most one
+    rounding (an ulp); f16 and bf16 keep their divisions, where a second
+    rounding would show.
+
+    Values that depend on the accumulators of a reduction, on ops with
+    regions or side effects, and ops with dynamic loop ranges are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def NeoShareSubexpressions : Pass<"neo-share-subexpressions", "::mlir::func::FuncOp"> {
+  let summary = "Compute a division or math function that several linalg.generic ops recompute once, into a tensor they read";
+  let description = [{
+    After autodiff, a forward value that was never materialized is
+    recomputed by every kernel that needs it: softmax's `exp(x[i, j] -
+    m[i])` by its row sum, its output and the input gradient, three
+    exponentials per element where PyTorch computes one. This pass finds, in
+    the `linalg.generic` ops on tensors of one block, values of the bodies
+    that contain a division or a math function, depend on all the loops, and
+    are the same computation (the same ops on the same tensors through the
+    same indexing maps) over the same loop ranges in two or more ops. Each
+    becomes a generic of its own, before the first op that computes it,
+    whose result the ops read through the identity map. A value is shared
+    only as a whole (what it is computed from goes with it), and only when
+    its tensor has at most `max-bytes` bytes: where it would not stay in
+    cache, writing and reading it again costs more than the recomputation.
+    Run neo-hoist-invariants first, so that loop-invariant parts are gone.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"1048576",
+           "Share values whose tensor has at most this many bytes">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def NeoSplitIndexSets : Pass<"neo-split-index-sets", "::mlir::func::FuncOp"> {
   let summary = "Split linalg.generic ops along a dim at the thresholds their bodies test";
   let description = [{

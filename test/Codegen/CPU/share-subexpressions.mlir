@@ -1,0 +1,88 @@
+// RUN: neo-opt %s -split-input-file -neo-share-subexpressions | FileCheck %s
+// RUN: neo-opt %s -split-input-file -neo-share-subexpressions=max-bytes=1024 | FileCheck %s --check-prefix=SMALL
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// softmax's exp(x[i, j] - m[i]), recomputed by its row sum, its output and
+// (after autodiff) the input gradient, is computed once, before the first
+// of them, and read by all three; what it is computed from (the
+// subtraction) goes with it.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.+]]: tensor<64x32xf32>, %[[M:.+]]: tensor<64xf32>, %[[DY:.+]]: tensor<64x32xf32>)
+// CHECK: %[[E:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[M]] :
+// CHECK: arith.subf
+// CHECK-NEXT: math.exp
+// CHECK: %[[Z:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[E]] :
+// CHECK-NOT: math.exp
+// CHECK: %[[Y:.+]] = linalg.generic {{.*}} ins(%[[Z]], %[[E]] :
+// CHECK-NOT: math.exp
+// CHECK: %[[DX:.+]] = linalg.generic {{.*}} ins(%[[DY]], %[[E]] :
+// CHECK-NOT: math.exp
+// CHECK: return
+// With at most 1 KiB to share (the 8 KiB tensor would be more), nothing is.
+// SMALL-LABEL: func.func @softmax
+// SMALL-COUNT-3: math.exp
+func.func @softmax(%x: tensor<64x32xf32>, %m: tensor<64xf32>, %dy: tensor<64x32xf32>) -> (tensor<64x32xf32>, tensor<64x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %z = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : tensor<64x32xf32>, tensor<64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %d = arith.subf %a, %b : f32
+    %ex = math.exp %d : f32
+    %r = arith.addf %acc, %ex : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %e2 = tensor.empty() : tensor<64x32xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %z : tensor<64x32xf32>, tensor<64xf32>, tensor<64xf32>) outs(%e2 : tensor<64x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %s: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %ex = math.exp %d : f32
+    %r = arith.mulf %ex, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<64x32xf32>
+  %dx = linalg.generic {indexing_maps = [#id, #id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%dy, %x, %m : tensor<64x32xf32>, tensor<64x32xf32>, tensor<64xf32>) outs(%e2 : tensor<64x32xf32>) {
+  ^bb0(%g: f32, %a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %ex = math.exp %d : f32
+    %r = arith.mulf %g, %ex : f32
+    linalg.yield %r : f32
+  } -> tensor<64x32xf32>
+  return %y, %dx : tensor<64x32xf32>, tensor<64x32xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+
+// Not shared: the same exp through different indexing maps (x and its
+// transpose), and a value computed by one op only.
+// CHECK-LABEL: func.func @different
+// CHECK-COUNT-3: math.exp
+func.func @different(%x: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) {
+  %e = tensor.empty() : tensor<32x32xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<32x32xf32>) outs(%e : tensor<32x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.exp %p : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  %b = linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<32x32xf32>) outs(%e : tensor<32x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.exp %p : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<32x32xf32>) outs(%e : tensor<32x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.exp %p : f32
+    linalg.yield %r : f32
+  } -> tensor<32x32xf32>
+  return %a, %b, %c : tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>
+}
