@@ -72,6 +72,18 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
                   strides.back() == 1;
   }
   int64_t MR = s.mr, NR = s.nr, NV = NR / V;
+  // A with k innermost at unit stride (x * W, the common case) packs blocks
+  // of 8 rows x 8 depths of f32 by 8 vector loads along k and one 8x8
+  // transpose, where element-by-element packing made a scalar loop that
+  // LLVM's unroller (on in modules with index reads) turned into blocks of
+  // hundreds of loads and stores, whose scheduling dominated the compile.
+  bool aTransposing = false;
+  {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    aTransposing = !aRowsAlongM && LA.lastRole() == 3 && elem.isF32() && MR % 8 == 0 &&
+                   succeeded(LA.type.getStridesAndOffset(strides, offset)) && strides.back() == 1;
+  }
   schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
   bool nExact = N % NR == 0 && NC % NR == 0;
@@ -165,6 +177,33 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
         // Pack A (rows past M read as zeros).
         g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
           std::optional<OpBuilder::InsertionGuard> edgeGuard;
+          // The depths that the scalar loops below pack (all of them unless
+          // the transposing path packed a prefix).
+          Value kFrom = g.idx(0);
+          if (aTransposing) {
+            Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
+            Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
+            // A partial last panel packs element by element.
+            if (!mExact)
+              k8 = arith::SelectOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)), k8,
+                                           g.idx(0));
+            auto v8 = VectorType::get({8}, elem);
+            g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
+              for (int64_t rb = 0; rb < MR / 8; ++rb) {
+                SmallVector<Value> vs;
+                for (int64_t e = 0; e < 8; ++e) {
+                  Value row = g.add(row0, g.idx(rb * 8 + e));
+                  vs.push_back(vector::LoadOp::create(b, loc, v8, A,
+                                                      LA.indices(bi, row, Value(), g.add(kc, k))));
+                }
+                g.transposeSquare(vs);
+                for (int64_t i = 0; i < 8; ++i)
+                  vector::StoreOp::create(b, loc, vs[i], Ap,
+                                          ValueRange{ib, g.add(k, g.idx(i)), g.idx(rb * 8)});
+              }
+            });
+            kFrom = k8;
+          }
           if (aRowsAlongM) {
             // Whole panels: one vector of MR rows per depth.
             Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
@@ -195,7 +234,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
             Value rowIdx = g.add(g.add(ic, g.mul(ib, g.idx(MR))), g.idx(r));
             Value clamped = mExact ? rowIdx : g.min(rowIdx, g.idx(M - 1));
             Value valid = mExact ? Value() : g.lt(rowIdx, g.idx(M));
-            g.loop(g.idx(0), kcs, g.idx(1), [&](Value k) {
+            g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
               Value v = memref::LoadOp::create(b, loc, A,
                                                LA.indices(bi, clamped, Value(), g.add(kc, k)));
               if (valid)

@@ -115,15 +115,21 @@ static llvm::Error addPackedEntryPoints(llvm::Module &module,
 /// LLVM's vectorized copies of the loops (with their runtime checks and
 /// remainders) made the MLP training step's code 6x larger and its compile
 /// about 3x slower for no speed (docs/performance.md, "Compile time").
+/// With `loopVectorizer` alone, the loop vectorizer (and its interleaving)
+/// runs without the unroller and the SLP vectorizer: for the scalar loops of
+/// index reads, without the unrolled copies whose basic blocks of hundreds
+/// of loads made the DLRM step's machine scheduling quadratic (3.9 s of
+/// compile; 1.3 s with no loop transforms at all, but then the GCN step ran
+/// 22% slower).
 static void optimizeModule(llvm::Module &module, llvm::TargetMachine *machine, unsigned optLevel,
-                           bool loopTransforms) {
+                           bool loopTransforms, bool loopVectorizer) {
   if (optLevel == 0)
     return;
   llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = loopTransforms;
+  tuning.LoopVectorization = loopTransforms || loopVectorizer;
   tuning.SLPVectorization = loopTransforms;
-  tuning.LoopUnrolling = loopTransforms;
-  tuning.LoopInterleaving = loopTransforms;
+  tuning.LoopUnrolling = loopTransforms || loopVectorizer;
+  tuning.LoopInterleaving = loopTransforms || loopVectorizer;
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -234,10 +240,11 @@ codegen::compileToObject(llvm::StringRef source, llvm::ArrayRef<FunctionSignatur
   size_t instructions = 0;
   for (const llvm::Function &f : *llvmModule)
     instructions += f.getInstructionCount();
-  bool loopTransforms = pipelineOptions.llvmVectorize || indexReads ||
+  bool loopTransforms = pipelineOptions.llvmVectorize ||
                         (pipelineOptions.llvmVectorizeLimit > 0 &&
                          instructions <= static_cast<size_t>(pipelineOptions.llvmVectorizeLimit));
-  optimizeModule(*llvmModule, machine->get(), options.optLevel, loopTransforms);
+  optimizeModule(*llvmModule, machine->get(), options.optLevel, loopTransforms,
+                 /*loopVectorizer=*/indexReads);
 
   // The optimized LLVM IR, for debugging code generation.
   if (!options.dumpLLVMPath.empty()) {
