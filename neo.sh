@@ -8,7 +8,8 @@
 #                             compile that network for the CPU, run it forward,
 #                             print its outputs and time, and check them
 #   ./neo.sh test             run every test (lit, gtest)
-#   ./neo.sh bench [opts]     run the benchmark harness (docs/benchmarks.md)
+#   ./neo.sh bench [opts]     run the benchmark harness (docs/benchmarks.md);
+#                             --all first: also SpMM, GCN, DLRM and neo.torch
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 build=${NEO_BUILD_DIR:-$root/build}
@@ -34,14 +35,34 @@ case "$cmd" in
     ;;
   bench)
     shift
+    all=0
+    if [ "${1:-}" = --all ]; then
+      all=1
+      shift
+    fi
     "$root/scripts/build.sh" neo-run neo-opt neo-translate >/dev/null
     # The peers' venv (PyTorch 2.x, JAX from PyPI); created once, then quick.
     # If it cannot be made, the peers show as n/a in the report.
     py=$("$root/scripts/bench-env.sh") || py=
     /usr/bin/python3 "$root/bench/run.py" ${py:+--python "$py"} "$@"
+    if [ $all = 1 ]; then
+      # The workloads with index reads and the PyTorch bridge, each writing
+      # its own page (about 30 minutes more on 2 cores).
+      "$root/scripts/build.sh" NeoCAPI >/dev/null
+      export NEO_LIBRARY="$build/lib/libNeoCAPI.so"
+      /usr/bin/python3 "$root/bench/spmm.py" --out "$root/docs/sparse-benchmarks.md"
+      /usr/bin/python3 "$root/bench/spmm.py" --backward \
+        --out "$root/docs/sparse-benchmarks-backward.md"
+      /usr/bin/python3 "$root/bench/gcn.py" --out "$root/docs/gcn-benchmarks.md"
+      /usr/bin/python3 "$root/bench/dlrm.py" --out "$root/docs/dlrm-benchmarks.md"
+      if [ -n "$py" ]; then
+        "$py" "$root/bench/torch_bridge.py" --threads 1,2 \
+          --out "$root/docs/torch-bridge-benchmarks.md"
+      fi
+    fi
     ;;
   *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

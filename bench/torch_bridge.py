@@ -4,7 +4,7 @@ of examples/torch_milstm.py's model (MI-LSTM on digits rows) with the Neo
 cell against the same model in PyTorch eager and under torch.compile.
 
     NEO_LIBRARY=build/lib/libNeoCAPI.so ~/.cache/neo/bench-venv/bin/python \\
-        bench/torch_bridge.py --threads 1
+        bench/torch_bridge.py --threads 1,2 [--rounds 3] [--out docs/torch-bridge-benchmarks.md]
 
 Each configuration runs in its own process (this script re-invokes itself
 with --one), with torch.set_num_threads and Neo's threads= set to the same
@@ -90,42 +90,70 @@ def one(kind, threads):
     print(json.dumps(result))
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--one", default="")
-    args = p.parse_args()
-    if args.one:
-        return one(args.one, args.threads)
+def report(threads, rounds):
+    """The report's lines for one thread count."""
     kinds = ["tiny-neo", "tiny-torch", "neo", "torch", "neo+compile", "torch+compile"]
     results = {k: [] for k in kinds}
-    for _ in range(args.rounds):
+    cpus = ",".join(str(c) for c in range(threads))
+    for _ in range(rounds):
         for k in kinds:
-            out = subprocess.run([sys.executable, __file__, "--one", k, "--threads",
-                                  str(args.threads)], capture_output=True, text=True,
-                                 env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+            out = subprocess.run(["taskset", "-c", cpus, sys.executable, __file__, "--one", k,
+                                  "--threads", str(threads)], capture_output=True, text=True,
+                                 env=dict(os.environ, OMP_NUM_THREADS=str(threads),
+                                          MKL_NUM_THREADS=str(threads)))
             if out.returncode:
                 print(out.stdout, out.stderr, file=sys.stderr)
                 sys.exit(1)
             results[k].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    med = lambda k, f: statistics.median(r[f] for r in results[k])
-    print("threads %d, torch %s, %d rounds (each its own process)"
-          % (args.threads, results["torch"][0]["torch"], args.rounds))
-    print("tiny op call, forward: neo.torch %.1f us, torch.autograd.Function %.1f us "
-          "(+%.1f us)" % (med("tiny-neo", "forward_us"), med("tiny-torch", "forward_us"),
-                          med("tiny-neo", "forward_us") - med("tiny-torch", "forward_us")))
-    print("tiny op forward+backward: neo.torch %.1f us, torch.autograd.Function %.1f us "
-          "(+%.1f us)" % (med("tiny-neo", "forward_backward_us"),
-                          med("tiny-torch", "forward_backward_us"),
-                          med("tiny-neo", "forward_backward_us")
-                          - med("tiny-torch", "forward_backward_us")))
+    med = lambda k, f: statistics.median(r[f] for r in results[k])  # noqa: E731
+    lines = ["threads %d, torch %s, %d rounds (each its own process)"
+             % (threads, results["torch"][0]["torch"], rounds)]
+    lines.append("tiny op call, forward: neo.torch %.1f us, torch.autograd.Function %.1f us "
+                 "(+%.1f us)" % (med("tiny-neo", "forward_us"), med("tiny-torch", "forward_us"),
+                                 med("tiny-neo", "forward_us") - med("tiny-torch", "forward_us")))
+    lines.append("tiny op forward+backward: neo.torch %.1f us, torch.autograd.Function %.1f us "
+                 "(+%.1f us)" % (med("tiny-neo", "forward_backward_us"),
+                                 med("tiny-torch", "forward_backward_us"),
+                                 med("tiny-neo", "forward_backward_us")
+                                 - med("tiny-torch", "forward_backward_us")))
     for k in ("neo", "torch", "neo+compile", "torch+compile"):
-        print("MI-LSTM H64 B64 T8 training step, %-14s %7.2f ms  (cores used %.2f)"
-              % (k, med(k, "step_ms"), med(k, "cores_used")))
-    print("ratios (PyTorch / Neo): eager %.2fx, torch.compile %.2fx"
-          % (med("torch", "step_ms") / med("neo", "step_ms"),
-             med("torch+compile", "step_ms") / med("neo", "step_ms")))
+        lines.append("MI-LSTM H64 B64 T8 training step, %-14s %7.2f ms  (cores used %.2f)"
+                     % (k, med(k, "step_ms"), med(k, "cores_used")))
+    lines.append("ratios (PyTorch / Neo): eager %.2fx, torch.compile %.2fx"
+                 % (med("torch", "step_ms") / med("neo", "step_ms"),
+                    med("torch+compile", "step_ms") / med("neo", "step_ms")))
+    return lines
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--threads", default="1", help="thread counts, e.g. 1,2")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--out", default="", help="also write the report (markdown) here")
+    p.add_argument("--one", default="")
+    args = p.parse_args()
+    if args.one:
+        return one(args.one, int(args.threads))
+    sys.path.insert(0, HERE)
+    import harness
+    with open("/proc/cpuinfo") as f:
+        model, isa = harness.cpu_info(f.read())
+    lines = ["# neo.torch benchmarks", "",
+             "Generated by `NEO_LIBRARY=%s %s bench/torch_bridge.py --threads %s --rounds %d` "
+             "on %s." % (os.environ.get("NEO_LIBRARY", "(default)"), sys.executable, args.threads,
+                         args.rounds, time.strftime("%Y-%m-%d")),
+             "", "- CPU: %s, %s" % (model, isa),
+             "- Each configuration in its own process, pinned to its threads (taskset) and told "
+             "the count (torch.set_num_threads, Neo's threads=); medians over the rounds. See "
+             "[pytorch.md](pytorch.md#measured) for what is measured.", "", "```"]
+    for t in (int(v) for v in args.threads.split(",")):
+        lines += report(t, args.rounds)
+    lines.append("```")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
 
 
 if __name__ == "__main__":
