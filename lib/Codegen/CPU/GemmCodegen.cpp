@@ -117,6 +117,31 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
     Value scratch = memref::AllocOp::create(b, loc, tileType, ValueRange{}, alignment);
 
+    // Packs panel `panel` of `packed` ([panels][KC][width]) by blocks of 8
+    // depths x 8 of its width: `load(e, k)` reads the 8 depths k.. of the
+    // panel's element e along its width (a vector along k), one 8x8
+    // transpose turns them into 8 rows of the panel. Covers the depths
+    // [0, k8), k8 the largest multiple of 8 up to kcs (0 where `whole` is
+    // false: a partial panel); returns k8.
+    auto transposingPack = [&](Value kcs, Value whole, int64_t width, Value packed, Value panel,
+                               llvm::function_ref<Value(int64_t, Value)> load) -> Value {
+      Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
+      if (whole)
+        k8 = arith::SelectOp::create(b, loc, whole, k8, g.idx(0));
+      g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
+        for (int64_t blk = 0; blk < width / 8; ++blk) {
+          SmallVector<Value> vs;
+          for (int64_t e = 0; e < 8; ++e)
+            vs.push_back(load(blk * 8 + e, k));
+          g.transposeSquare(vs);
+          for (int64_t i = 0; i < 8; ++i)
+            vector::StoreOp::create(b, loc, vs[i], packed,
+                                    ValueRange{panel, g.add(k, g.idx(i)), g.idx(blk * 8)});
+        }
+      });
+      return k8;
+    };
+
     g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
       Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
       // Pack B.
@@ -127,25 +152,13 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
             // Blocks of 8 depths x 8 columns: 8 vector loads along k, one
             // 8x8 transpose, 8 vector stores into Bp's rows.
             Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
-            Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
-            if (!nExact)
-              k8 = arith::SelectOp::create(b, loc, g.le(g.add(col0, g.idx(NR)), g.idx(N)), k8,
-                                           g.idx(0));
-            auto v8 = VectorType::get({8}, elem);
-            g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
-              for (int64_t cb = 0; cb < NR / 8; ++cb) {
-                SmallVector<Value> vs;
-                for (int64_t e = 0; e < 8; ++e) {
-                  Value col = g.add(col0, g.idx(cb * 8 + e));
-                  vs.push_back(vector::LoadOp::create(b, loc, v8, B,
-                                                      LB.indices(bi, Value(), col, g.add(kc, k))));
-                }
-                g.transposeSquare(vs);
-                for (int64_t i = 0; i < 8; ++i)
-                  vector::StoreOp::create(b, loc, vs[i], Bp,
-                                          ValueRange{jb, g.add(k, g.idx(i)), g.idx(cb * 8)});
-              }
-            });
+            Value k8 = transposingPack(
+                kcs, nExact ? Value() : g.le(g.add(col0, g.idx(NR)), g.idx(N)), NR, Bp, jb,
+                [&](int64_t e, Value k) {
+                  return vector::LoadOp::create(
+                      b, loc, VectorType::get({8}, elem), B,
+                      LB.indices(bi, Value(), g.add(col0, g.idx(e)), g.add(kc, k)));
+                });
             kFrom = k8;
           }
           g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
@@ -181,27 +194,15 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           // the transposing path packed a prefix).
           Value kFrom = g.idx(0);
           if (aTransposing) {
-            Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
-            Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
             // A partial last panel packs element by element.
-            if (!mExact)
-              k8 = arith::SelectOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)), k8,
-                                           g.idx(0));
-            auto v8 = VectorType::get({8}, elem);
-            g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
-              for (int64_t rb = 0; rb < MR / 8; ++rb) {
-                SmallVector<Value> vs;
-                for (int64_t e = 0; e < 8; ++e) {
-                  Value row = g.add(row0, g.idx(rb * 8 + e));
-                  vs.push_back(vector::LoadOp::create(b, loc, v8, A,
-                                                      LA.indices(bi, row, Value(), g.add(kc, k))));
-                }
-                g.transposeSquare(vs);
-                for (int64_t i = 0; i < 8; ++i)
-                  vector::StoreOp::create(b, loc, vs[i], Ap,
-                                          ValueRange{ib, g.add(k, g.idx(i)), g.idx(rb * 8)});
-              }
-            });
+            Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
+            Value k8 = transposingPack(
+                kcs, mExact ? Value() : g.le(g.add(row0, g.idx(MR)), g.idx(M)), MR, Ap, ib,
+                [&](int64_t e, Value k) {
+                  return vector::LoadOp::create(
+                      b, loc, VectorType::get({8}, elem), A,
+                      LA.indices(bi, g.add(row0, g.idx(e)), Value(), g.add(kc, k)));
+                });
             kFrom = k8;
           }
           if (aRowsAlongM) {
