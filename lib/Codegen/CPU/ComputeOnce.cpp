@@ -483,17 +483,29 @@ struct NeoShareSubexpressionsPass
       for (auto &[v, key] : values)
         ++users[key];
     }
-    // Each key computed once, before the first generic that reads it (its
-    // inputs are that generic's operands), from that generic's body.
+    // Each key computed once, before the first generic in block order that
+    // reads it (its inputs are that generic's operands, so they dominate it,
+    // and every other reader comes after it), from that generic's body.
+    // `chosen` is in the order the keys were first seen, not block order.
+    llvm::StringMap<std::pair<Operation *, Value>> first;
+    for (auto &[op, values] : chosen)
+      for (auto &[v, key] : values) {
+        if (users[key] < 2)
+          continue;
+        auto [it, inserted] = first.try_emplace(key, op, v);
+        if (!inserted && op->isBeforeInBlock(it->second.first))
+          it->second = {op, v};
+      }
     llvm::StringMap<Value> tensors;
     for (auto &[op, values] : chosen)
       for (auto &[v, key] : values) {
         if (users[key] < 2 || tensors.count(key))
           continue;
-        auto generic = cast<linalg::GenericOp>(op);
+        auto [at, value] = first.lookup(key);
+        auto generic = cast<linalg::GenericOp>(at);
         OpBuilder b(generic);
         Dims all(generic.getNumLoops(), true);
-        tensors[key] = buildHoisted(b, generic, all, {v}).front();
+        tensors[key] = buildHoisted(b, generic, all, {value}).front();
       }
     for (auto &[op, values] : chosen) {
       auto generic = cast<linalg::GenericOp>(op);

@@ -86,3 +86,57 @@ func.func @different(%x: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32x32x
   } -> tensor<32x32xf32>
   return %a, %b, %c : tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>
 }
+
+// -----
+
+#m = affine_map<(d0) -> (d0)>
+
+// Two shared values first seen in different orders: exp(x) (read by @g0
+// and @g2) and exp(t) (read by @g1 and @g2). Each is computed before the
+// first generic in block order that reads it, so exp(t) goes before the
+// second generic, not before the third (a use before its definition; found
+// by neo-pipeline-fuzzer on a chain of exp and tanh after autodiff).
+// CHECK-LABEL: func.func @block_order
+// CHECK-SAME: (%[[X:.+]]: tensor<16xf32>, %[[D:.+]]: tensor<16xf32>)
+// CHECK: %[[EX:.+]] = linalg.generic {{.*}} ins(%[[X]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: %[[T:.+]] = linalg.generic {{.*}} ins(%[[EX]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.tanh
+// CHECK: %[[ET:.+]] = linalg.generic {{.*}} ins(%[[T]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: %[[U:.+]] = linalg.generic {{.*}} ins(%[[ET]] :
+// CHECK-NOT: math.exp
+// CHECK: math.tanh
+// CHECK: linalg.generic {{.*}} ins(%[[D]], %[[EX]], %[[ET]] :
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @block_order(%x: tensor<16xf32>, %d: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<16xf32>
+  %t = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]}
+      ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = math.exp %a : f32
+    %1 = math.tanh %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<16xf32>
+  %u = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]}
+      ins(%t : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %0 = math.exp %a : f32
+    %1 = math.tanh %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<16xf32>
+  %g = linalg.generic {indexing_maps = [#m, #m, #m, #m], iterator_types = ["parallel"]}
+      ins(%d, %x, %t : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%dd: f32, %a: f32, %b: f32, %o: f32):
+    %0 = math.exp %a : f32
+    %1 = math.exp %b : f32
+    %2 = arith.mulf %dd, %0 : f32
+    %3 = arith.mulf %2, %1 : f32
+    linalg.yield %3 : f32
+  } -> tensor<16xf32>
+  return %u, %g : tensor<16xf32>, tensor<16xf32>
+}
