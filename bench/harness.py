@@ -20,15 +20,18 @@ SHORT = {"neo": "neo", "onednn": "dnnl", "openblas": "oblas", "eager": "eager",
 
 
 def parse_neo_run(text):
-    """compile_ms, from_cache, median_ms (None without --repeat) and the output
-    names in order, from neo-run's stdout."""
+    """compile_ms, from_cache, median_ms and cores (the cores the timed runs
+    used; None without --repeat) and the output names in order, from neo-run's
+    stdout."""
     m = re.search(r"compiled '[^']*' .*? in ([0-9.]+) ms( \(from the cache\))?", text)
     if not m:
         raise ValueError("no 'compiled ... in N ms' line in neo-run's output:\n" + text[-2000:])
     t = re.search(r"median time: ([0-9.]+) ms", text)
+    c = re.search(r"median time: .*cores used ([0-9.]+)\)", text)
     names = re.findall(r"^([^\s:]+): [a-z0-9]+\[[^\]]*\] =", text, re.M)
     return dict(compile_ms=float(m.group(1)), from_cache=bool(m.group(2)),
-                median_ms=float(t.group(1)) if t else None, outputs=names)
+                median_ms=float(t.group(1)) if t else None,
+                cores=float(c.group(1)) if c else None, outputs=names)
 
 
 def parse_kv(text):

@@ -138,10 +138,10 @@ NEO_OPTIONS = []
 
 
 class Neo:
-    """neo-run, one process per measurement. Its cores used is the CPU time /
-    wall time of a run with --repeat R minus that of a run without --repeat
-    just before it (compile from the cache, inputs, one call), so startup
-    does not count; a difference, so noisier than the peers' (about +-0.1)."""
+    """neo-run, one process per measurement. Its cores used is what neo-run
+    prints for its timed runs (the process's CPU time over their wall time).
+    (It was the difference of a run with --repeat and one without; a
+    difference of two processes' times, it read 6.5 cores on two.)"""
 
     def __init__(self, mlir, function, threads, work, tag):
         self.function, self.threads = function, threads
@@ -176,13 +176,9 @@ class Neo:
         # difference stays small next to them.
         reps = max(reps, int(min(20000, math.ceil(300.0 / max(self.est_ms, 1e-3)))))
         self.last_reps = reps
-        # The startup to subtract, measured next to the timed run.
-        _, self.cpu0, self.wall0 = self.run([])
-        out, cpu, wall = self.run(["--repeat", str(reps)])
-        ms = harness.parse_neo_run(out)["median_ms"]
-        dwall = wall - self.wall0
-        cores = (cpu - self.cpu0) / dwall if dwall > 0.02 else None
-        return ms, cores
+        out, _, _ = self.run(["--repeat", str(reps)])
+        parsed = harness.parse_neo_run(out)
+        return parsed["median_ms"], parsed["cores"]
 
 
 # ---------------------------------------------------------------- baselines

@@ -17,7 +17,7 @@ NEO_RUN_OUT = """compiled 'lstm_fwdbwd' for the CPU in 4912.3 ms
 h2: f32[64, 1024] = [, ...]  (min -0.9, max 0.9, mean 0.01)
 c2: f32[64, 1024] = [, ...]  (min -2, max 2, mean 0)
 dx: f32[64, 1024] = [, ...]  (min -1, max 1, mean 0)
-median time: 12.5000 ms over 20 runs (min 12.1000 ms)
+median time: 12.5000 ms over 20 runs (min 12.1000 ms, cores used 1.98)
 """
 
 CPUINFO = """processor	: 0
@@ -29,11 +29,12 @@ processor	: 1
 
 def test_parse_neo_run():
     p = harness.parse_neo_run(NEO_RUN_OUT)
-    assert p == dict(compile_ms=4912.3, from_cache=False, median_ms=12.5,
+    assert p == dict(compile_ms=4912.3, from_cache=False, median_ms=12.5, cores=1.98,
                      outputs=["h2", "c2", "dx"])
     cached = harness.parse_neo_run("compiled 'mm' for the CPU in 3.0 ms (from the cache)\n"
                                    "c: f32[] = 1\n")
     assert cached["from_cache"] and cached["median_ms"] is None and cached["outputs"] == ["c"]
+    assert cached["cores"] is None
     with pytest.raises(ValueError):
         harness.parse_neo_run("error: something\n")
 

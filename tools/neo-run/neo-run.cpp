@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <random>
 
 using namespace mlir;
@@ -507,14 +508,22 @@ int main(int argc, char **argv) {
 
   if (repeat > 0) {
     TimingResult t;
+    // The process's CPU time (all its threads) over the wall time of the
+    // timed runs: the cores they used, which shows whether the thread count
+    // was applied (bench/run.py reads it).
+    std::clock_t cpu0 = std::clock();
+    auto wall0 = std::chrono::steady_clock::now();
     if (llvm::Error err = exe->time(sig->name, repeat, inBuffers, outBuffers, t))
       return fail(llvm::toString(std::move(err)));
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    double cpu = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
     if (onGpu)
       llvm::outs() << "median time: " << llvm::format("%.4f", t.medianMs) << " ms over " << repeat
                    << " runs (GPU kernels, CUDA events)\n";
     else
       llvm::outs() << "median time: " << llvm::format("%.4f", t.medianMs) << " ms over " << repeat
-                   << " runs (min " << llvm::format("%.4f", t.minMs) << " ms)\n";
+                   << " runs (min " << llvm::format("%.4f", t.minMs) << " ms, cores used "
+                   << llvm::format("%.2f", wall > 0 ? cpu / wall : 0.0) << ")\n";
   }
 
   // All outputs or none: staged next to DIR, moved into place together.
