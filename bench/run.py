@@ -139,9 +139,7 @@ NEO_OPTIONS = []
 
 class Neo:
     """neo-run, one process per measurement. Its cores used is what neo-run
-    prints for its timed runs (the process's CPU time over their wall time).
-    (It was the difference of a run with --repeat and one without; a
-    difference of two processes' times, it read 6.5 cores on two.)"""
+    prints for its timed runs (the process's CPU time over their wall time)."""
 
     def __init__(self, mlir, function, threads, work, tag):
         self.function, self.threads = function, threads
@@ -172,8 +170,8 @@ class Neo:
         return [os.path.join(out_dir, n + ".npy") for n in parsed["outputs"]], est
 
     def time(self, reps):
-        # At least 0.3 s of timed calls, so that startup noise in the
-        # difference stays small next to them.
+        # At least 0.3 s of timed calls, so that the median and the cores
+        # used are not those of a few calls.
         reps = max(reps, int(min(20000, math.ceil(300.0 / max(self.est_ms, 1e-3)))))
         self.last_reps = reps
         out, _, _ = self.run(["--repeat", str(reps)])

@@ -487,7 +487,7 @@ struct NeoShareSubexpressionsPass
     // reads it (its inputs are that generic's operands, so they dominate it,
     // and every other reader comes after it), from that generic's body.
     // `chosen` is in the order the keys were first seen, not block order.
-    llvm::StringMap<std::pair<Operation *, Value>> first;
+    llvm::MapVector<StringRef, std::pair<Operation *, Value>> first;
     for (auto &[op, values] : chosen)
       for (auto &[v, key] : values) {
         if (users[key] < 2)
@@ -497,16 +497,12 @@ struct NeoShareSubexpressionsPass
           it->second = {op, v};
       }
     llvm::StringMap<Value> tensors;
-    for (auto &[op, values] : chosen)
-      for (auto &[v, key] : values) {
-        if (users[key] < 2 || tensors.count(key))
-          continue;
-        auto [at, value] = first.lookup(key);
-        auto generic = cast<linalg::GenericOp>(at);
-        OpBuilder b(generic);
-        Dims all(generic.getNumLoops(), true);
-        tensors[key] = buildHoisted(b, generic, all, {value}).front();
-      }
+    for (auto &[key, at] : first) {
+      auto generic = cast<linalg::GenericOp>(at.first);
+      OpBuilder b(generic);
+      Dims all(generic.getNumLoops(), true);
+      tensors[key] = buildHoisted(b, generic, all, {at.second}).front();
+    }
     for (auto &[op, values] : chosen) {
       auto generic = cast<linalg::GenericOp>(op);
       SmallVector<Value> replaced, inputs;

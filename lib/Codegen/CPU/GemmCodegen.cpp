@@ -117,26 +117,35 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     Value Ap = memref::AllocOp::create(b, loc, apType, ValueRange{}, alignment);
     Value scratch = memref::AllocOp::create(b, loc, tileType, ValueRange{}, alignment);
 
-    // Packs panel `panel` of `packed` ([panels][KC][width]) by blocks of 8
-    // depths x 8 of its width: `load(e, k)` reads the 8 depths k.. of the
-    // panel's element e along its width (a vector along k), one 8x8
-    // transpose turns them into 8 rows of the panel. Covers the depths
-    // [0, k8), k8 the largest multiple of 8 up to kcs (0 where `whole` is
-    // false: a partial panel); returns k8.
-    auto transposingPack = [&](Value kcs, Value whole, int64_t width, Value packed, Value panel,
-                               llvm::function_ref<Value(int64_t, Value)> load) -> Value {
+    // Packs panel `panel` of `packed` ([panels][KC][width]) from `source`
+    // (A or B, k innermost) by blocks of 8 depths x 8 of its width: the 8
+    // depths kc + k.. of the panel's elements first + e along M (rowsAlongM)
+    // or N are 8 vector loads along k, one 8x8 transpose turns them into 8
+    // rows of the panel. Covers the depths [0, k8), k8 the largest multiple
+    // of 8 up to kcs, or none where the panel is partial (first + width past
+    // `extent`, unless `exact`); returns k8.
+    auto transposingPack = [&](Value kc, Value kcs, Value first, bool exact, int64_t extent,
+                               int64_t width, GemmOperandLayout &source, bool rowsAlongM,
+                               Value packed, Value panel) -> Value {
       Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
-      if (whole)
-        k8 = arith::SelectOp::create(b, loc, whole, k8, g.idx(0));
+      if (!exact)
+        k8 = arith::SelectOp::create(b, loc, g.le(g.add(first, g.idx(width)), g.idx(extent)), k8,
+                                     g.idx(0));
+      auto v8 = VectorType::get({8}, elem);
       g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
         for (int64_t blk = 0; blk < width / 8; ++blk) {
           SmallVector<Value> vs;
-          for (int64_t e = 0; e < 8; ++e)
-            vs.push_back(load(blk * 8 + e, k));
+          for (int64_t e = 0; e < 8; ++e) {
+            Value element = g.add(first, g.idx(blk * 8 + e));
+            vs.push_back(vector::LoadOp::create(
+                b, loc, v8, source.mem,
+                rowsAlongM ? source.indices(bi, element, Value(), g.add(kc, k))
+                           : source.indices(bi, Value(), element, g.add(kc, k))));
+          }
           g.transposeSquare(vs);
-          for (int64_t i = 0; i < 8; ++i)
-            vector::StoreOp::create(b, loc, vs[i], packed,
-                                    ValueRange{panel, g.add(k, g.idx(i)), g.idx(blk * 8)});
+          for (int64_t r = 0; r < 8; ++r)
+            vector::StoreOp::create(b, loc, vs[r], packed,
+                                    ValueRange{panel, g.add(k, g.idx(r)), g.idx(blk * 8)});
         }
       });
       return k8;
@@ -151,15 +160,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           if (bTransposing) {
             // Blocks of 8 depths x 8 columns: 8 vector loads along k, one
             // 8x8 transpose, 8 vector stores into Bp's rows.
-            Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
-            Value k8 = transposingPack(
-                kcs, nExact ? Value() : g.le(g.add(col0, g.idx(NR)), g.idx(N)), NR, Bp, jb,
-                [&](int64_t e, Value k) {
-                  return vector::LoadOp::create(
-                      b, loc, VectorType::get({8}, elem), B,
-                      LB.indices(bi, Value(), g.add(col0, g.idx(e)), g.add(kc, k)));
-                });
-            kFrom = k8;
+            kFrom = transposingPack(kc, kcs, g.add(jc, g.mul(jb, g.idx(NR))), nExact, N, NR, LB,
+                                    /*rowsAlongM=*/false, Bp, jb);
           }
           g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
             Value row = g.add(kc, k);
@@ -195,15 +197,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           Value kFrom = g.idx(0);
           if (aTransposing) {
             // A partial last panel packs element by element.
-            Value row0 = g.add(ic, g.mul(ib, g.idx(MR)));
-            Value k8 = transposingPack(
-                kcs, mExact ? Value() : g.le(g.add(row0, g.idx(MR)), g.idx(M)), MR, Ap, ib,
-                [&](int64_t e, Value k) {
-                  return vector::LoadOp::create(
-                      b, loc, VectorType::get({8}, elem), A,
-                      LA.indices(bi, g.add(row0, g.idx(e)), Value(), g.add(kc, k)));
-                });
-            kFrom = k8;
+            kFrom = transposingPack(kc, kcs, g.add(ic, g.mul(ib, g.idx(MR))), mExact, M, MR, LA,
+                                    /*rowsAlongM=*/true, Ap, ib);
           }
           if (aRowsAlongM) {
             // Whole panels: one vector of MR rows per depth.
