@@ -175,7 +175,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     pm.addNestedPass<func::FuncOp>(options.tuningRecordSet
                                        ? createNeoSelectSchedules(select, options.tuningRecordSet)
                                        : createNeoSelectSchedules(select));
-    pm.addNestedPass<func::FuncOp>(createNeoTile());
+    NeoTileOptions tile;
+    tile.bInPlace = options.bInPlace;
+    pm.addNestedPass<func::FuncOp>(createNeoTile(tile));
     pm.addNestedPass<func::FuncOp>(createNeoVectorize());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

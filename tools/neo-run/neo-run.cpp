@@ -102,6 +102,12 @@ static cl::opt<std::string>
                            "(default: $NEO_TUNING_RECORDS; the pipeline option "
                            "tuning-records= wins)"),
                   cl::value_desc("file"), cl::cat(category));
+static cl::opt<bool> perfMap("perf-map",
+                             cl::desc("Append the compiled code's functions to /tmp/perf-PID.map, "
+                                      "so that `perf record` / `perf report` name samples in "
+                                      "them (with pipeline option outline-min-kernels=1: one "
+                                      "function per loop nest)"),
+                             cl::init(false));
 static cl::opt<std::string> dumpLLVM("dump-llvm",
                                      cl::desc("Write the optimized LLVM IR of the compiled "
                                               "module to this file (for debugging codegen; "
@@ -438,6 +444,7 @@ int main(int argc, char **argv) {
     if (const char *env = std::getenv("NEO_TUNING_RECORDS"))
       engineOptions.tuningRecords = env;
   engineOptions.dumpLLVMPath = dumpLLVM;
+  engineOptions.perfMap = perfMap;
   reportTuningRecordProblems(engineOptions);
   if (gradcheck) {
     if (check)

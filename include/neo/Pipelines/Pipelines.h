@@ -77,6 +77,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "instead of mapping and faulting in fresh pages (the engine turns it on "
                      "unless it is given); off: malloc and free, for code linked elsewhere"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> bInPlace{
+      *this, "b-in-place",
+      llvm::cl::desc("neo-tile's b-in-place: whether a GEMM with one block of rows and a B of "
+                     "2 MiB or more reads B's rows in place instead of packing them (auto: on "
+                     "AMD Zen hosts, where it measured faster; on or off)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> outlineMinKernels{
       *this, "outline-min-kernels",
       llvm::cl::desc("Give each loop nest of a function with at least this many loop nests a "

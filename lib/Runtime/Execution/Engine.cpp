@@ -16,10 +16,14 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Object/SymbolSize.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -228,6 +232,69 @@ static llvm::Error reportIndexChecks(const FunctionSignature &sig, llvm::ArrayRe
   return llvm::Error::success();
 }
 
+/// Appends each function of `objects`, loaded into `jit`, to
+/// /tmp/perf-PID.map ("START SIZE NAME" in hex), so that `perf report` names
+/// the samples in JIT-compiled code. Local functions (the outlined kernels)
+/// are not in the JIT's symbol table: each is placed by the address of a
+/// global function of the same section, whose offset in it is known.
+static llvm::Error writePerfMap(llvm::orc::LLJIT &jit,
+                                llvm::ArrayRef<llvm::MemoryBufferRef> objects) {
+  std::string path = "/tmp/perf-" + std::to_string(llvm::sys::Process::getProcessId()) + ".map";
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Append | llvm::sys::fs::OF_Text);
+  if (ec)
+    return makeError("cannot open " + path + ": " + ec.message());
+  for (llvm::MemoryBufferRef part : objects) {
+    auto file = llvm::object::ObjectFile::createObjectFile(part);
+    if (!file)
+      return file.takeError();
+    struct Function {
+      std::string name;
+      uint64_t offset, size;
+      bool global;
+    };
+    std::map<uint64_t, std::vector<Function>> bySection; // section index -> functions
+    for (const auto &[symbol, size] : llvm::object::computeSymbolSizes(**file)) {
+      auto type = symbol.getType();
+      auto name = symbol.getName();
+      auto value = symbol.getValue();
+      auto section = symbol.getSection();
+      auto flags = symbol.getFlags();
+      if (!type || !name || !value || !section || !flags) {
+        llvm::consumeError(type.takeError()), llvm::consumeError(name.takeError());
+        llvm::consumeError(value.takeError()), llvm::consumeError(section.takeError());
+        llvm::consumeError(flags.takeError());
+        continue;
+      }
+      if (*type != llvm::object::SymbolRef::ST_Function || *section == (*file)->section_end())
+        continue;
+      bool global = (*flags & llvm::object::BasicSymbolRef::SF_Global) &&
+                    !(*flags & llvm::object::BasicSymbolRef::SF_Undefined);
+      bySection[(*section)->getIndex()].push_back({name->str(), *value, size, global});
+    }
+    for (auto &[index, functions] : bySection) {
+      std::optional<int64_t> base; // the section's address in the JIT
+      for (const Function &f : functions) {
+        if (!f.global)
+          continue;
+        auto addr = jit.lookup(f.name);
+        if (!addr) {
+          llvm::consumeError(addr.takeError());
+          continue;
+        }
+        base = static_cast<int64_t>(addr->getValue()) - static_cast<int64_t>(f.offset);
+        break;
+      }
+      if (!base)
+        continue;
+      for (const Function &f : functions)
+        out << llvm::format_hex_no_prefix(*base + f.offset, 1) << " "
+            << llvm::format_hex_no_prefix(f.size, 1) << " " << f.name << "\n";
+    }
+  }
+  return llvm::Error::success();
+}
+
 namespace {
 /// Native code loaded into an ORC JIT from an object file.
 class JitExecutable : public Executable {
@@ -236,7 +303,7 @@ class JitExecutable : public Executable {
 public:
   static llvm::Expected<std::shared_ptr<JitExecutable>>
   load(std::unique_ptr<llvm::MemoryBuffer> object, std::vector<FunctionSignature> sigs,
-       std::string key) {
+       std::string key, bool perfMap) {
     codegen::initializeNativeTarget();
     if (llvm::Error err = loadOpenMPRuntime())
       return std::move(err);
@@ -280,6 +347,9 @@ public:
         exe->entries[name] = addr->toPtr<PackedFn>();
       }
     }
+    if (perfMap)
+      if (llvm::Error err = writePerfMap(*exe->jit, *objects))
+        return std::move(err);
     return exe;
   }
 
@@ -479,7 +549,7 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
     llvm::sys::path::append(cachePath, key + ".o");
     if (auto buffer = llvm::MemoryBuffer::getFile(cachePath, /*IsText=*/false,
                                                   /*RequiresNullTerminator=*/false)) {
-      auto exe = JitExecutable::load(std::move(*buffer), *signatures, key);
+      auto exe = JitExecutable::load(std::move(*buffer), *signatures, key, options.perfMap);
       if (exe) {
         ++diskHits;
         return finish(std::move(exe));
@@ -500,7 +570,7 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
     if (llvm::Error err = writeAtomically(cachePath, (*object)->getBuffer()))
       return finish(std::move(err));
   }
-  return finish(JitExecutable::load(std::move(*object), std::move(*signatures), key));
+  return finish(JitExecutable::load(std::move(*object), std::move(*signatures), key, options.perfMap));
 }
 
 llvm::Expected<std::shared_ptr<Executable>> Engine::compileSource(llvm::StringRef source) {

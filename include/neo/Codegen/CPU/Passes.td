@@ -84,13 +84,15 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
     `b-in-place`: whether a GEMM with one block of rows and a B of 2 MiB or
     more (an LSTM's `x * W`, 64 x 4096 x 1024) reads B's rows in the
     micro-kernel instead of packing B first. `auto` (the default) does so on
-    AMD Zen hosts, where it measured faster (8.9 -> 8.2 ms on one thread, 5.3
-    -> 4.0 on two, Zen 4), and not elsewhere (an Intel Xeon with AVX-512:
-    4.2-4.6 ms packed against 7.2-7.4 in place); `on` and `off` force it.
+    AMD Zen 4 and later hosts, where it measured faster (8.9 -> 8.2 ms on one
+    thread, 5.3 -> 4.0 on two, Zen 4), and not elsewhere (an Intel Xeon with
+    AVX-512: 4.2-4.6 ms packed against 7.2-7.4 in place; a Zen 1-class EPYC
+    with AVX2: 19.5 against 26.7); `on` and `off` force it (also the
+    neo-lower-to-cpu option of the same name).
   }];
   let options = [
     Option<"bInPlace", "b-in-place", "std::string", /*default=*/"\"auto\"",
-           "auto (on for AMD Zen hosts), on or off: large B read in place by single-row-block GEMMs">
+           "auto (on for AMD Zen 4 and later hosts), on or off: large B read in place by single-row-block GEMMs">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",

@@ -53,7 +53,8 @@ LogicalResult generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                            const GemmSchedule &schedule, bool bInPlace = false);
 
 /// neo-tile's `b-in-place=auto`: whether this host's memory system favours
-/// streaming a large B in place (AMD Zen cores: measured; others: not).
+/// streaming a large B in place (AMD Zen 4 and later: measured; Zen 1 and
+/// Intel Xeons: measured slower; others: not).
 bool hostPrefersBInPlace();
 
 /// If `op` is a bilinear generic (`out + a * b` with `a` and `b` computed from

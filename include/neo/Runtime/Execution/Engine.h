@@ -56,6 +56,11 @@ struct EngineOptions {
   /// to this file (for debugging code generation; neo-run --dump-llvm). A
   /// module served from a cache is not compiled, so nothing is written.
   std::string dumpLLVMPath;
+  /// When set, every function of the loaded code (the kernels outlined by
+  /// neo-outline-kernels included) is appended to /tmp/perf-PID.map, the
+  /// file by which `perf report` names samples in JIT-compiled code
+  /// (neo-run --perf-map; docs/performance.md, "Profiling").
+  bool perfMap = false;
   /// Threads of LLVM's code generation: a large module is split into this
   /// many partitions compiled in parallel (the same code, in several
   /// objects). 0: as many as this process may run on (its CPU affinity).
