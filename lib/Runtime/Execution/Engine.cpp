@@ -570,7 +570,8 @@ llvm::Expected<std::shared_ptr<Executable>> Engine::compile(ModuleOp module) {
     if (llvm::Error err = writeAtomically(cachePath, (*object)->getBuffer()))
       return finish(std::move(err));
   }
-  return finish(JitExecutable::load(std::move(*object), std::move(*signatures), key, options.perfMap));
+  return finish(
+      JitExecutable::load(std::move(*object), std::move(*signatures), key, options.perfMap));
 }
 
 llvm::Expected<std::shared_ptr<Executable>> Engine::compileSource(llvm::StringRef source) {

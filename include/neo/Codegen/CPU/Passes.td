@@ -90,10 +90,9 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
     with AVX2: 19.5 against 26.7); `on` and `off` force it (also the
     neo-lower-to-cpu option of the same name).
   }];
-  let options = [
-    Option<"bInPlace", "b-in-place", "std::string", /*default=*/"\"auto\"",
-           "auto (on for AMD Zen 4 and later hosts), on or off: large B read in place by single-row-block GEMMs">
-  ];
+  let options = [Option<"bInPlace", "b-in-place", "std::string", /*default=*/"\"auto\"",
+                        "auto (on for AMD Zen 4 and later hosts), on or off: large B read in place "
+                        "by single-row-block GEMMs">];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
                            "::mlir::neo::NeoDialect"];
