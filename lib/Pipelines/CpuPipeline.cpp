@@ -175,6 +175,10 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     pm.addNestedPass<func::FuncOp>(options.tuningRecordSet
                                        ? createNeoSelectSchedules(select, options.tuningRecordSet)
                                        : createNeoSelectSchedules(select));
+    NeoShareGemmsOptions share;
+    share.minUses = options.shareGemms;
+    share.bInPlace = options.bInPlace;
+    pm.addPass(createNeoShareGemms(share));
     NeoTileOptions tile;
     tile.bInPlace = options.bInPlace;
     pm.addNestedPass<func::FuncOp>(createNeoTile(tile));

@@ -77,6 +77,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "instead of mapping and faulting in fresh pages (the engine turns it on "
                      "unless it is given); off: malloc and free, for code linked elsewhere"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> shareGemms{
+      *this, "share-gemms",
+      llvm::cl::desc("neo-share-gemms' min-uses: GEMMs of one variant (element type, operand "
+                     "layouts, schedule) share one routine where at least this many use it (0: "
+                     "never; each GEMM its own code, as before)"),
+      llvm::cl::init(2)};
   PassOptions::Option<std::string> bInPlace{
       *this, "b-in-place",
       llvm::cl::desc("neo-tile's b-in-place: whether a GEMM with one block of rows and a B of "

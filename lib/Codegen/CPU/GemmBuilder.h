@@ -40,18 +40,21 @@ struct GemmBuilder {
   /// else two scf.for; `body` gets the two induction variables.
   void outerLoops(int64_t batch, int64_t numJc, int64_t threads,
                   function_ref<void(ValueRange)> body) {
+    outerLoops(idx(batch), idx(numJc), threads > 1 && batch * numJc > 1, body);
+  }
+  /// The same over run-time counts, in parallel when `parallel`.
+  void outerLoops(Value batch, Value numJc, bool parallel, function_ref<void(ValueRange)> body) {
     OpBuilder::InsertionGuard guard(b);
-    if (threads > 1 && batch * numJc > 1) {
-      auto par =
-          scf::ParallelOp::create(b, loc, ValueRange{idx(0), idx(0)},
-                                  ValueRange{idx(batch), idx(numJc)}, ValueRange{idx(1), idx(1)});
+    if (parallel) {
+      auto par = scf::ParallelOp::create(b, loc, ValueRange{idx(0), idx(0)},
+                                         ValueRange{batch, numJc}, ValueRange{idx(1), idx(1)});
       b.setInsertionPointToStart(par.getBody());
       body(par.getInductionVars());
       return;
     }
-    auto outer = scf::ForOp::create(b, loc, idx(0), idx(batch), idx(1));
+    auto outer = scf::ForOp::create(b, loc, idx(0), batch, idx(1));
     b.setInsertionPointToStart(outer.getBody());
-    auto inner = scf::ForOp::create(b, loc, idx(0), idx(numJc), idx(1));
+    auto inner = scf::ForOp::create(b, loc, idx(0), numJc, idx(1));
     b.setInsertionPointToStart(inner.getBody());
     body(ValueRange{outer.getInductionVar(), inner.getInductionVar()});
   }

@@ -39,9 +39,29 @@ bool mlir::neo::hostPrefersBInPlace() {
   return cpu.consume_front("znver") && !cpu.getAsInteger(10, generation) && generation >= 4;
 }
 
+std::optional<bool> mlir::neo::bInPlaceSetting(llvm::StringRef value) {
+  if (value == "auto")
+    return hostPrefersBInPlace();
+  if (value == "on" || value == "off")
+    return value == "on";
+  return std::nullopt;
+}
+
+bool mlir::neo::gemmReadsBInPlace(const GemmProblem &p, const GemmOperandLayout &b,
+                                  const GemmSchedule &s) {
+  if (llvm::any_of(ArrayRef<int64_t>{p.batch, p.m, p.n, p.k}, ShapedType::isDynamic))
+    return false;
+  schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, p.batch, p.m, p.n, p.k);
+  int64_t elemBytes = b.type.getElementTypeBitWidth() / 8;
+  return b.lastRole() == 2 && p.n % s.nr == 0 && blocks.nc % s.nr == 0 && p.m <= blocks.mc &&
+         p.k * p.n * elemBytes >= (int64_t(1) << 21);
+}
+
 LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                       const GemmSchedule &s, bool bInPlace) {
-  FailureOr<GemmAnalysis> analysis = analyzeGemmOperands(op, &rewriter);
+  // Dynamic sizes and strides: a routine of neo-share-gemms, which every
+  // GEMM of its variant calls.
+  FailureOr<GemmAnalysis> analysis = analyzeGemmOperands(op, &rewriter, /*allowDynamic=*/true);
   if (failed(analysis))
     return failure();
   const GemmProblem &problem = analysis->problem;
@@ -55,6 +75,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   int64_t batch = problem.batch, M = problem.m, N = problem.n, K = problem.k;
   if (std::string error = schedules::checkCpuGemm(s, V); !error.empty())
     return op->emitOpError("invalid cpu_gemm schedule: ") << error, failure();
+  bool dynamic = llvm::any_of(ArrayRef<int64_t>{batch, M, N, K}, ShapedType::isDynamic);
 
   // Vector loads of B rows and direct stores of C tiles need n innermost.
   bool bRowsContiguous = LB.lastRole() == 2;
@@ -91,31 +112,64 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     aTransposing = !aRowsAlongM && LA.lastRole() == 3 && elem.isF32() && MR % 8 == 0 &&
                    succeeded(LA.type.getStridesAndOffset(strides, offset)) && strides.back() == 1;
   }
-  schedules::CpuGemmBlocks blocks = schedules::clampCpuGemmBlocks(s, batch, M, N, K);
+  // The blocks: clamped to the problem where its sizes are known, else the
+  // schedule's (the buffers' sizes) and clamped at run time below.
+  schedules::CpuGemmBlocks blocks = dynamic ? schedules::CpuGemmBlocks{s.mc, s.nc, s.kc, 0}
+                                            : schedules::clampCpuGemmBlocks(s, batch, M, N, K);
   int64_t MC = blocks.mc, KC = blocks.kc, NC = blocks.nc, numJc = blocks.numJc;
-  bool nExact = N % NR == 0 && NC % NR == 0;
-  bool mExact = M % MR == 0 && MC % MR == 0;
+  bool nExact = !dynamic && N % NR == 0 && NC % NR == 0;
+  bool mExact = !dynamic && M % MR == 0 && MC % MR == 0;
   // One block of rows and a B of 2 MiB or more (an LSTM's 64 x 4096 x 1024
   // x * W): each B element serves only ceil(M / MR) register tiles, and
   // packing B would first stream all of it from memory without computing.
   // The micro-kernel then reads B's rows in place, where the hardware
   // prefetcher overlaps that stream with the FMAs.
-  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
-  bool bDirect =
-      bInPlace && bRowsContiguous && nExact && M <= MC && K * N * elemBytes >= (int64_t(1) << 21);
+  bool bDirect = bInPlace && gemmReadsBInPlace(problem, LB, s);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   GemmBuilder g{rewriter, op.getLoc(), elem, V};
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
+  // The sizes as values: constants, or the routine's memref sizes. Each role
+  // is one index of an operand that has it (nothing is collapsed there).
+  auto sizeOf = [&](int role, int64_t known) -> Value {
+    if (!ShapedType::isDynamic(known))
+      return g.idx(known);
+    for (GemmOperandLayout *l : {&LA, &LB, &LC})
+      for (auto [i, r] : llvm::enumerate(l->roleOfResult))
+        if (r == role)
+          return memref::DimOp::create(b, loc, l->mem, i);
+    return g.idx(1); // A batch no operand has.
+  };
+  Value vBatch = sizeOf(0, batch), vM = sizeOf(1, M), vN = sizeOf(2, N), vK = sizeOf(3, K);
+  // Blocks at run time (schedules::clampCpuGemmBlocks): mc <= M and nc <= N
+  // rounded up to the register tile, kc <= K, and N split over the threads
+  // where there are fewer batches than threads.
+  Value vMC = g.idx(MC), vKC = g.idx(KC), vNC = g.idx(NC), vNumJc = g.idx(numJc);
+  if (dynamic) {
+    auto roundUp = [&](Value x, int64_t m) {
+      return g.mul(arith::CeilDivSIOp::create(b, loc, x, g.idx(m)), g.idx(m));
+    };
+    vMC = g.min(vMC, roundUp(vM, MR));
+    vKC = g.min(vKC, vK);
+    vNC = g.min(vNC, roundUp(vN, NR));
+    if (s.threads > 1) {
+      Value split =
+          g.min(vNC, roundUp(arith::CeilDivSIOp::create(b, loc, vN, g.idx(s.threads)), NR));
+      Value worth =
+          arith::AndIOp::create(b, loc, g.lt(vBatch, g.idx(s.threads)), g.le(g.idx(2 * NR), vN));
+      vNC = arith::SelectOp::create(b, loc, worth, split, vNC);
+    }
+    vNumJc = arith::CeilDivSIOp::create(b, loc, vN, vNC);
+  }
   auto bpType = MemRefType::get({NC / NR, KC, NR}, elem);
   auto apType = MemRefType::get({MC / MR, KC, MR}, elem);
   auto tileType = MemRefType::get({MR, NR}, elem);
 
   auto body = [&](OpBuilder &, Location, ValueRange ivs) {
-    Value bi = ivs[0], jc = g.mul(ivs[1], g.idx(NC));
-    Value ncs = g.min(g.idx(NC), g.sub(g.idx(N), jc));
+    Value bi = ivs[0], jc = g.mul(ivs[1], vNC);
+    Value ncs = g.min(vNC, g.sub(vN, jc));
     Value numJb = arith::CeilDivSIOp::create(b, loc, ncs, g.idx(NR));
     auto alignment = b.getI64IntegerAttr(64);
     Value Bp = bDirect
@@ -131,13 +185,13 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
     // rows of the panel. Covers the depths [0, k8), k8 the largest multiple
     // of 8 up to kcs, or none where the panel is partial (first + width past
     // `extent`, unless `exact`); returns k8.
-    auto transposingPack = [&](Value kc, Value kcs, Value first, bool exact, int64_t extent,
+    auto transposingPack = [&](Value kc, Value kcs, Value first, bool exact, Value extent,
                                int64_t width, GemmOperandLayout &source, bool rowsAlongM,
                                Value packed, Value panel) -> Value {
       Value k8 = g.mul(arith::DivUIOp::create(b, loc, kcs, g.idx(8)), g.idx(8));
       if (!exact)
-        k8 = arith::SelectOp::create(b, loc, g.le(g.add(first, g.idx(width)), g.idx(extent)), k8,
-                                     g.idx(0));
+        k8 =
+            arith::SelectOp::create(b, loc, g.le(g.add(first, g.idx(width)), extent), k8, g.idx(0));
       auto v8 = VectorType::get({8}, elem);
       g.loop(g.idx(0), k8, g.idx(8), [&](Value k) {
         for (int64_t blk = 0; blk < width / 8; ++blk) {
@@ -158,8 +212,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
       return k8;
     };
 
-    g.loop(g.idx(0), g.idx(K), g.idx(KC), [&](Value kc) {
-      Value kcs = g.min(g.idx(KC), g.sub(g.idx(K), kc));
+    g.loop(g.idx(0), vK, vKC, [&](Value kc) {
+      Value kcs = g.min(vKC, g.sub(vK, kc));
       // Pack B.
       if (!bDirect)
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
@@ -167,34 +221,53 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           if (bTransposing) {
             // Blocks of 8 depths x 8 columns: 8 vector loads along k, one
             // 8x8 transpose, 8 vector stores into Bp's rows.
-            kFrom = transposingPack(kc, kcs, g.add(jc, g.mul(jb, g.idx(NR))), nExact, N, NR, LB,
+            kFrom = transposingPack(kc, kcs, g.add(jc, g.mul(jb, g.idx(NR))), nExact, vN, NR, LB,
                                     /*rowsAlongM=*/false, Bp, jb);
           }
-          g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
-            Value row = g.add(kc, k);
-            for (int64_t t = 0; t < NV; ++t) {
-              Value col = g.add(g.add(jc, g.mul(jb, g.idx(NR))), g.idx(t * V));
-              if (bRowsContiguous) {
-                SmallVector<Value> at = LB.indices(bi, Value(), col, row);
-                at.pop_back();
-                Value v = g.loadRow(B, at, col, g.idx(N), !nExact);
-                vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
-                continue;
+          Value col0 = g.add(jc, g.mul(jb, g.idx(NR)));
+          // The panel's rows: plain vector loads, or masked ones (element
+          // by element for a B with k innermost) where the panel runs past N.
+          auto packRows = [&](bool masked) {
+            g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
+              Value row = g.add(kc, k);
+              for (int64_t t = 0; t < NV; ++t) {
+                Value col = g.add(col0, g.idx(t * V));
+                if (bRowsContiguous) {
+                  SmallVector<Value> at = LB.indices(bi, Value(), col, row);
+                  at.pop_back();
+                  Value v = g.loadRow(B, at, col, vN, masked);
+                  vector::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V)});
+                  continue;
+                }
+                // A transposed B: gather the row element by element.
+                for (int64_t e = 0; e < V; ++e) {
+                  Value c = g.add(col, g.idx(e));
+                  Value clamped = masked ? g.min(c, g.sub(vN, g.idx(1))) : c;
+                  Value v =
+                      memref::LoadOp::create(b, loc, B, LB.indices(bi, Value(), clamped, row));
+                  if (masked)
+                    v = arith::SelectOp::create(b, loc, g.lt(c, vN), v, g.zero());
+                  memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V + e)});
+                }
               }
-              // A transposed B: gather the row element by element.
-              for (int64_t e = 0; e < V; ++e) {
-                Value c = g.add(col, g.idx(e));
-                Value clamped = nExact ? c : g.min(c, g.idx(N - 1));
-                Value v = memref::LoadOp::create(b, loc, B, LB.indices(bi, Value(), clamped, row));
-                if (!nExact)
-                  v = arith::SelectOp::create(b, loc, g.lt(c, g.idx(N)), v, g.zero());
-                memref::StoreOp::create(b, loc, v, Bp, ValueRange{jb, k, g.idx(t * V + e)});
-              }
-            }
-          });
+            });
+          };
+          if (nExact) {
+            packRows(false);
+            return;
+          }
+          // Masked loads only in the panel that crosses N (on AVX2 they are
+          // slower than plain ones).
+          auto whole = scf::IfOp::create(b, loc, g.le(g.add(col0, g.idx(NR)), vN),
+                                         /*withElse=*/true);
+          OpBuilder::InsertionGuard ig(b);
+          b.setInsertionPointToStart(&whole.getThenRegion().front());
+          packRows(false);
+          b.setInsertionPointToStart(&whole.getElseRegion().front());
+          packRows(true);
         });
-      g.loop(g.idx(0), g.idx(M), g.idx(MC), [&](Value ic) {
-        Value mcs = g.min(g.idx(MC), g.sub(g.idx(M), ic));
+      g.loop(g.idx(0), vM, vMC, [&](Value ic) {
+        Value mcs = g.min(vMC, g.sub(vM, ic));
         Value numIb = arith::CeilDivSIOp::create(b, loc, mcs, g.idx(MR));
         // Pack A (rows past M read as zeros).
         g.loop(g.idx(0), numIb, g.idx(1), [&](Value ib) {
@@ -204,7 +277,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           Value kFrom = g.idx(0);
           if (aTransposing) {
             // A partial last panel packs element by element.
-            kFrom = transposingPack(kc, kcs, g.add(ic, g.mul(ib, g.idx(MR))), mExact, M, MR, LA,
+            kFrom = transposingPack(kc, kcs, g.add(ic, g.mul(ib, g.idx(MR))), mExact, vM, MR, LA,
                                     /*rowsAlongM=*/true, Ap, ib);
           }
           if (aRowsAlongM) {
@@ -222,7 +295,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
               packRows();
               return;
             }
-            auto ifOp = scf::IfOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)),
+            auto ifOp = scf::IfOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), vM),
                                           /*withElse=*/true);
             {
               OpBuilder::InsertionGuard ig(b);
@@ -235,8 +308,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
           }
           for (int64_t r = 0; r < MR; ++r) {
             Value rowIdx = g.add(g.add(ic, g.mul(ib, g.idx(MR))), g.idx(r));
-            Value clamped = mExact ? rowIdx : g.min(rowIdx, g.idx(M - 1));
-            Value valid = mExact ? Value() : g.lt(rowIdx, g.idx(M));
+            Value clamped = mExact ? rowIdx : g.min(rowIdx, g.sub(vM, g.idx(1)));
+            Value valid = mExact ? Value() : g.lt(rowIdx, vM);
             g.loop(kFrom, kcs, g.idx(1), [&](Value k) {
               Value v = memref::LoadOp::create(b, loc, A,
                                                LA.indices(bi, clamped, Value(), g.add(kc, k)));
@@ -255,12 +328,12 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
             Value full;
             if (!exact)
               full = cRowsContiguous
-                         ? arith::AndIOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), g.idx(M)),
-                                                 g.le(g.add(col0, g.idx(NR)), g.idx(N)))
+                         ? arith::AndIOp::create(b, loc, g.le(g.add(row0, g.idx(MR)), vM),
+                                                 g.le(g.add(col0, g.idx(NR)), vN))
                                .getResult()
                          : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
-            Value rows = g.min(g.idx(MR), g.sub(g.idx(M), row0));
-            Value cols = g.min(g.idx(NR), g.sub(g.idx(N), col0));
+            Value rows = g.min(g.idx(MR), g.sub(vM, row0));
+            Value cols = g.min(g.idx(NR), g.sub(vN, col0));
             auto cIndices = [&](Value r, Value c) { return LC.indices(bi, r, c, Value()); };
             // Edge tiles go through the scratch tile.
             scf::IfOp edgeIf;
@@ -292,7 +365,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
                 Value col = g.add(col0, g.idx(t * V));
                 SmallVector<Value> prefix = LB.indices(bi, Value(), col, g.add(kc, k));
                 prefix.pop_back();
-                return g.loadRow(B, prefix, col, g.idx(N), /*masked=*/false);
+                return g.loadRow(B, prefix, col, vN, /*masked=*/false);
               };
               g.microKernel(onScratch ? scratch : C, at, Ap, Bp, ib, jb, kcs, MR, NV,
                             bDirect ? function_ref<Value(Value, int64_t)>(bInPlace) : nullptr);
@@ -326,7 +399,8 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   };
 
   // The outer loops run in parallel (scf.parallel) when threads > 1.
-  g.outerLoops(batch, numJc, s.threads, [&](ValueRange ivs) { body(b, loc, ivs); });
+  g.outerLoops(vBatch, vNumJc, s.threads > 1 && (dynamic || batch * numJc > 1),
+               [&](ValueRange ivs) { body(b, loc, ivs); });
   rewriter.eraseOp(op);
   return success();
 }

@@ -194,12 +194,8 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    bool bInPlaceGemms;
-    if (bInPlace == "auto")
-      bInPlaceGemms = hostPrefersBInPlace();
-    else if (bInPlace == "on" || bInPlace == "off")
-      bInPlaceGemms = bInPlace == "on";
-    else {
+    std::optional<bool> bInPlaceGemms = bInPlaceSetting(bInPlace);
+    if (!bInPlaceGemms) {
       func.emitError() << "neo-tile: b-in-place must be auto, on or off, not '" << bInPlace << "'";
       return signalPassFailure();
     }
@@ -228,7 +224,7 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
           op->emitOpError("invalid cpu_gemm schedule: ") << error;
           return signalPassFailure();
         }
-        if (succeeded(generateGemm(rewriter, op, gemm, bInPlaceGemms)) ||
+        if (succeeded(generateGemm(rewriter, op, gemm, *bInPlaceGemms)) ||
             succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
           continue;
         op->emitOpError("has a #neo.cpu_gemm schedule that the CPU GEMM generators cannot "

@@ -13,7 +13,8 @@ std::string GemmProblem::key() const {
          (inputType.empty() || inputType == elementType ? "" : " in=" + inputType);
 }
 
-FailureOr<GemmAnalysis> mlir::neo::analyzeGemmOperands(linalg::LinalgOp op, RewriterBase *collapse) {
+FailureOr<GemmAnalysis> mlir::neo::analyzeGemmOperands(linalg::LinalgOp op, RewriterBase *collapse,
+                                                       bool allowDynamic) {
   GemmProblem problem;
   // A contraction C[batch, m, n] += A[.. m, k ..] * B[.. k, n ..] whose
   // operands are indexed by (a permutation of) their roles.
@@ -24,7 +25,7 @@ FailureOr<GemmAnalysis> mlir::neo::analyzeGemmOperands(linalg::LinalgOp op, Rewr
   if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
+  if (!allowDynamic && llvm::any_of(ranges, ShapedType::isDynamic))
     return failure();
   // The operand that holds C's innermost dim plays B (its rows are vectorized).
   bool swapped = false;
@@ -76,7 +77,7 @@ FailureOr<GemmAnalysis> mlir::neo::analyzeGemmOperands(linalg::LinalgOp op, Rewr
     GemmOperandLayout layout;
     layout.mem = operand.get();
     layout.type = dyn_cast<MemRefType>(layout.mem.getType());
-    if (!layout.type || !layout.type.hasStaticShape())
+    if (!layout.type || (!allowDynamic && !layout.type.hasStaticShape()))
       return failure();
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (!map.isProjectedPermutation())
@@ -109,7 +110,8 @@ FailureOr<GemmAnalysis> mlir::neo::analyzeGemmOperands(linalg::LinalgOp op, Rewr
         return failure();
     }
     if (llvm::any_of(groups, [](auto &g) { return g.size() > 1; })) {
-      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(layout.type, groups))
+      if (!layout.type.hasStaticShape() ||
+          !memref::CollapseShapeOp::isGuaranteedCollapsible(layout.type, groups))
         return failure();
       if (!collapse) {
         layout.type = memref::CollapseShapeOp::computeCollapsedType(layout.type, groups);
@@ -132,8 +134,11 @@ FailureOr<GemmAnalysis> mlir::neo::analyzeGemmOperands(linalg::LinalgOp op, Rewr
   }
   auto extent = [&](int role) {
     int64_t e = 1;
-    for (unsigned d : *roleDims[role])
+    for (unsigned d : *roleDims[role]) {
+      if (ShapedType::isDynamic(ranges[d]))
+        return ShapedType::kDynamic;
       e *= ranges[d];
+    }
     return e;
   };
   GemmOperandLayout &LA = layouts[0], &LB = layouts[1], &LC = layouts[2];

@@ -60,6 +60,40 @@ def NeoSelectSchedules : Pass<"neo-select-schedules", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NeoShareGemms : Pass<"neo-share-gemms", "::mlir::ModuleOp"> {
+  let summary = "One GEMM routine per variant, called by every GEMM of that variant";
+  let description = [{
+    Runs between `neo-select-schedules` and `neo-tile`. The GEMMs of a
+    training step come in few variants (`x * W`, `dY * W^T`, `X^T * dY`)
+    but many sizes; `neo-tile` would generate a packed GEMM (packing loops,
+    micro-kernel, edge tiles) for each of them, and that code is most of what
+    MLIR and LLVM then compile: 12 GEMMs were about 90% of SCRNN's LLVM IR
+    (docs/performance.md, "Compile time").
+
+    This pass groups the contractions with a `#neo.cpu_gemm` schedule by
+    variant: the element type, the role order of each operand (the
+    `layout=` of their tuning key, e.g. `mk,nk,mn`) and the schedule (a
+    serial one, inside a row-blocked kernel, has `threads = 1`). A variant
+    with at least `min-uses` GEMMs gets one private function,
+    `@__neo_gemm_...`, holding the contraction on memrefs of dynamic sizes
+    and strides (rebuilt inside by `memref.reinterpret_cast` from each
+    operand's base pointer, offset, sizes and strides, which the
+    bare-pointer calling convention can pass) with the variant's schedule;
+    each GEMM becomes a call of it. `neo-tile` then generates each routine
+    once, with its sizes and blocks read at run time. A GEMM that reads B in
+    place (`b-in-place`, as `neo-tile` decides it) keeps its own code.
+  }];
+  let options =
+      [Option<"minUses", "min-uses", "int64_t", /*default=*/"2",
+              "Share a variant used by at least this many GEMMs (0: never; 1: every GEMM)">,
+       Option<"bInPlace", "b-in-place", "std::string", /*default=*/"\"auto\"",
+              "neo-tile's b-in-place (auto, on, off): GEMMs that read B in place are not shared">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
   let summary = "Apply the CPU schedules of linalg ops on buffers: GEMM kernels, threads, vector tiles";
   let description = [{

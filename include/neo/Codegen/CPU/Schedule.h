@@ -18,6 +18,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ int64_t cpuGemmVectorWidth(Type type);
 /// more reads B's rows in the micro-kernel instead of packing them.
 LogicalResult generateGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                            const GemmSchedule &schedule, bool bInPlace = false);
+
+/// Whether generateGemm, allowed to (`bInPlace`), reads B (laid out as `b`)
+/// in place for problem `p` under `s`: one block of rows, B's rows
+/// contiguous, whole register tiles along N and a B of 2 MiB or more.
+bool gemmReadsBInPlace(const GemmProblem &p, const GemmOperandLayout &b, const GemmSchedule &s);
+
+/// The value of a `b-in-place` option (auto, on, off); nullopt for another.
+std::optional<bool> bInPlaceSetting(llvm::StringRef value);
 
 /// neo-tile's `b-in-place=auto`: whether this host's memory system favours
 /// streaming a large B in place (AMD Zen 4 and later: measured; Zen 1 and

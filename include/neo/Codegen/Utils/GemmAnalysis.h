@@ -59,7 +59,13 @@ struct GemmAnalysis {
 /// Analyzes `op` (any linalg op on static memrefs whose body is a
 /// multiply-accumulate); with `collapse`, also creates the collapse_shape ops
 /// that merge each role's dims into one index (layouts then hold them).
-FailureOr<GemmAnalysis> analyzeGemmOperands(linalg::LinalgOp op, RewriterBase *collapse);
+/// With `allowDynamic`, memrefs of dynamic sizes and strides (but unit
+/// innermost stride) are accepted where each role is one index of each
+/// operand (no collapsing): the problem's batch, m, n and k are then
+/// ShapedType::kDynamic where unknown, and so are the unknown strides (the
+/// routines of neo-share-gemms).
+FailureOr<GemmAnalysis> analyzeGemmOperands(linalg::LinalgOp op, RewriterBase *collapse,
+                                            bool allowDynamic = false);
 /// The problem alone (creates nothing).
 FailureOr<GemmProblem> analyzeGemm(linalg::LinalgOp op);
 
