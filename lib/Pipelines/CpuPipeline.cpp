@@ -169,6 +169,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     NeoSelectSchedulesOptions select;
     select.implicitGemm = options.implicitGemm;
     select.threads = options.threads;
+    select.parallelMinIterations = options.parallelMinIterations;
     select.cpu = options.cpu;
     select.records = options.tuningRecords;
     select.target = options.tuningTarget;

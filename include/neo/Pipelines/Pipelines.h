@@ -77,6 +77,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "instead of mapping and faulting in fresh pages (the engine turns it on "
                      "unless it is given); off: malloc and free, for code linked elsewhere"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> parallelMinIterations{
+      *this, "parallel-min-iterations",
+      llvm::cl::desc("neo-select-schedules' parallel-min-iterations: elementwise ops and "
+                     "reductions of fewer iterations run on one thread (0: all on `threads`)"),
+      llvm::cl::init(32768)};
   PassOptions::Option<int64_t> shareGemms{
       *this, "share-gemms",
       llvm::cl::desc("neo-share-gemms' min-uses: GEMMs of one variant (element type, operand "

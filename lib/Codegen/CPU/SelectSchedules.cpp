@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <limits>
+
 namespace mlir {
 namespace neo {
 #define GEN_PASS_DEF_NEOSELECTSCHEDULES
@@ -30,6 +32,19 @@ static Type outputElementType(linalg::LinalgOp op) {
   if (op.getNumDpsInits() == 0)
     return Type();
   return getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+}
+
+/// The op's iterations: the product of its loop ranges (a dynamic range
+/// counts as large).
+static int64_t iterations(linalg::LinalgOp op) {
+  int64_t n = 1;
+  for (int64_t r : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(r))
+      return std::numeric_limits<int64_t>::max();
+    n = r > 0 && n > std::numeric_limits<int64_t>::max() / r ? std::numeric_limits<int64_t>::max()
+                                                             : n * r;
+  }
+  return n;
 }
 
 namespace {
@@ -59,6 +74,10 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     }
     if (std::string error = schedules::checkCpuGeneric({vectorSize, threads}); !error.empty())
       return emitError(UnknownLoc::get(ctx)) << "neo-select-schedules: invalid options: " << error;
+    if (parallelMinIterations < 0)
+      return emitError(UnknownLoc::get(ctx))
+             << "neo-select-schedules: parallel-min-iterations must be >= 0, got "
+             << static_cast<int64_t>(parallelMinIterations);
     if (givenRecords)
       return useGivenRecords(ctx);
     if (records.empty())
@@ -178,14 +197,18 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
       generic.threads = threads;
       // A generic record of an implicit GEMM (its key is a generic one, and
       // neo-tune measured the generic schedule) makes it a generic.
-      if (recordSet && tunable && applyRecord(*tunable, gemm, generic) &&
-          tunable->kind == TunableOp::Kind::Generic)
+      bool appliedRecord = recordSet && tunable && applyRecord(*tunable, gemm, generic);
+      if (appliedRecord && tunable->kind == TunableOp::Kind::Generic)
         cls = OpClass::Generic;
       // Ops of a row-blocked kernel run inside its parallel block loop.
       bool serial = op->hasAttr("neo.serial") || op->getParentOfType<scf::ForallOp>();
       if (serial)
         gemm.threads = generic.threads = 1;
       if (cls == OpClass::Generic) {
+        // Small ops from the options: one thread (a tuning record decides
+        // for itself).
+        if (!appliedRecord && generic.threads > 1 && iterations(op) < parallelMinIterations)
+          generic.threads = 1;
         op->setAttr(kScheduleAttrName, scheduleAttr(ctx, generic));
         continue;
       }

@@ -9,6 +9,8 @@
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules))' | FileCheck %s --check-prefix=HOST
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=1 vector-size=8 gemm-mr=4 gemm-nr=16 gemm-mc=64 gemm-nc=128 gemm-kc=64}))' | FileCheck %s --check-prefix=OPTS
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{records=%S/../../Tuning/Inputs/records.json target=lit}))' 2>/dev/null | FileCheck %s --check-prefix=RECORDS
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{parallel-min-iterations=6401}))' | FileCheck %s --check-prefix=GRAIN
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{parallel-min-iterations=6400}))' | FileCheck %s --check-prefix=GRAIN-AT
 
 // CHECK-LABEL: func.func @mm(
 // AVX-512: 8 rows of two zmm vectors, and a depth block of 512.
@@ -46,12 +48,19 @@ func.func @mm_f64(%a: memref<16x16xf64>, %b: memref<16x16xf64>, %c: memref<16x16
 // -----
 
 // Other ops get a generic schedule; the members of a row-blocked kernel run
-// serially.
+// serially, and so do ops of fewer than parallel-min-iterations iterations
+// (64 x 100 = 6400 here); GEMMs keep the threads.
 // CHECK-LABEL: func.func @generic(
 // CHECK: linalg.generic {{.*}}neo.schedule = #neo.cpu_generic<vector = 16, threads = 2>
 // CHECK: linalg.generic {{.*}}neo.schedule = #neo.cpu_generic<vector = 16, threads = 1>
 // OPTS-LABEL: func.func @generic(
 // OPTS: neo.schedule = #neo.cpu_generic<vector = 8, threads = 1>
+// GRAIN-LABEL: func.func @mm(
+// GRAIN: threads = 2>
+// GRAIN-LABEL: func.func @generic(
+// GRAIN: linalg.generic {{.*}}neo.schedule = #neo.cpu_generic<vector = 16, threads = 1>
+// GRAIN-AT-LABEL: func.func @generic(
+// GRAIN-AT: linalg.generic {{.*}}neo.schedule = #neo.cpu_generic<vector = 16, threads = 2>
 #id = affine_map<(i, j) -> (i, j)>
 func.func @generic(%x: memref<64x100xf32>, %y: memref<64x100xf32>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
