@@ -176,6 +176,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     pm.addNestedPass<func::FuncOp>(options.tuningRecordSet
                                        ? createNeoSelectSchedules(select, options.tuningRecordSet)
                                        : createNeoSelectSchedules(select));
+    pm.addNestedPass<func::FuncOp>(createNeoFoldGemmFills());
     NeoShareGemmsOptions share;
     share.minUses = options.shareGemms;
     share.bInPlace = options.bInPlace;

@@ -74,13 +74,32 @@ struct GemmBuilder {
   /// them in registers), and stores them back.
   /// With `bVector`, B's vector t of depth k is `bVector(k, t)` (B read in
   /// place) instead of Bp[jb][k][t*V:].
+  /// With `zeroStart` (an i1), the accumulators start at zero where it holds
+  /// instead of loading the tile (a C that is zeros on entry).
   void microKernel(Value target, function_ref<SmallVector<Value>(int64_t, int64_t)> at, Value Ap,
                    Value Bp, Value ib, Value jb, Value kcs, int64_t MR, int64_t NV,
+                   Value zeroStart = Value(),
                    function_ref<Value(Value, int64_t)> bVector = nullptr) {
+    auto loadTile = [&]() {
+      SmallVector<Value> tile;
+      for (int64_t r = 0; r < MR; ++r)
+        for (int64_t t = 0; t < NV; ++t)
+          tile.push_back(vector::LoadOp::create(b, loc, vecType(), target, at(r, t)));
+      return tile;
+    };
     SmallVector<Value> accs;
-    for (int64_t r = 0; r < MR; ++r)
-      for (int64_t t = 0; t < NV; ++t)
-        accs.push_back(vector::LoadOp::create(b, loc, vecType(), target, at(r, t)));
+    if (!zeroStart) {
+      accs = loadTile();
+    } else {
+      auto start = scf::IfOp::create(b, loc, SmallVector<Type>(MR * NV, vecType()), zeroStart,
+                                     /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard sg(b);
+      b.setInsertionPointToStart(&start.getThenRegion().front());
+      scf::YieldOp::create(b, loc, SmallVector<Value>(MR * NV, zeroVec()));
+      b.setInsertionPointToStart(&start.getElseRegion().front());
+      scf::YieldOp::create(b, loc, loadTile());
+      accs.assign(start.getResults().begin(), start.getResults().end());
+    }
     auto kLoop = scf::ForOp::create(b, loc, idx(0), kcs, idx(1), accs);
     {
       OpBuilder::InsertionGuard kg(b);

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "GemmBuilder.h"
 #include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -125,6 +126,9 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
   // The micro-kernel then reads B's rows in place, where the hardware
   // prefetcher overlaps that stream with the FMAs.
   bool bDirect = bInPlace && gemmReadsBInPlace(problem, LB, s);
+  // C is zeros on entry (neo-fold-gemm-fills): the first depth block's
+  // accumulators start at zero instead of loading C.
+  bool overwrite = op->hasAttr(kOverwriteAttrName);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -214,6 +218,11 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
 
     g.loop(g.idx(0), vK, vKC, [&](Value kc) {
       Value kcs = g.min(vKC, g.sub(vK, kc));
+      // C starting as zeros (neo.overwrite): the first depth block writes it.
+      Value firstBlock =
+          overwrite
+              ? arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, kc, g.idx(0)).getResult()
+              : Value();
       // Pack B.
       if (!bDirect)
         g.loop(g.idx(0), numJb, g.idx(1), [&](Value jb) {
@@ -346,13 +355,23 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
                 for (int64_t t = 0; t < NV; ++t)
                   vector::StoreOp::create(b, loc, g.zeroVec(), scratch,
                                           ValueRange{g.idx(r), g.idx(t * V)});
-              g.loop(g.idx(0), rows, g.idx(1), [&](Value r) {
-                g.loop(g.idx(0), cols, g.idx(1), [&](Value c) {
-                  Value v = memref::LoadOp::create(b, loc, C,
-                                                   cIndices(g.add(row0, r), g.add(col0, c)));
-                  memref::StoreOp::create(b, loc, v, scratch, ValueRange{r, c});
+              auto copyIn = [&] {
+                g.loop(g.idx(0), rows, g.idx(1), [&](Value r) {
+                  g.loop(g.idx(0), cols, g.idx(1), [&](Value c) {
+                    Value v =
+                        memref::LoadOp::create(b, loc, C, cIndices(g.add(row0, r), g.add(col0, c)));
+                    memref::StoreOp::create(b, loc, v, scratch, ValueRange{r, c});
+                  });
                 });
-              });
+              };
+              if (!firstBlock) {
+                copyIn();
+              } else {
+                auto later = scf::IfOp::create(b, loc, firstBlock, /*withElse=*/true);
+                OpBuilder::InsertionGuard lg(b);
+                b.setInsertionPointToStart(&later.getElseRegion().front());
+                copyIn();
+              }
             }
             // The micro-kernel, on C or on the scratch tile.
             auto kernel = [&](bool onScratch) {
@@ -367,7 +386,7 @@ LogicalResult mlir::neo::generateGemm(RewriterBase &rewriter, linalg::LinalgOp o
                 prefix.pop_back();
                 return g.loadRow(B, prefix, col, vN, /*masked=*/false);
               };
-              g.microKernel(onScratch ? scratch : C, at, Ap, Bp, ib, jb, kcs, MR, NV,
+              g.microKernel(onScratch ? scratch : C, at, Ap, Bp, ib, jb, kcs, MR, NV, firstBlock,
                             bDirect ? function_ref<Value(Value, int64_t)>(bInPlace) : nullptr);
             };
             if (exact) {

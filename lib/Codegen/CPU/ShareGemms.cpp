@@ -37,6 +37,7 @@ namespace {
 struct Gemm {
   linalg::LinalgOp op;
   GemmSchedule schedule; // threads = 1 where it runs serially
+  bool overwrite;        // C is zeros on entry (neo.overwrite)
 };
 
 /// The routine's type of an operand with `rank` indices: dynamic sizes,
@@ -52,7 +53,7 @@ MemRefType dynamicView(Type elem, int64_t rank) {
 /// (memref<elem>), offset, sizes and outer strides; inside, the views and
 /// the contraction with the variant's schedule.
 func::FuncOp buildRoutine(OpBuilder &b, Location loc, StringRef name, const GemmAnalysis &analysis,
-                          const GemmSchedule &schedule) {
+                          const GemmSchedule &schedule, bool overwrite) {
   MLIRContext *ctx = b.getContext();
   Type elem = analysis.layouts[2].type.getElementType();
   auto base = MemRefType::get({}, elem);
@@ -108,6 +109,8 @@ func::FuncOp buildRoutine(OpBuilder &b, Location loc, StringRef name, const Gemm
                                 ValueRange{arith::AddFOp::create(nb, nloc, args[2], product)});
       });
   gemm->setAttr(kScheduleAttrName, CpuGemmScheduleAttr::get(ctx, schedule));
+  if (overwrite)
+    gemm->setAttr(kOverwriteAttrName, UnitAttr::get(ctx));
   func::ReturnOp::create(in, loc);
   return func;
 }
@@ -164,7 +167,7 @@ struct NeoShareGemmsPass : public neo::impl::NeoShareGemmsBase<NeoShareGemmsPass
       // single block the loops inside cannot become.
       if (op->getParentOfType<scf::ForallOp>() || op->getParentOfType<scf::ParallelOp>())
         return;
-      Gemm gemm{op, attr.getParams()};
+      Gemm gemm{op, attr.getParams(), op->hasAttr(kOverwriteAttrName)};
       if (op->hasAttr("neo.serial"))
         gemm.schedule.threads = 1; // as neo-tile runs it
       // The op's own schedule must hold for its vector width (neo-tile's
@@ -180,7 +183,7 @@ struct NeoShareGemmsPass : public neo::impl::NeoShareGemmsBase<NeoShareGemmsPass
         key += c == ',' ? '_' : c;
       key += "_" + std::to_string(s.mr) + "x" + std::to_string(s.nr) + "_mc" +
              std::to_string(s.mc) + "_nc" + std::to_string(s.nc) + "_kc" + std::to_string(s.kc) +
-             "_t" + std::to_string(s.threads);
+             "_t" + std::to_string(s.threads) + (gemm.overwrite ? "_overwrite" : "");
       variants[key].push_back(gemm);
     });
 
@@ -198,8 +201,8 @@ struct NeoShareGemmsPass : public neo::impl::NeoShareGemmsBase<NeoShareGemmsPass
           continue; // (Accepted above without collapsing: cannot happen.)
         if (!routine) {
           OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-          routine =
-              buildRoutine(b, gemm.op.getLoc(), "__neo_gemm_" + key, *analysis, gemm.schedule);
+          routine = buildRoutine(b, gemm.op.getLoc(), "__neo_gemm_" + key, *analysis, gemm.schedule,
+                                 gemm.overwrite);
           symbols.insert(routine); // renames it if the name is taken
         }
         callRoutine(rewriter, gemm.op, *analysis, routine);

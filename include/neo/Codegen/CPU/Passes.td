@@ -73,6 +73,25 @@ def NeoSelectSchedules : Pass<"neo-select-schedules", "::mlir::func::FuncOp"> {
   ];
 }
 
+def NeoFoldGemmFills : Pass<"neo-fold-gemm-fills", "::mlir::func::FuncOp"> {
+  let summary = "Let a GEMM write its C instead of adding to a zero fill";
+  let description = [{
+    Runs after `neo-select-schedules`. A contraction with a `#neo.cpu_gemm`
+    schedule that the packed GEMM generator handles (not an implicit GEMM),
+    with a K of at least one, whose C buffer was filled with +0.0 earlier in
+    the same block (or copied from a buffer that was: CSE shares one fill
+    between small results of one shape), with no op in between that reads,
+    writes or may touch that buffer (no use of it or of a view of it, no
+    call), loses the fill (or the copy) and gets the unit attribute
+    `neo.overwrite`: `neo-tile` then starts the
+    first depth block's accumulators at zero instead of loading C. A weight
+    gradient's C (an LSTM's `dW`, 1024 x 4096) is thereby written once
+    instead of filled, read back and written again: two passes over 16 MiB
+    less.
+  }];
+  let dependentDialects = ["::mlir::neo::NeoDialect"];
+}
+
 def NeoShareGemms : Pass<"neo-share-gemms", "::mlir::ModuleOp"> {
   let summary = "One GEMM routine per variant, called by every GEMM of that variant";
   let description = [{
@@ -85,8 +104,9 @@ def NeoShareGemms : Pass<"neo-share-gemms", "::mlir::ModuleOp"> {
 
     This pass groups the contractions with a `#neo.cpu_gemm` schedule by
     variant: the element type, the role order of each operand (the
-    `layout=` of their tuning key, e.g. `mk,nk,mn`) and the schedule (a
-    serial one, inside a row-blocked kernel, has `threads = 1`). A variant
+    `layout=` of their tuning key, e.g. `mk,nk,mn`), the schedule (a
+    `neo.serial` one has `threads = 1`) and whether C starts as zeros
+    (`neo.overwrite`, from `neo-fold-gemm-fills`). A variant
     with at least `min-uses` GEMMs gets one private function,
     `@__neo_gemm_...`, holding the contraction on memrefs of dynamic sizes
     and strides (rebuilt inside by `memref.reinterpret_cast` from each

@@ -11,6 +11,10 @@ namespace neo {
 /// applied by neo-tile and neo-gpu-map, forwarded by convert-neo-to-linalg.
 constexpr llvm::StringLiteral kScheduleAttrName = "neo.schedule";
 
+/// On a CPU GEMM (unit): its C starts as zeros, which the GEMM writes instead
+/// of adding to it (neo-fold-gemm-fills removed the zero fill before it).
+constexpr llvm::StringLiteral kOverwriteAttrName = "neo.overwrite";
+
 } // namespace neo
 } // namespace mlir
 

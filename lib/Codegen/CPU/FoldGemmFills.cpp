@@ -1,0 +1,123 @@
+//===- FoldGemmFills.cpp - neo-fold-gemm-fills ----------------------------===//
+//
+// A CPU GEMM whose C was just filled with zeros writes C instead of adding
+// to it: the fill goes, the GEMM is marked neo.overwrite.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Codegen/CPU/Passes.h"
+#include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOFOLDGEMMFILLS
+#include "neo/Codegen/CPU/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+
+namespace {
+
+/// The buffer a memref value views (through subviews, casts, reshapes).
+Value baseBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      v = cast.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
+/// Whether `op` (or an op inside it) may read or write `buffer`: it uses the
+/// buffer or a view of it, or it is an op whose effects are unknown.
+bool mayTouch(Operation *op, Value buffer) {
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    if (isa<CallOpInterface>(inner) || (!isa<MemoryEffectOpInterface>(inner) &&
+                                        !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+                                        inner->getNumRegions() == 0 && !isPure(inner))) {
+      touches = true;
+      return WalkResult::interrupt();
+    }
+    for (Value operand : inner->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) && baseBuffer(operand) == buffer) {
+        touches = true;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return touches;
+}
+
+/// Whether `fill` sets every element of its output to +0.0.
+bool fillsPositiveZero(linalg::FillOp fill) {
+  FloatAttr value;
+  return matchPattern(fill.getInputs()[0], m_Constant(&value)) && value.getValue().isPosZero();
+}
+
+/// Whether `value` (a memref) holds +0.0 everywhere just before `at`: the
+/// last op before `at` in its block that touches its buffer is a zero fill
+/// of exactly it, or a copy that only reads it.
+bool zeroFilledBefore(Value value, Operation *at) {
+  Value buffer = baseBuffer(value);
+  for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.hasPureBufferSemantics() && fill.getOutputs()[0] == value)
+      return fillsPositiveZero(fill);
+    auto copy = dyn_cast<memref::CopyOp>(prev);
+    if (copy && baseBuffer(copy.getTarget()) != buffer)
+      continue; // reads it at most
+    if (mayTouch(prev, buffer))
+      return false;
+  }
+  return false;
+}
+
+struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemmFillsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> gemms;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa_and_nonnull<CpuGemmScheduleAttr>(op->getAttr(kScheduleAttrName)) &&
+          !op->hasAttr(kOverwriteAttrName))
+        gemms.push_back(op);
+    });
+    for (linalg::LinalgOp op : gemms) {
+      FailureOr<GemmProblem> problem = analyzeGemm(op);
+      if (failed(problem) || problem->inputType != problem->elementType || problem->k < 1)
+        continue; // Not the packed GEMM generator's, or C is all there is.
+      Value c = op.getDpsInitOperand(0)->get();
+      Value buffer = baseBuffer(c);
+      // The last op before the GEMM in its block that touches C's buffer
+      // must be a zero fill of exactly C, or a copy into exactly C from a
+      // buffer that holds zeros then (CSE shares one fill between small
+      // results of one shape, and bufferization copies it).
+      for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+        auto fill = dyn_cast<linalg::FillOp>(prev);
+        auto copy = dyn_cast<memref::CopyOp>(prev);
+        bool zeros = (fill && fill.hasPureBufferSemantics() && fill.getOutputs()[0] == c &&
+                      fillsPositiveZero(fill)) ||
+                     (copy && copy.getTarget() == c && zeroFilledBefore(copy.getSource(), copy));
+        if (zeros) {
+          prev->erase();
+          op->setAttr(kOverwriteAttrName, UnitAttr::get(op->getContext()));
+          break;
+        }
+        if (mayTouch(prev, buffer))
+          break;
+      }
+    }
+  }
+};
+
+} // namespace
