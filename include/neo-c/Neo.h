@@ -114,6 +114,13 @@ const char *neoModuleFunctionName(NeoModule *module, int index);
  * options of neo-lower-to-cpu; `optLevel` is 0..3. Compilation is cached by
  * the IR and the options. */
 NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int optLevel);
+/* Compiles only the public functions `names[0..count)` of the module, and
+ * what they call, for the host CPU (the other functions of an autodiff
+ * module, such as the forward function next to `f_fwdbwd`, would add their
+ * compile time); otherwise as neoCompile. An unknown or private name is an
+ * error. */
+NeoExecutable *neoCompileFunctions(NeoModule *module, const char *const *names, int count,
+                                   const char *pipelineOptions, int optLevel);
 /* Compiles the module for `device`. On the CPU this is neoCompile. On a
  * CUDA GPU every public function becomes a bundle of PTX kernels (and a
  * cubin when ptxas is found) loaded on the first device; `gpuPipelineOptions`

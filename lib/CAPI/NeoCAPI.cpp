@@ -386,6 +386,36 @@ NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int op
   return new NeoExecutable{module->ctx, std::move(*exe)};
 }
 
+NeoExecutable *neoCompileFunctions(NeoModule *module, const char *const *names, int count,
+                                   const char *pipelineOptions, int optLevel) {
+  if (!module)
+    return nullptr;
+  ErrorCollector errors(module->ctx);
+  if (optLevel < 0 || optLevel > 3) {
+    errors.set("optimization level must be 0 to 3, got " + llvm::Twine(optLevel));
+    return nullptr;
+  }
+  if (count < 1 || !names) {
+    errors.set("no function to compile (count " + llvm::Twine(count) + ")");
+    return nullptr;
+  }
+  std::vector<std::string> functions;
+  for (int i = 0; i < count; ++i) {
+    if (!names[i]) {
+      errors.set("function name " + llvm::Twine(i) + " is null");
+      return nullptr;
+    }
+    functions.emplace_back(names[i]);
+  }
+  Engine &engine = module->ctx->getEngine(pipelineOptions ? pipelineOptions : "", optLevel);
+  auto exe = engine.compileFunctions(*module->module, functions);
+  if (!exe) {
+    errors.set(llvm::toString(exe.takeError()));
+    return nullptr;
+  }
+  return new NeoExecutable{module->ctx, std::move(*exe)};
+}
+
 NeoExecutable *neoCompileForDevice(NeoModule *module, int device,
                                    const char *pipelineOptions, int optLevel,
                                    const char *gpuPipelineOptions) {

@@ -175,19 +175,30 @@ class Module:
             finally:
                 _capi.free(ptr)
 
-    def compile(self, function=None, options="", opt_level=3, device="cpu", gpu_options=""):
+    def compile(self, function=None, options="", opt_level=3, device="cpu", gpu_options="",
+                functions=None):
         """Compiles the module; returns the Function `function` (default: the
-        first function). `device`: "cpu" (the default), "cuda" (a CUDA GPU:
-        an error when there is no usable driver or device) or "auto" (the GPU
-        when there is one, else the CPU); Function.device tells which.
-        `options` are neo-lower-to-cpu's (CPU only), `gpu_options`
-        neo-lower-to-ptx's (e.g. "chip=sm_90")."""
+        first function). On the CPU, a named `function` is compiled with what
+        it calls and nothing else (an autodiff module's other functions
+        would add their compile time); `functions` (a list) names every
+        function the executable must hold (their Functions are then
+        neo.Function(f._exe, name)); with neither, the whole module.
+        `device`: "cpu" (the default), "cuda" (a CUDA GPU: an error when
+        there is no usable driver or device) or "auto" (the GPU when there
+        is one, else the CPU); Function.device tells which. `options` are
+        neo-lower-to-cpu's (CPU only), `gpu_options` neo-lower-to-ptx's
+        (e.g. "chip=sm_90")."""
         if device not in _capi.DEVICES:
             raise NeoError("device must be 'cpu', 'cuda' or 'auto', got %r" % (device,))
         options = _with_environment_records(options)
         gpu_options = _with_environment_toolkit(gpu_options)
+        roots = list(functions) if functions else ([function] if function else [])
         with self.context._lock:
-            if device == "cpu":
+            if device == "cpu" and roots:
+                names = (ctypes.c_char_p * len(roots))(*[r.encode() for r in roots])
+                exe = _capi.compileFunctions(self._handle, names, len(roots), options.encode(),
+                                             opt_level)
+            elif device == "cpu":
                 exe = _capi.compile(self._handle, options.encode(), opt_level)
             else:
                 exe = _capi.compileForDevice(self._handle, _capi.DEVICES[device],
@@ -195,7 +206,7 @@ class Module:
             if not exe:
                 raise self.context._error("compilation failed")
         executable = _Executable(exe, self.context)
-        name = function or self.functions[0]
+        name = function or (roots[0] if roots else self.functions[0])
         return Function(executable, name, module=self)
 
     def interpret(self, function, *inputs, output_like=None):

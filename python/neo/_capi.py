@@ -75,6 +75,8 @@ free = _fn("neoFree", None, c_void_p)
 moduleNumFunctions = _fn("neoModuleNumFunctions", c_int, c_void_p)
 moduleFunctionName = _fn("neoModuleFunctionName", c_char_p, c_void_p, c_int)
 compile = _fn("neoCompile", c_void_p, c_void_p, c_char_p, c_int)
+compileFunctions = _fn("neoCompileFunctions", c_void_p, c_void_p, ctypes.POINTER(c_char_p), c_int,
+                       c_char_p, c_int)
 compileForDevice = _fn("neoCompileForDevice", c_void_p, c_void_p, c_int, c_char_p, c_int, c_char_p)
 executableGetDevice = _fn("neoExecutableGetDevice", c_int, c_void_p)
 cudaAvailable = _fn("neoCudaAvailable", c_int)

@@ -119,7 +119,8 @@ class _Instance:
                            in enumerate(zip(self.bwd_args, bwd.inputs)) if kind == "dy"]
 
     def _compile(self, module, options, opt_level):
-        fwd = module.compile(self._names[0], options=options, opt_level=opt_level)
+        fwd = module.compile(self._names[0], options=options, opt_level=opt_level,
+                             functions=self._names)
         return fwd, _neo.Function(fwd._exe, self._names[1], module=module)
 
     def _compile_tuned(self, text, options, opt_level):

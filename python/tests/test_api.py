@@ -132,3 +132,35 @@ def test_context_finalized_before_its_modules():
     del m, f, cycle
     gc.collect()
     assert ctx._handle is None and ctx._children == 0
+
+
+def test_compile_only_the_named_functions():
+    src = """def f(x: f32[4]) -> y {
+  y[i] = x[i] * 2
+}
+def g(x: f32[4]) -> y {
+  y[i] = x[i] + 1
+}
+def h(x: f32[4]) -> y {
+  y[i] = exp(x[i])
+}"""
+    m = neo.Module.from_source(src)
+    x = np.arange(4, dtype=np.float32)
+    # One function (and what it calls): the others are not in the executable.
+    f = m.compile("f", options="threads=1")
+    np.testing.assert_allclose(f(x), 2 * x)
+    with pytest.raises(neo.NeoError):
+        neo.Function(f._exe, "g", module=m)(x)
+    # Several, from one executable.
+    h = m.compile(functions=["h", "g"], options="threads=1")
+    np.testing.assert_allclose(h(x), np.exp(x), rtol=1e-5)
+    np.testing.assert_allclose(neo.Function(h._exe, "g", module=m)(x), x + 1)
+    with pytest.raises(neo.NeoError, match="no public function named 'nope'"):
+        m.compile(functions=["f", "nope"])
+    # No name: the whole module, as before.
+    every = m.compile()
+    np.testing.assert_allclose(neo.Function(every._exe, "h", module=m)(x), np.exp(x), rtol=1e-5)
+    # A gradient compiles f_fwdbwd alone.
+    fb = neo.grad(m, "h")
+    y, dx = fb(x, np.ones(4, np.float32))
+    np.testing.assert_allclose(dx, np.exp(x), rtol=1e-5)

@@ -214,6 +214,47 @@ TEST(CAPI, CompileErrors) {
   neoModuleDestroy(m);
 }
 
+// neoCompileFunctions: only the named functions (and what they call) are in
+// the executable; the rest of the module is not compiled.
+TEST(CAPI, CompileFunctions) {
+  Handles h;
+  const char *source = "def f(x: f32[4]) -> y {\n  y[i] = x[i] * 2\n}\n"
+                       "def g(x: f32[4]) -> y {\n  y[i] = x[i] + 1\n}\n"
+                       "def h(x: f32[4]) -> y {\n  y[i] = exp(x[i])\n}\n";
+  NeoModule *m = neoModuleImportString(h.ctx, source, "fgh.neo");
+  ASSERT_NE(m, nullptr) << neoGetLastError(h.ctx);
+  const char *names[] = {"h", "f"};
+  NeoExecutable *exe = neoCompileFunctions(m, names, 2, "threads=1", 2);
+  ASSERT_NE(exe, nullptr) << neoGetLastError(h.ctx);
+  EXPECT_EQ(neoExecutableNumInputs(exe, "f"), 1);
+  EXPECT_EQ(neoExecutableNumInputs(exe, "h"), 1);
+  EXPECT_EQ(neoExecutableNumInputs(exe, "g"), -1);
+  float x[4] = {0, 1, 2, 3}, y[4];
+  int64_t shape[1] = {4};
+  NeoTensor in[1] = {{x, NEO_F32, 1, shape}};
+  NeoTensor out[1] = {{y, NEO_F32, 1, shape}};
+  char error[256];
+  ASSERT_EQ(neoExecutableRun(exe, "h", in, 1, out, 1, error, sizeof(error)), 0) << error;
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(y[i], std::exp(x[i]), 1e-5f * std::exp(x[i]));
+  ASSERT_EQ(neoExecutableRun(exe, "f", in, 1, out, 1, error, sizeof(error)), 0) << error;
+  EXPECT_FLOAT_EQ(y[3], 6);
+  EXPECT_NE(neoExecutableRun(exe, "g", in, 1, out, 1, error, sizeof(error)), 0);
+  neoExecutableDestroy(exe);
+
+  const char *unknown[] = {"f", "nope"};
+  EXPECT_EQ(neoCompileFunctions(m, unknown, 2, nullptr, 3), nullptr);
+  EXPECT_STREQ(neoGetLastError(h.ctx), "no public function named 'nope' in the module");
+  EXPECT_EQ(neoCompileFunctions(m, names, 0, nullptr, 3), nullptr);
+  EXPECT_STREQ(neoGetLastError(h.ctx), "no function to compile (count 0)");
+  const char *null[] = {nullptr};
+  EXPECT_EQ(neoCompileFunctions(m, null, 1, nullptr, 3), nullptr);
+  EXPECT_STREQ(neoGetLastError(h.ctx), "function name 0 is null");
+  EXPECT_EQ(neoCompileFunctions(m, names, 2, nullptr, 9), nullptr);
+  EXPECT_STREQ(neoGetLastError(h.ctx), "optimization level must be 0 to 3, got 9");
+  neoModuleDestroy(m);
+}
+
 TEST(CAPI, Gradcheck) {
   Handles h;
   NeoModule *m = neoModuleImportString(h.ctx, kSource, "mm.neo");

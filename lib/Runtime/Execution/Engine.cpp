@@ -449,15 +449,24 @@ static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef data) {
 
 llvm::Expected<std::shared_ptr<Executable>> Engine::compileFunction(ModuleOp module,
                                                                     llvm::StringRef function) {
-  auto root = module.lookupSymbol<func::FuncOp>(function);
-  if (!root || root.isPrivate())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no public function named '%s' in the module",
-                                   function.str().c_str());
-  // The functions `function` reaches through symbol uses (calls), itself
+  return compileFunctions(module, {function.str()});
+}
+
+llvm::Expected<std::shared_ptr<Executable>>
+Engine::compileFunctions(ModuleOp module, llvm::ArrayRef<std::string> functions) {
+  // The functions the roots reach through symbol uses (calls), the roots
   // included; the rest of the module's functions are not compiled.
-  llvm::StringSet<> reached{function};
-  SmallVector<Operation *> work{root};
+  llvm::StringSet<> reached;
+  SmallVector<Operation *> work;
+  for (const std::string &function : functions) {
+    auto root = module.lookupSymbol<func::FuncOp>(function);
+    if (!root || root.isPrivate())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no public function named '%s' in the module",
+                                     function.c_str());
+    if (reached.insert(function).second)
+      work.push_back(root);
+  }
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     auto uses = SymbolTable::getSymbolUses(op);

@@ -92,6 +92,10 @@ public:
   /// `f_fwdbwd`) would double the compile time.
   llvm::Expected<std::shared_ptr<Executable>> compileFunction(ModuleOp module,
                                                               llvm::StringRef function);
+  /// The same for several public functions (e.g. `f_fwd` and `f_bwd`, which
+  /// neo.torch runs from one executable): each, and what they call.
+  llvm::Expected<std::shared_ptr<Executable>>
+  compileFunctions(ModuleOp module, llvm::ArrayRef<std::string> functions);
   /// Same as compile, from the textual form of a module.
   llvm::Expected<std::shared_ptr<Executable>> compileSource(llvm::StringRef source);
 
