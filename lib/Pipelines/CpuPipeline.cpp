@@ -115,6 +115,8 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   toLinalg.useNamedOps = useNamedOps;
   toLinalg.rowBlocks = !gpu;
   toLinalg.splitBorders = splitBorders;
+  // On the GPU the loop nests of index reads map to threads, scalar.
+  toLinalg.vectorIndirect = !gpu;
   pm.addPass(createConvertNeoToLinalg(toLinalg));
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());

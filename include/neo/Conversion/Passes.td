@@ -45,15 +45,17 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect",
   ];
-  let options = [
-    Option<"rowBlocks", "row-blocks", "bool", /*default=*/"true",
-           "Lower row-blocked neo.fused ops to block loops (false: inline them)">,
-    Option<"useNamedOps", "use-named-ops", "bool", /*default=*/"true",
-           "Emit linalg.matmul / linalg.batch_matmul for the ops that are one">,
-    Option<"splitBorders", "split-borders", "bool", /*default=*/"false",
-           "Lower windowed ops (padded convolution and pooling windows, not "
-           "GEMM-shaped ones) as an interior generic without bounds checks and "
-           "border generics">,
+  let options = [Option<"rowBlocks", "row-blocks", "bool", /*default=*/"true",
+                        "Lower row-blocked neo.fused ops to block loops (false: inline them)">,
+                 Option<"useNamedOps", "use-named-ops", "bool", /*default=*/"true",
+                        "Emit linalg.matmul / linalg.batch_matmul for the ops that are one">,
+                 Option<"splitBorders", "split-borders", "bool", /*default=*/"false",
+                        "Lower windowed ops (padded convolution and pooling windows, not "
+                        "GEMM-shaped ones) as an interior generic without bounds checks and "
+                        "border generics">,
+                 Option<"vectorIndirect", "vector-indirect", "bool", /*default=*/"true",
+                        "Run the dense last dim of index-read loop nests (SpMM's features) on "
+                        "vectors (false: scalar loops, as the GPU pipeline maps them to threads)">,
   ];
 }
 

@@ -1,4 +1,5 @@
 //===- GpuMap.cpp - neo-gpu-map: linalg ops on buffers to GPU launches ----===//
+#include "GpuKernelBuilder.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/GPU/Passes.h"
 #include "neo/Codegen/Utils/Utils.h"
@@ -10,10 +11,12 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir {
 namespace neo {
@@ -27,6 +30,68 @@ using namespace mlir::neo;
 
 namespace {
 
+/// Threads per block of the launches of loop nests.
+constexpr int64_t kLoopBlock = 256;
+
+/// Moves `nest`, a top-level loop of the host function (the loop nests of
+/// index reads: CSR rows as an scf.forall, a counting sort or a scatter as
+/// scf.for), into a launch: one thread per iteration of an scf.forall (of
+/// one dim), a single thread for any other loop, which then runs in order.
+/// The linalg ops inside (a row's fill) become loops of their thread.
+LogicalResult mapLoopNest(IRRewriter &rewriter, Operation *nest) {
+  Location loc = nest->getLoc();
+  if (!nest->use_empty())
+    return nest->emitOpError("has results that the host would read after a GPU kernel; "
+                             "such loop nests are not supported on the GPU");
+  bool hostAlloc = false;
+  nest->walk([&](Operation *op) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(op))
+      hostAlloc = true;
+  });
+  if (hostAlloc)
+    return nest->emitOpError("allocates inside a loop nest, which a GPU kernel cannot");
+  rewriter.setInsertionPoint(nest);
+  auto forall = dyn_cast<scf::ForallOp>(nest);
+  std::optional<int64_t> trips;
+  if (forall && forall.getRank() == 1 && forall.getOutputs().empty())
+    trips = forall.getStaticUpperBound().front() - forall.getStaticLowerBound().front();
+  if (forall && (!trips || forall.getStaticStep().front() != 1 || *trips < 1 ||
+                 ShapedType::isDynamic(*trips)))
+    return nest->emitOpError("an scf.forall of more than one dim, with a step, dynamic bounds "
+                             "or shared outputs is not mapped to the GPU");
+  int64_t block = trips ? std::min(*trips, kLoopBlock) : 1;
+  int64_t grid = trips ? (*trips + block - 1) / block : 1;
+  gpu::LaunchOp launch = gpukernel::createLaunch(rewriter, loc, {grid}, {block});
+  launch->setAttr("neo.kernel", rewriter.getStringAttr(trips ? "loop_per_thread" : "serial"));
+  Operation *moved;
+  if (trips) {
+    // Thread t runs iteration lower + t, where t < trips.
+    gpukernel::KB kb{rewriter, loc};
+    Value t = kb.add(kb.mul(launch.getBlockIds().x, kLoopBlock), launch.getThreadIds().x);
+    auto inRange = scf::IfOp::create(rewriter, loc, kb.lt(t, *trips), /*withElse=*/false);
+    rewriter.setInsertionPoint(inRange.thenBlock()->getTerminator());
+    Value iv = kb.add(t, forall.getStaticLowerBound().front());
+    IRMapping map;
+    map.map(forall.getInductionVar(0), iv);
+    for (Operation &op : forall.getBody()->without_terminator())
+      rewriter.clone(op, map);
+    moved = inRange;
+  } else {
+    moved = rewriter.clone(*nest);
+  }
+  rewriter.eraseOp(nest);
+  // Each thread's linalg ops are its loops.
+  SmallVector<linalg::LinalgOp> inner;
+  moved->walk([&](linalg::LinalgOp op) { inner.push_back(op); });
+  for (linalg::LinalgOp op : inner) {
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::linalgOpToLoops(rewriter, op)))
+      return op->emitOpError("cannot become loops inside a GPU kernel");
+    rewriter.eraseOp(op);
+  }
+  return success();
+}
+
 struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
   using Base::Base;
 
@@ -35,6 +100,14 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
     IRRewriter rewriter(&getContext());
     // Copies between buffers become linalg.copy, mapped like any other op.
     convertCopiesToLinalg(func);
+    // Loop nests at the top of the function (index reads) run as kernels.
+    SmallVector<Operation *> nests;
+    for (Operation &op : func.getBody().front())
+      if (isa<scf::ForallOp, scf::ForOp, scf::ParallelOp, scf::WhileOp, scf::IfOp>(op))
+        nests.push_back(&op);
+    for (Operation *nest : nests)
+      if (failed(mapLoopNest(rewriter, nest)))
+        return signalPassFailure();
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (!op->getParentOfType<gpu::LaunchOp>())

@@ -177,11 +177,12 @@ std::optional<Plan> makePlan(ComputeOp op) {
 /// Emits the loop nest of `plan` for `op`.
 class LoopEmitter {
 public:
-  LoopEmitter(RewriterBase &rewriter, ComputeOp op, const Plan &plan)
+  LoopEmitter(RewriterBase &rewriter, ComputeOp op, const Plan &plan, bool vectorize)
       : b(rewriter), op(op), plan(plan), loc(op.getLoc()), dims(op.getNumDims()),
         bounds(op.getIterationBounds()), symCache(op.getNumIndexReads()),
         readCache(op.getInputs().size()), boundDims(op.getNumDims()) {
-    analyzeVectorDim();
+    if (vectorize)
+      analyzeVectorDim();
   }
 
   Value emit() {
@@ -646,11 +647,11 @@ private:
 
 } // namespace
 
-Value mlir::neo::detail::lowerIndirectLoops(RewriterBase &rewriter, ComputeOp op) {
+Value mlir::neo::detail::lowerIndirectLoops(RewriterBase &rewriter, ComputeOp op, bool vectorize) {
   std::optional<Plan> plan = makePlan(op);
   if (!plan)
     return {};
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  return LoopEmitter(rewriter, op, *plan).emit();
+  return LoopEmitter(rewriter, op, *plan, vectorize).emit();
 }

@@ -360,10 +360,10 @@ void forwardSchedule(ComputeOp op, Value result) {
 }
 
 LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps,
-                             bool splitBorders) {
+                             bool splitBorders, bool vectorIndirect) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  if (Value loops = neo::detail::lowerIndirectLoops(rewriter, op)) {
+  if (Value loops = neo::detail::lowerIndirectLoops(rewriter, op, vectorIndirect)) {
     rewriter.replaceOp(op, loops);
     return success();
   }
@@ -552,7 +552,8 @@ struct ConvertNeoToLinalgPass
         neo::detail::convertInvertIndex(rewriter, invert);
         continue;
       }
-      if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps, splitBorders)))
+      if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps, splitBorders,
+                                vectorIndirect)))
         return signalPassFailure();
     }
     placeRowBlockResultsInPlace(module);
