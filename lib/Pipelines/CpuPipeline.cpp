@@ -200,8 +200,13 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   NeoOutlineKernelsOptions outline;
   outline.minKernels = options.outlineMinKernels;
   pm.addPass(createNeoOutlineKernels(outline));
-  if (options.threads > 1)
+  if (options.threads > 1) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    NeoBalanceParallelLoopsOptions balance;
+    balance.threads = options.threads;
+    balance.minChunks = options.balanceMinChunks;
+    pm.addPass(createNeoBalanceParallelLoops(balance));
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());

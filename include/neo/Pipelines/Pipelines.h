@@ -82,6 +82,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("neo-select-schedules' parallel-min-iterations: elementwise ops and "
                      "reductions of fewer iterations run on one thread (0: all on `threads`)"),
       llvm::cl::init(32768)};
+  PassOptions::Option<int64_t> balanceMinChunks{
+      *this, "balance-min-chunks",
+      llvm::cl::desc("neo-balance-parallel-loops' min-chunks: parallel loops of at least this "
+                     "many iterations per thread hand them out dynamically (0: all static)"),
+      llvm::cl::init(2)};
   PassOptions::Option<int64_t> shareGemms{
       *this, "share-gemms",
       llvm::cl::desc("neo-share-gemms' min-uses: GEMMs of one variant (element type, operand "

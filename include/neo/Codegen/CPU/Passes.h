@@ -25,6 +25,9 @@ class LLVMDialect;
 }
 namespace math { class MathDialect; }
 namespace memref { class MemRefDialect; }
+namespace omp {
+class OpenMPDialect;
+}
 namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }
 
