@@ -53,6 +53,7 @@ case "$cmd" in
       /usr/bin/python3 "$root/bench/spmm.py" --out "$root/docs/sparse-benchmarks.md"
       /usr/bin/python3 "$root/bench/spmm.py" --backward \
         --out "$root/docs/sparse-benchmarks-backward.md"
+      /usr/bin/python3 "$root/bench/spmm.py" --sddmm --out "$root/docs/sddmm-benchmarks.md"
       /usr/bin/python3 "$root/bench/gcn.py" --out "$root/docs/gcn-benchmarks.md"
       /usr/bin/python3 "$root/bench/dlrm.py" --out "$root/docs/dlrm-benchmarks.md"
       if [ -n "$py" ]; then
