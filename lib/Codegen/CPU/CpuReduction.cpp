@@ -363,6 +363,25 @@ LogicalResult mlir::neo::generateCpuRowReduction(RewriterBase &rewriter, linalg:
           vec.map(load.getResult(), gather());
           continue;
         }
+        // The last index is the vector dim itself (an index read's row,
+        // E[tok[n], f] or SDDMM's A[row[e], f]) and that dim fits in the
+        // row: every vector lies inside the row, a plain (or, at the tail,
+        // masked) load with no branch.
+        if (auto index = load.getIndices().back().getDefiningOp<linalg::IndexOp>();
+            index && index.getDim() == vecDim && ranges[vecDim] <= *rowLength) {
+          SmallVector<Value> at = offsets;
+          at.push_back(first);
+          if (mask) {
+            Value pass = arith::ConstantOp::create(
+                b, loc, DenseElementsAttr::get(vecOf(t), b.getZeroAttr(t)));
+            vec.map(load.getResult(), vector::MaskedLoadOp::create(
+                                          b, loc, vecOf(t), load.getMemRef(), at, mask, pass));
+          } else {
+            vec.map(load.getResult(),
+                    vector::LoadOp::create(b, loc, vecOf(t), load.getMemRef(), at));
+          }
+          continue;
+        }
         // The select that pads the read (select(in bounds, x, pad)), when
         // it is the read's only user: inside the row its vector condition is
         // true but for uniform parts, so it moves into the branches and the
