@@ -1,4 +1,6 @@
 # RUN: %python %s | FileCheck %s
+# RUN: %if host-avx2 %{ %python %s x86-64-v3 | FileCheck %s %}
+# RUN: %if host-avx512 %{ %python %s x86-64-v4 | FileCheck %s %}
 # CHECK-NOT: FAILED
 # GEMMs that share a routine (neo-share-gemms): every GEMM of a variant
 # (element type, operand layouts, schedule) used at least twice calls one
@@ -14,8 +16,15 @@
 # - a batched product x[b, i, p] * w[b, p, j] at two sizes;
 # - f64 (8-lane vectors) at two sizes;
 # with threads 1 and 2, and with share-gemms=0 (each GEMM its own code) for
-# comparison. The IR is checked to hold one routine per variant.
+# comparison, for the host and for each x86 ISA level it can run (AVX2's 6x16
+# tiles, AVX-512's 8x32), and with AVX-512's tiles and blocks given as
+# explicit schedules on any host (the transposing A packs of 8-row panels).
+# The IR is checked to hold one routine per variant.
+import os
+import re
 import subprocess
+import sys
+import tempfile
 
 import numpy as np
 from neotest import NEO_OPT, NEO_TRANSLATE, assert_close, run
@@ -67,21 +76,56 @@ names = ["nn1", "nn2", "nt1", "nt2", "tn1", "tn2", "col1", "col2", "bat1", "bat2
 # collapses to the variant of A * B).
 mlir = subprocess.run([NEO_TRANSLATE, "--import-neo", "-"], input=SRC, check=True,
                       capture_output=True, text=True).stdout
-lowered = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 stop-after=schedule"],
+CPU = " cpu=" + sys.argv[1] if len(sys.argv) > 1 else ""
+lowered = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 stop-after=schedule" + CPU],
                          input=mlir, check=True, capture_output=True, text=True).stdout
 routines = [l for l in lowered.splitlines() if "func.func private @__neo_gemm_" in l]
 calls = [l for l in lowered.splitlines() if "call @__neo_gemm_" in l]
 print("routines %d, calls %d" % (len(routines), len(calls)))
 # CHECK: routines 5, calls 12
-unshared = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 stop-after=schedule share-gemms=0"],
+unshared = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 stop-after=schedule share-gemms=0" +
+                           CPU],
                           input=mlir, check=True, capture_output=True, text=True).stdout
 print("share-gemms=0: routines %d" % unshared.count("@__neo_gemm_"))
 # CHECK: share-gemms=0: routines 0
 
+# AVX-512's tiles (8 x 32 for f32, 8 x 16 for f64, mc 128, kc 512: the
+# transposing A packs of MR = 8) on any host, as explicit schedules on the
+# GEMMs (the code is the host's; only the tiles change).
+TILED = re.sub(
+    r"(neo\.compute .*-> tensor<[^>]*(f32|f64)>) \{$",
+    lambda m: m.group(1) + " attributes {neo.schedule = #neo.cpu_gemm<mr = 8, nr = %d, "
+    "mc = 128, nc = 512, kc = 512, threads = 2>} {" % (32 if m.group(2) == "f32" else 16),
+    mlir, flags=re.M)
+assert TILED.count("mr = 8") == 12, TILED
+
+
+def run_mlir(text, function, options):
+    """Runs `function` of MLIR `text` with neo-run --check; its outputs."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        args = [neotest.NEO_RUN] + SUITE_ARGS + [path, "--function", function, "--check",
+                                                 "--output-dir", d, "--print-limit", "0",
+                                                 "--pipeline-options", options]
+        for name, value in inputs.items():
+            np.save(os.path.join(d, "in_%s.npy" % name), value)
+            args += ["--input", "%s=%s" % (name, os.path.join(d, "in_%s.npy" % name))]
+        proc = subprocess.run(args, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return [np.load(os.path.join(d, n + ".npy")) for n in names]
+
+
 SUITE_ARGS = list(neotest.NEO_RUN_ARGS)  # -O0 in the ASan suite
 for options in ("threads=1", "threads=2", "threads=2 share-gemms=0"):
-    neotest.NEO_RUN_ARGS = SUITE_ARGS + ["--pipeline-options", options + " llvm-vectorize-limit=0"]
+    neotest.NEO_RUN_ARGS = SUITE_ARGS + ["--pipeline-options",
+                                         options + " llvm-vectorize-limit=0" + CPU]
     outs = run(SRC, "gemms", **inputs)
     for name, got, w in zip(names, outs, want):
         assert_close(got, w, rtol=1e-4, atol=1e-4, what="%s %s" % (name, options))
-# CHECK-COUNT-36: : ok (max abs error
+for options in ("threads=1", "threads=2"):
+    outs = run_mlir(TILED, "gemms", options + " llvm-vectorize-limit=0" + CPU)
+    for name, got, w in zip(names, outs, want):
+        assert_close(got, w, rtol=1e-4, atol=1e-4, what="%s 8x32 tiles %s" % (name, options))
+# CHECK-COUNT-60: : ok (max abs error
