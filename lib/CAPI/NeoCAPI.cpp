@@ -368,7 +368,9 @@ const char *neoModuleFunctionName(NeoModule *module, int index) {
   return module->functions[index].c_str();
 }
 
-NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int optLevel) {
+/// neoCompile (`whole`: the whole module) and neoCompileFunctions.
+static NeoExecutable *compileForCpu(NeoModule *module, bool whole, const char *const *names,
+                                    int count, const char *pipelineOptions, int optLevel) {
   if (!module)
     return nullptr;
   ErrorCollector errors(module->ctx);
@@ -376,9 +378,23 @@ NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int op
     errors.set("optimization level must be 0 to 3, got " + llvm::Twine(optLevel));
     return nullptr;
   }
-  Engine &engine =
-      module->ctx->getEngine(pipelineOptions ? pipelineOptions : "", optLevel);
-  auto exe = engine.compile(*module->module);
+  std::vector<std::string> functions;
+  if (!whole) {
+    if (count < 1 || !names) {
+      errors.set("no function to compile (count " + llvm::Twine(count) + ")");
+      return nullptr;
+    }
+    for (int i = 0; i < count; ++i) {
+      if (!names[i]) {
+        errors.set("function name " + llvm::Twine(i) + " is null");
+        return nullptr;
+      }
+      functions.emplace_back(names[i]);
+    }
+  }
+  Engine &engine = module->ctx->getEngine(pipelineOptions ? pipelineOptions : "", optLevel);
+  auto exe =
+      whole ? engine.compile(*module->module) : engine.compileFunctions(*module->module, functions);
   if (!exe) {
     errors.set(llvm::toString(exe.takeError()));
     return nullptr;
@@ -386,34 +402,13 @@ NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int op
   return new NeoExecutable{module->ctx, std::move(*exe)};
 }
 
+NeoExecutable *neoCompile(NeoModule *module, const char *pipelineOptions, int optLevel) {
+  return compileForCpu(module, /*whole=*/true, nullptr, 0, pipelineOptions, optLevel);
+}
+
 NeoExecutable *neoCompileFunctions(NeoModule *module, const char *const *names, int count,
                                    const char *pipelineOptions, int optLevel) {
-  if (!module)
-    return nullptr;
-  ErrorCollector errors(module->ctx);
-  if (optLevel < 0 || optLevel > 3) {
-    errors.set("optimization level must be 0 to 3, got " + llvm::Twine(optLevel));
-    return nullptr;
-  }
-  if (count < 1 || !names) {
-    errors.set("no function to compile (count " + llvm::Twine(count) + ")");
-    return nullptr;
-  }
-  std::vector<std::string> functions;
-  for (int i = 0; i < count; ++i) {
-    if (!names[i]) {
-      errors.set("function name " + llvm::Twine(i) + " is null");
-      return nullptr;
-    }
-    functions.emplace_back(names[i]);
-  }
-  Engine &engine = module->ctx->getEngine(pipelineOptions ? pipelineOptions : "", optLevel);
-  auto exe = engine.compileFunctions(*module->module, functions);
-  if (!exe) {
-    errors.set(llvm::toString(exe.takeError()));
-    return nullptr;
-  }
-  return new NeoExecutable{module->ctx, std::move(*exe)};
+  return compileForCpu(module, /*whole=*/false, names, count, pipelineOptions, optLevel);
 }
 
 NeoExecutable *neoCompileForDevice(NeoModule *module, int device,
