@@ -38,7 +38,7 @@ RefTensor randomTensor(std::vector<int64_t> shape, uint64_t seed) {
   return t;
 }
 
-RefTensor tensor(std::vector<int64_t> shape, std::vector<double> data) {
+RefTensor makeTensor(std::vector<int64_t> shape, std::vector<double> data) {
   return RefTensor{std::move(shape), std::move(data)};
 }
 
@@ -236,13 +236,13 @@ func.func @tri(%x: tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3xf32>, tensor<3
 }
 )mlir");
   ASSERT_TRUE(m);
-  RefTensor x = tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  RefTensor x = makeTensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   FailureOr<std::vector<RefTensor>> r = run(*m, "tri", {x});
   ASSERT_TRUE(succeeded(r)) << errors[0];
   ASSERT_EQ(r->size(), 3u);
-  expectNear((*r)[0], tensor({3, 3}, {1, 0, 0, 4, 5, 0, 7, 8, 9}));
-  expectNear((*r)[1], tensor({3}, {1, 5, 9}));
-  expectNear((*r)[2], tensor({3}, {3, 6, -kInf}));
+  expectNear((*r)[0], makeTensor({3, 3}, {1, 0, 0, 4, 5, 0, 7, 8, 9}));
+  expectNear((*r)[1], makeTensor({3}, {1, 5, 9}));
+  expectNear((*r)[2], makeTensor({3}, {3, 6, -kInf}));
 }
 
 TEST_F(InterpreterTest, ProdAndMinReductions) {
@@ -262,11 +262,11 @@ func.func @pm(%x: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<3xf32>) {
 }
 )mlir");
   ASSERT_TRUE(m);
-  RefTensor x = tensor({2, 3}, {1, -2, 3, 4, 5, -6});
+  RefTensor x = makeTensor({2, 3}, {1, -2, 3, 4, 5, -6});
   FailureOr<std::vector<RefTensor>> r = run(*m, "pm", {x});
   ASSERT_TRUE(succeeded(r)) << errors[0];
-  expectNear((*r)[0], tensor({2}, {-6, -120}));
-  expectNear((*r)[1], tensor({3}, {1, -2, -6}));
+  expectNear((*r)[0], makeTensor({2}, {-6, -120}));
+  expectNear((*r)[1], makeTensor({3}, {1, -2, -6}));
 }
 
 TEST_F(InterpreterTest, IndexInBodyMakesIdentity) {
@@ -285,7 +285,7 @@ func.func @eye() -> tensor<3x3xf32> {
 }
 )mlir");
   ASSERT_TRUE(m);
-  expectNear(runOne(*m, "eye", {}), tensor({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  expectNear(runOne(*m, "eye", {}), makeTensor({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1}));
 }
 
 TEST_F(InterpreterTest, FloorDivAndModMapsPixelShuffle) {
@@ -335,7 +335,7 @@ func.func @f(%r: tensor<8xf32>) -> (tensor<7xf32>, tensor<7xf32>, tensor<7xf32>)
 }
 )mlir");
   ASSERT_TRUE(m);
-  RefTensor ramp = tensor({8}, {0, 1, 2, 3, 4, 5, 6, 7});
+  RefTensor ramp = makeTensor({8}, {0, 1, 2, 3, 4, 5, 6, 7});
   FailureOr<std::vector<RefTensor>> r = run(*m, "f", {ramp});
   ASSERT_TRUE(succeeded(r)) << errors[0];
   std::vector<double> fl, cl, md;
@@ -345,9 +345,9 @@ func.func @f(%r: tensor<8xf32>) -> (tensor<7xf32>, tensor<7xf32>, tensor<7xf32>)
     cl.push_back(std::ceil(v / 2.0) + 2);
     md.push_back(((v % 3) + 3) % 3);
   }
-  expectNear((*r)[0], tensor({7}, fl));
-  expectNear((*r)[1], tensor({7}, cl));
-  expectNear((*r)[2], tensor({7}, md));
+  expectNear((*r)[0], makeTensor({7}, fl));
+  expectNear((*r)[1], makeTensor({7}, cl));
+  expectNear((*r)[2], makeTensor({7}, md));
 }
 
 TEST_F(InterpreterTest, ZeroDimResultsAndReads) {
@@ -369,12 +369,12 @@ func.func @z(%x: tensor<2x3xf32>, %v: tensor<4xf32>) -> (tensor<f32>, tensor<4xf
 }
 )mlir");
   ASSERT_TRUE(m);
-  RefTensor x = tensor({2, 3}, {1, 2, 3, 4, 5, 6});
-  RefTensor v = tensor({4}, {1, -1, 0.5, 2});
+  RefTensor x = makeTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  RefTensor v = makeTensor({4}, {1, -1, 0.5, 2});
   FailureOr<std::vector<RefTensor>> r = run(*m, "z", {x, v});
   ASSERT_TRUE(succeeded(r)) << errors[0];
-  expectNear((*r)[0], tensor({}, {21}));
-  expectNear((*r)[1], tensor({4}, {21, -21, 10.5, 42}));
+  expectNear((*r)[0], makeTensor({}, {21}));
+  expectNear((*r)[1], makeTensor({4}, {21, -21, 10.5, 42}));
   // A 0-d input.
   auto m2 = parse(R"mlir(
 func.func @neg(%x: tensor<f64>) -> tensor<f64> {
@@ -387,7 +387,7 @@ func.func @neg(%x: tensor<f64>) -> tensor<f64> {
 }
 )mlir");
   ASSERT_TRUE(m2);
-  expectNear(runOne(*m2, "neg", {tensor({}, {2.5})}), tensor({}, {-2.5}));
+  expectNear(runOne(*m2, "neg", {makeTensor({}, {2.5})}), makeTensor({}, {-2.5}));
 }
 
 TEST_F(InterpreterTest, FusedConstantAndCall) {
@@ -428,7 +428,7 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 }
 )mlir");
   ASSERT_TRUE(m);
-  RefTensor x = tensor({4}, {0, 1, -1, 2});
+  RefTensor x = makeTensor({4}, {0, 1, -1, 2});
   FailureOr<std::vector<RefTensor>> r = run(*m, "main", {x});
   ASSERT_TRUE(succeeded(r)) << errors[0];
   ASSERT_EQ(r->size(), 2u);
@@ -489,10 +489,10 @@ func.func @nan(%x: tensor<2xf32>) -> (tensor<2x6xf32>, tensor<f32>) {
 )mlir");
   ASSERT_TRUE(m);
   double nan = std::numeric_limits<double>::quiet_NaN();
-  FailureOr<std::vector<RefTensor>> r = run(*m, "nan", {tensor({2}, {1, nan})});
+  FailureOr<std::vector<RefTensor>> r = run(*m, "nan", {makeTensor({2}, {1, nan})});
   ASSERT_TRUE(succeeded(r)) << errors[0];
-  expectNear((*r)[0], tensor({2, 6}, {1, 0, 0, 1, 1, 1, 0, 1, 1, 0, nan, 0}));
-  expectNear((*r)[1], tensor({}, {nan}));
+  expectNear((*r)[0], makeTensor({2, 6}, {1, 0, 0, 1, 1, 1, 0, 1, 1, 0, nan, 0}));
+  expectNear((*r)[1], makeTensor({}, {nan}));
 }
 
 TEST_F(InterpreterTest, IntegerSemantics) {
@@ -598,7 +598,7 @@ func.func @f(%x: tensor<5xf64>) -> tensor<5xf64> {
 }
 )mlir");
   ASSERT_TRUE(m);
-  RefTensor x = tensor({5}, {0.5, -1.25, 2.0, 0.75, -0.3});
+  RefTensor x = makeTensor({5}, {0.5, -1.25, 2.0, 0.75, -0.3});
   RefTensor expected{{5}, {}};
   for (int i = 0; i < 5; ++i) {
     double a = x.data[i], b = x.data[4 - i];
@@ -715,7 +715,7 @@ TEST_F(InterpreterTest, ErrorWrongInputShape) {
             "input #0 of '@id' has shape [3, 2] but the argument is of type "
             "'tensor<2x3xf32>'");
   // Right shape, wrong number of elements.
-  EXPECT_TRUE(failed(run(*m, "id", {tensor({2, 3}, {1, 2})})));
+  EXPECT_TRUE(failed(run(*m, "id", {makeTensor({2, 3}, {1, 2})})));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "input #0 of '@id' has 2 elements but its shape [2, 3] needs 6");
 }
