@@ -205,6 +205,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     NeoBalanceParallelLoopsOptions balance;
     balance.threads = options.threads;
     balance.minChunks = options.balanceMinChunks;
+    balance.minWork = options.balanceMinWork;
     pm.addPass(createNeoBalanceParallelLoops(balance));
   }
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -85,8 +85,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> balanceMinChunks{
       *this, "balance-min-chunks",
       llvm::cl::desc("neo-balance-parallel-loops' min-chunks: parallel loops of at least this "
-                     "many iterations per thread hand them out dynamically (0: all static)"),
+                     "many chunks per thread hand them out dynamically (0: all static)"),
       llvm::cl::init(2)};
+  PassOptions::Option<int64_t> balanceMinWork{
+      *this, "balance-min-work",
+      llvm::cl::desc("neo-balance-parallel-loops' min-work: estimated operations of a chunk of "
+                     "iterations handed out at once"),
+      llvm::cl::init(32768)};
   PassOptions::Option<int64_t> shareGemms{
       *this, "share-gemms",
       llvm::cl::desc("neo-share-gemms' min-uses: GEMMs of one variant (element type, operand "

@@ -1,12 +1,17 @@
 //===- BalanceParallelLoops.cpp - neo-balance-parallel-loops --------------===//
 //
 // Worksharing loops with several iterations per thread hand them out
-// dynamically, so that a thread on a slowed core does not hold up the rest.
+// dynamically, so that a thread on a slowed core does not hold up the rest;
+// in chunks of at least min-work estimated operations, so that taking one
+// costs little next to doing it.
 //
 //===----------------------------------------------------------------------===//
 #include "neo/Codegen/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir {
@@ -36,15 +41,54 @@ std::optional<int64_t> tripCount(omp::LoopNestOp nest) {
   return trips;
 }
 
+/// The constant trip count of an scf.for, if it has one.
+std::optional<int64_t> tripCount(scf::ForOp loop) {
+  APInt l, h, s;
+  if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&l)) ||
+      !matchPattern(loop.getUpperBound(), m_ConstantInt(&h)) ||
+      !matchPattern(loop.getStep(), m_ConstantInt(&s)) || s.getSExtValue() <= 0)
+    return std::nullopt;
+  int64_t n = (h.getSExtValue() - l.getSExtValue() + s.getSExtValue() - 1) / s.getSExtValue();
+  return std::max<int64_t>(n, 0);
+}
+
+/// Operations that one execution of `region` runs, estimated and capped at
+/// `cap`: every operation counts one (a vector operation too), a loop its
+/// trips times its body, a branch its larger side. A call (a shared GEMM
+/// routine) or a loop with bounds known only at run time counts `cap`.
+int64_t estimateWork(Region &region, int64_t cap) {
+  int64_t work = 0;
+  for (Operation &op : region.getOps()) {
+    int64_t w = 1;
+    if (isa<CallOpInterface>(op)) {
+      w = cap;
+    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      std::optional<int64_t> trips = tripCount(loop);
+      int64_t body = estimateWork(loop.getRegion(), cap);
+      w = trips ? std::min<int64_t>(cap, *trips * body) : cap;
+    } else if (isa<LoopLikeOpInterface>(op)) {
+      w = cap; // while loops and the like: bounds unknown
+    } else {
+      int64_t widest = 0;
+      for (Region &r : op.getRegions())
+        widest = std::max(widest, estimateWork(r, cap));
+      w += widest;
+    }
+    work = std::min(cap, work + w);
+  }
+  return work;
+}
+
 struct NeoBalanceParallelLoopsPass
     : public neo::impl::NeoBalanceParallelLoopsBase<NeoBalanceParallelLoopsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (minChunks < 0 || threads < 1) {
-      getOperation().emitError("neo-balance-parallel-loops: min-chunks must be >= 0 and "
-                               "threads >= 1, got ")
-          << static_cast<int64_t>(minChunks) << " and " << static_cast<int64_t>(threads);
+    if (minChunks < 0 || threads < 1 || minWork < 1) {
+      getOperation().emitError("neo-balance-parallel-loops: min-chunks must be >= 0, "
+                               "threads >= 1 and min-work >= 1, got ")
+          << static_cast<int64_t>(minChunks) << ", " << static_cast<int64_t>(threads) << " and "
+          << static_cast<int64_t>(minWork);
       return signalPassFailure();
     }
     if (minChunks == 0 || threads == 1)
@@ -57,11 +101,19 @@ struct NeoBalanceParallelLoopsPass
       if (!nest)
         return;
       std::optional<int64_t> trips = tripCount(nest);
+      // Iterations per chunk: enough that a chunk is at least min-work.
+      int64_t work = std::max<int64_t>(1, estimateWork(nest.getRegion(), minWork));
+      int64_t chunk = (minWork + work - 1) / work;
       // Unknown bounds (a shared GEMM routine's column blocks): balanced.
-      if (trips && *trips < minChunks * threads)
+      if (trips && (*trips + chunk - 1) / chunk < minChunks * threads)
         return;
       loop.setScheduleKindAttr(
           omp::ClauseScheduleKindAttr::get(ctx, omp::ClauseScheduleKind::Dynamic));
+      if (chunk > 1) {
+        OpBuilder b(loop);
+        Value size = arith::ConstantIntOp::create(b, loop.getLoc(), chunk, 32);
+        loop.getScheduleChunkMutable().assign(size);
+      }
     });
   }
 };

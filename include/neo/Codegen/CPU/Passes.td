@@ -334,13 +334,24 @@ def NeoBalanceParallelLoops : Pass<"neo-balance-parallel-loops", "::mlir::Module
     a 64 x 4096 x 1024 GEMM on two threads took 9.3 ms at best but 16.6 ms
     in the median on a Zen 1-class EPYC guest. Loops with fewer iterations
     (an elementwise op split in one tile per thread) keep the static split.
+
+    Taking an iteration costs a call into the OpenMP runtime and a shared
+    counter (about a microsecond between two cores of a guest), so iterations
+    go out in chunks of at least `min-work` operations, estimated from the
+    loop body (an operation counts one, a loop its constant trips times its
+    body, a call or a loop of run-time bounds `min-work`). A loop that then
+    has fewer than `min-chunks` chunks per thread stays static: the 64 rows
+    of a 64 x 1024 layernorm (about a microsecond each) took 2x longer on two
+    threads dynamically than statically.
   }];
   let options = [Option<"minChunks", "min-chunks", "int64_t", /*default=*/"2",
-                        "Iterations per thread from which a loop is balanced (0: never)">,
+                        "Chunks per thread from which a loop is balanced (0: never)">,
+                 Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+                        "Estimated operations of a chunk of iterations handed out at once">,
                  Option<"threads", "threads", "int64_t", /*default=*/"2",
                         "Threads of the parallel regions">,
   ];
-  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect", "::mlir::arith::ArithDialect"];
 }
 
 def NeoFlushDenormals : Pass<"neo-flush-denormals", "::mlir::ModuleOp"> {
