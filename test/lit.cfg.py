@@ -54,6 +54,10 @@ run_args = ["-O%s" % jit_opt] if jit_opt else []
 if jit_opt:
     lit_config.note("neo-run compiles at -O%s in this suite" % jit_opt)
 config.environment["NEO_RUN_ARGS"] = " ".join(run_args)
+# The Python integration tests (test/lib/neotest.py) compare with numpy or
+# PyTorch; under ASan they skip neo-run's second comparison with the
+# interpreter, whose instrumented build is too slow for their sizes.
+config.environment["NEO_TEST_INTERPRETER"] = "0" if config.neo_asan_runtime else "1"
 # Tests of what LLVM's optimizer does to the JIT's code need it to run.
 if jit_opt in ("", "1", "2", "3"):
     config.available_features.add("jit-optimized")
