@@ -6,7 +6,7 @@
 #
 # Targets: neo-frontend-fuzzer, neo-gen-fuzzer, neo-ir-fuzzer,
 # neo-pipeline-fuzzer, neo-options-fuzzer, neo-npy-fuzzer, neo-tuning-fuzzer
-# (default: all). CI runs `scripts/fuzz.sh 60`; a long run is
+# (default: all). CI runs `scripts/fuzz.sh 30`; a long run is
 # `scripts/fuzz.sh 600` (docs/testing.md). Inputs are up to 64 KiB
 # (-max_len); each must finish in 20 s (-timeout). Each starts from its seed
 # corpus fuzz/corpus/TARGET/ (read-only) plus what earlier runs found in

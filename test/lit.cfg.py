@@ -30,7 +30,9 @@ config.substitutions.append(("%capi_python", capi_python))
 # under ASan, whose suite checks
 # Neo's memory accesses, not its numbers, and would otherwise run each
 # operator's checks once more at a tenth of the speed.
-config.substitutions.append(("%asan_quick", "--quick" if config.neo_asan_runtime else ""))
+# (make_bundles.py also takes its references from the CPU pipeline there.)
+config.substitutions.append(
+    ("%asan_quick", "--quick --reference cpu" if config.neo_asan_runtime else ""))
 config.substitutions.append(
     ("%asan_subset",
      "--only=matmul,conv2d,lstm_cell,softmax,layernorm,depthwise_conv"

@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """Compiles Neo's GPU bundle set ahead of time (on a machine with LLVM/MLIR).
 
-    scripts/gpu/make_bundles.py OUTDIR [--quick] [--jobs N]
+    scripts/gpu/make_bundles.py OUTDIR [--quick] [--jobs N] [--reference cpu]
 
 OUTDIR/check/<name>/   every operator of test/Operators, forward and
                        forward+backward (<name>_fwdbwd), plus GEMM variants
                        (odd sizes, transposes, batches, tensor cores), each with
-                       sample inputs and reference outputs from the interpreter;
+                       sample inputs and reference outputs from the interpreter
+                       (--reference cpu: from the CPU pipeline, which the ASan
+                       suite uses: the instrumented interpreter took 33 s for
+                       gemm_splitk's reference, the CPU pipeline 1 s);
 OUTDIR/bench/<name>/   the benchmark set of docs/benchmarks.md at full size
                        (forward+backward), without data: scripts/gpu/bench.py
                        makes inputs on the GPU machine and checks every output
@@ -93,7 +96,7 @@ F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
 
 
-def check_jobs(out, quick):
+def check_jobs(out, quick, reference="interpreter"):
     """(name, thunk) pairs for the correctness set."""
     jobs = []
     ops = sorted(f[:-4] for f in os.listdir(os.path.join(ROOT, "test", "Operators"))
@@ -107,11 +110,11 @@ def check_jobs(out, quick):
         dest = os.path.join(out, "check", op)
         index[op] = dict(kind="check", function=fn)
         jobs.append((op, lambda src=src, fn=fn, dest=dest: emit(import_neo(src), fn, dest,
-                                                                 "interpreter")))
+                                                                 reference)))
         dest2 = dest + "_fwdbwd"
         index[op + "_fwdbwd"] = dict(kind="check", function=fn + "_fwdbwd")
         jobs.append((op + "_fwdbwd", lambda src=src, fn=fn, dest=dest2: emit(
-            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, "interpreter")))
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference)))
     # Mid-size convolutions (implicit GEMM with overhanging tiles), forward+backward.
     import models
     for name, (src, fn, _) in (("conv_mid_fwdbwd", models.conv2d(2, 16, 32, 20)),
@@ -119,15 +122,15 @@ def check_jobs(out, quick):
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=1e-4, atol=1e-4)
         jobs.append((name, lambda src=src, fn=fn, dest=dest: emit(
-            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, "interpreter")))
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference)))
     for name, src, opts, tol in GEMM_VARIANTS + [("gemm_f16_tc", None, "", 2e-3)]:
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function="g", rtol=tol, atol=tol, options=opts)
         if src is None:
-            jobs.append((name, lambda dest=dest: emit(F16_GEMM, "g", dest, "interpreter")))
+            jobs.append((name, lambda dest=dest: emit(F16_GEMM, "g", dest, reference)))
         else:
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(
-                import_neo(src), "g", dest, "interpreter", opts)))
+                import_neo(src), "g", dest, reference, opts)))
     return jobs, index
 
 
@@ -190,6 +193,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reference", choices=["interpreter", "cpu"], default="interpreter",
+                        help="what computes the check bundles' reference outputs")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--only", choices=["check", "bench"], default=None)
     args = parser.parse_args()
@@ -198,7 +203,7 @@ def main():
     os.makedirs(os.path.join(out, "bench"), exist_ok=True)
     jobs, index = [], {}
     if args.only in (None, "check"):
-        j, i = check_jobs(out, args.quick)
+        j, i = check_jobs(out, args.quick, args.reference)
         jobs += j
         index.update(i)
     if args.only in (None, "bench"):
