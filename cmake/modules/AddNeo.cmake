@@ -2,11 +2,12 @@
 
 # NEO_PCH: the libraries reuse one precompiled header of upstream MLIR/LLVM
 # headers (cmake/pch/NeoPCH.h), owned by the object library NeoPCH. Parsing
-# those headers was most of each source's compile time; a cold build on two
-# cores takes about half as long with it (docs/building.md).
+# those headers was about 80% of each source's compile time (docs/testing.md,
+# CI). The top-level CMakeLists.txt calls neo_setup_pch() once, after every
+# global flag, so that the targets that reuse it compile with the same flags.
 option(NEO_PCH "Precompile the upstream headers Neo's libraries include" ON)
 function(neo_setup_pch)
-  if(NOT NEO_PCH OR TARGET NeoPCH)
+  if(NOT NEO_PCH)
     return()
   endif()
   add_library(NeoPCH OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch/NeoPCH.cpp)
@@ -22,7 +23,6 @@ function(neo_use_pch target)
   if(NOT NEO_PCH)
     return()
   endif()
-  neo_setup_pch()
   get_target_property(type ${target} TYPE)
   if(type STREQUAL "EXECUTABLE")
     target_compile_options(${target} PRIVATE -fPIC)

@@ -9,10 +9,9 @@
 #include "neo/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir {
 namespace neo {
@@ -31,25 +30,14 @@ std::optional<int64_t> tripCount(omp::LoopNestOp nest) {
   int64_t trips = 1;
   for (auto [lo, hi, step] :
        llvm::zip(nest.getLoopLowerBounds(), nest.getLoopUpperBounds(), nest.getLoopSteps())) {
-    APInt l, h, s;
-    if (!matchPattern(lo, m_ConstantInt(&l)) || !matchPattern(hi, m_ConstantInt(&h)) ||
-        !matchPattern(step, m_ConstantInt(&s)) || s.getSExtValue() <= 0)
+    std::optional<APInt> n =
+        constantTripCount(lo, hi, step, /*isSigned=*/true,
+                          [](Value, Value, bool) { return std::optional<llvm::APSInt>(); });
+    if (!n)
       return std::nullopt;
-    int64_t n = (h.getSExtValue() - l.getSExtValue() + s.getSExtValue() - 1) / s.getSExtValue();
-    trips *= std::max<int64_t>(n, 0);
+    trips *= n->getSExtValue();
   }
   return trips;
-}
-
-/// The constant trip count of an scf.for, if it has one.
-std::optional<int64_t> tripCount(scf::ForOp loop) {
-  APInt l, h, s;
-  if (!matchPattern(loop.getLowerBound(), m_ConstantInt(&l)) ||
-      !matchPattern(loop.getUpperBound(), m_ConstantInt(&h)) ||
-      !matchPattern(loop.getStep(), m_ConstantInt(&s)) || s.getSExtValue() <= 0)
-    return std::nullopt;
-  int64_t n = (h.getSExtValue() - l.getSExtValue() + s.getSExtValue() - 1) / s.getSExtValue();
-  return std::max<int64_t>(n, 0);
 }
 
 /// Operations that one execution of `region` runs, estimated and capped at
@@ -62,12 +50,15 @@ int64_t estimateWork(Region &region, int64_t cap) {
     int64_t w = 1;
     if (isa<CallOpInterface>(op)) {
       w = cap;
-    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      std::optional<int64_t> trips = tripCount(loop);
-      int64_t body = estimateWork(loop.getRegion(), cap);
-      w = trips ? std::min<int64_t>(cap, *trips * body) : cap;
-    } else if (isa<LoopLikeOpInterface>(op)) {
-      w = cap; // while loops and the like: bounds unknown
+    } else if (auto loop = dyn_cast<LoopLikeOpInterface>(op)) {
+      // Bounds known only at run time (while loops too): cap.
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      int64_t body = 0;
+      for (Region *r : loop.getLoopRegions())
+        body += estimateWork(*r, cap);
+      w = trips && trips->getZExtValue() <= static_cast<uint64_t>(cap)
+              ? std::min<int64_t>(cap, static_cast<int64_t>(trips->getZExtValue()) * body)
+              : cap;
     } else {
       int64_t widest = 0;
       for (Region &r : op.getRegions())
