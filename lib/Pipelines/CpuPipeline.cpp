@@ -201,6 +201,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   outline.minKernels = options.outlineMinKernels;
   pm.addPass(createNeoOutlineKernels(outline));
   if (options.threads > 1) {
+    NeoOutlineParallelBodiesOptions bodies;
+    bodies.minOps = options.outlineParallelMinOps;
+    pm.addPass(createNeoOutlineParallelBodies(bodies));
     pm.addPass(createConvertSCFToOpenMPPass());
     NeoBalanceParallelLoopsOptions balance;
     balance.threads = options.threads;

@@ -110,6 +110,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "function of its own (neo-outline-kernels; 0: never): LLVM's compile time "
                      "grows faster than linearly with a function's size"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> outlineParallelMinOps{
+      *this, "outline-parallel-min-ops",
+      llvm::cl::desc("With threads > 1, move the body of each parallel loop of at least this "
+                     "many operations into a function of its own (neo-outline-parallel-bodies; "
+                     "0: never), which LLVM compiles as on one thread"),
+      llvm::cl::init(160)};
   PassOptions::Option<bool> llvmVectorize{
       *this, "llvm-vectorize",
       llvm::cl::desc("Let LLVM's loop and SLP vectorizers and its loop unroller run on the "

@@ -5,6 +5,7 @@
 // linearly with a function's size, sees many small functions.
 //
 //===----------------------------------------------------------------------===//
+#include "BarePointerArgs.h"
 #include "neo/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -27,16 +28,6 @@ using namespace mlir::neo;
 
 namespace {
 
-/// Whether the bare-pointer calling convention of the CPU pipeline can pass
-/// `v` to a function (conservatively: memrefs only with a static shape and
-/// identity layout).
-bool passable(Value v) {
-  auto memref = dyn_cast<MemRefType>(v.getType());
-  if (!memref)
-    return isa<IndexType, IntegerType, FloatType, VectorType>(v.getType());
-  return memref.hasStaticShape() && memref.getLayout().isIdentity();
-}
-
 /// Outlines `loop` (a top-level op of `parent`) into a private function
 /// inserted after `after` (which becomes the new function); returns false
 /// when a value it reads cannot be passed.
@@ -49,7 +40,7 @@ bool outline(Operation *loop, func::FuncOp parent, Operation *&after, SymbolTabl
     captured.insert(v);
   getUsedValuesDefinedAbove(loop->getRegions(), captured);
   // Results come back through the same calling convention.
-  if (!llvm::all_of(loop->getResults(), passable))
+  if (!llvm::all_of(loop->getResults(), passableByBarePointer))
     return false;
   SmallVector<Value> arguments;
   SmallVector<Operation *> constants;
@@ -60,7 +51,7 @@ bool outline(Operation *loop, func::FuncOp parent, Operation *&after, SymbolTabl
       constants.push_back(def);
       continue;
     }
-    if (!passable(v))
+    if (!passableByBarePointer(v))
       return false;
     arguments.push_back(v);
   }

@@ -99,6 +99,79 @@ static int64_t tileAlignment(linalg::LinalgOp op, unsigned d) {
   return align;
 }
 
+/// Moves the constant offsets of a generic's operand indices into views:
+/// an operand read at `(i, j + 1024)` (a gate's slice of a fused 4-gate
+/// matrix) becomes a subview from column 1024 read at `(i, j)`, and one
+/// read at a constant index `c` a view of size 1 from `c` read at 0. The
+/// vectorizer takes only projected permutations (with zeros) as indices;
+/// such ops would otherwise stay scalar loops. Only where every index of
+/// the operand is a dim, `dim + c` or a constant with c >= 0 and the view
+/// fits in the operand.
+static void rebaseConstantOffsets(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !generic.hasPureBufferSemantics())
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool changed = false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    AffineMap map = maps[operand.getOperandNumber()];
+    SmallVector<int64_t> offsets, sizes;
+    SmallVector<AffineExpr> results;
+    bool offset = false, simple = true;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      AffineExpr base = e;
+      int64_t c = 0;
+      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e); bin && e.getKind() == AffineExprKind::Add) {
+        auto cst = dyn_cast<AffineConstantExpr>(bin.getRHS());
+        base = bin.getLHS();
+        if (!cst) {
+          cst = dyn_cast<AffineConstantExpr>(bin.getLHS());
+          base = bin.getRHS();
+        }
+        if (!cst)
+          simple = false;
+        else
+          c = cst.getValue();
+      } else if (auto cst = dyn_cast<AffineConstantExpr>(e)) {
+        c = cst.getValue();
+        base = getAffineConstantExpr(0, ctx);
+      }
+      int64_t size;
+      if (auto d = dyn_cast<AffineDimExpr>(base))
+        size = ranges[d.getPosition()];
+      else if (isa<AffineConstantExpr>(base))
+        size = 1;
+      else
+        simple = false;
+      if (!simple || c < 0 || c + size > type.getDimSize(i))
+        break;
+      offset |= c != 0;
+      offsets.push_back(c);
+      sizes.push_back(size);
+      results.push_back(base);
+    }
+    if (!simple || !offset || results.size() != map.getNumResults())
+      continue;
+    rewriter.setInsertionPoint(op);
+    SmallVector<int64_t> strides(offsets.size(), 1);
+    Value view =
+        memref::SubViewOp::create(rewriter, op.getLoc(), operand.get(), offsets, sizes, strides);
+    rewriter.modifyOpInPlace(op, [&] { operand.set(view); });
+    maps[operand.getOperandNumber()] = AffineMap::get(map.getNumDims(), 0, results, ctx);
+    changed = true;
+  }
+  if (changed)
+    rewriter.modifyOpInPlace(
+        op, [&] { generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps)); });
+}
+
 /// Splits the first parallel loop over `threads` (scf.forall) and tiles the
 /// op into vector-sized pieces along its innermost loop when the vectorizer
 /// accepts it. Returns the op that remains to be vectorized or lowered.
@@ -107,6 +180,7 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) || !canTile(op))
     return;
+  rebaseConstantOffsets(rewriter, op);
   auto iterators = op.getIteratorTypesArray();
   unsigned n = ranges.size();
   bool vectorizable = succeeded(linalg::vectorizeOpPrecondition(op));

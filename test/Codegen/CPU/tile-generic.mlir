@@ -92,6 +92,49 @@ func.func @floordiv_reads(%x: memref<3x4xf32>, %y: memref<6x60xf32>) {
 
 // -----
 
+// Constant offsets in the indices (a gate's columns j + 1024 of a fused
+// 4-gate matrix, a bias read at the constant 3) move into views read at
+// (i, j) and 0, which the vectorizer takes: vector tiles, not scalar loops.
+// CHECK-LABEL: func.func @offset_reads
+// CHECK-SAME: (%[[X:.+]]: memref<8x4096xf32>, %[[B:.+]]: memref<16xf32>, %[[Y:.+]]: memref<8x64xf32>)
+// CHECK-DAG: %[[XO:.+]] = memref.subview %[[X]][0, 1024] [8, 64] [1, 1] : memref<8x4096xf32> to memref<8x64xf32, strided<[4096, 1], offset: 1024>>
+// CHECK-DAG: %[[BO:.+]] = memref.subview %[[B]][3] [1] [1] : memref<16xf32> to memref<1xf32, strided<[1], offset: 3>>
+// CHECK: scf.forall
+// CHECK: linalg.generic {indexing_maps = [#[[ID:.+]], #[[ZERO:.+]], #[[ID]]]
+// CHECK-SAME: neo.vector_sizes = array<i64: 1, 16>
+func.func @offset_reads(%x: memref<8x4096xf32>, %b: memref<16xf32>, %y: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j + 1024)>, affine_map<(i, j) -> (3)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : memref<8x4096xf32>, memref<16xf32>) outs(%y : memref<8x64xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %0 = arith.addf %in, %bias : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+// An offset on a strided index (2 * j + 1) is not moved: the op stays
+// scalar, as the vectorizer would not take it either way.
+// CHECK-LABEL: func.func @offsets_not_moved
+// CHECK-NOT: memref.subview %{{.+}}[0, 1]
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}]
+// CHECK-NOT: neo.vector_sizes
+// CHECK: return
+func.func @offsets_not_moved(%x: memref<8x128xf32>, %y: memref<8x63xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, 2 * j + 1)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x128xf32>) outs(%y : memref<8x63xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
+
+// -----
+
 // A read that runs backwards (63 - i) cannot be sliced into tiles: the op
 // stays whole.
 // CHECK-LABEL: func.func @reversed_read
