@@ -779,9 +779,18 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
             vector::MaskedStoreOp::create(b, loc, C, out, mask,
                                           arith::AddFOp::create(b, loc, old, part));
           };
+          // All NR columns in one row (most blocks): plain vectors; masked
+          // stores are microcoded on AMD Zen (AVX2's vmaskmovps).
+          auto full = scf::IfOp::create(b, loc, TypeRange{}, g.le(g.idx(NR), blk.L),
+                                        /*withElse=*/true);
+          OpBuilder::InsertionGuard inBranch(b);
+          b.setInsertionPointToStart(&full.getThenRegion().front());
+          SmallVector<Value> out = ig.outIndicesAt(withColumns(at, blk.p0));
+          Value old = vector::LoadOp::create(b, loc, rowType, C, out);
+          vector::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
+          b.setInsertionPointToStart(&full.getElseRegion().front());
           addPart(blk.p0, g.idx(0), blk.L, g.idx(0));
           auto branch = scf::IfOp::create(b, loc, TypeRange{}, blk.crosses, /*withElse=*/false);
-          OpBuilder::InsertionGuard inBranch(b);
           b.setInsertionPointToStart(&branch.getThenRegion().front());
           addPart(blk.p1, blk.L, blk.nValid, blk.L);
         });
