@@ -40,20 +40,52 @@ struct Gemm {
   bool overwrite;        // C is zeros on entry (neo.overwrite)
 };
 
-/// The routine's type of an operand with `rank` indices: dynamic sizes,
-/// strides and offset, the innermost stride 1 (vector loads need it).
-MemRefType dynamicView(Type elem, int64_t rank) {
-  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
-  strides.back() = 1;
-  return MemRefType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic), elem,
-                         StridedLayoutAttr::get(elem.getContext(), ShapedType::kDynamic, strides));
+/// The arguments of a routine, in order: for each of A, B and C its base
+/// buffer, offset, sizes and outer strides. Per argument, its value where
+/// the operand's memref type fixes it (nullopt for the buffers and for what
+/// is dynamic).
+using ArgConstants = SmallVector<std::optional<int64_t>>;
+
+ArgConstants argConstants(const GemmAnalysis &analysis) {
+  ArgConstants out;
+  for (const GemmOperandLayout &l : analysis.layouts) {
+    auto type = cast<MemRefType>(l.mem.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset = ShapedType::kDynamic;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      strides.assign(type.getRank(), ShapedType::kDynamic);
+    auto known = [](int64_t v) -> std::optional<int64_t> {
+      if (ShapedType::isDynamic(v))
+        return std::nullopt;
+      return v;
+    };
+    out.push_back(std::nullopt); // the base buffer
+    out.push_back(known(offset));
+    for (int64_t size : type.getShape())
+      out.push_back(known(size));
+    for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+      out.push_back(known(strides[i]));
+  }
+  return out;
+}
+
+/// The values every call passes: an argument keeps a constant only where
+/// all calls agree on it.
+ArgConstants agreedConstants(ArrayRef<ArgConstants> calls) {
+  ArgConstants agreed = calls.front();
+  for (const ArgConstants &call : calls.drop_front())
+    for (auto [a, c] : llvm::zip(agreed, call))
+      if (a != c)
+        a = std::nullopt;
+  return agreed;
 }
 
 /// The routine of one variant: for each of A, B and C its base buffer
 /// (memref<elem>), offset, sizes and outer strides; inside, the views and
 /// the contraction with the variant's schedule.
 func::FuncOp buildRoutine(OpBuilder &b, Location loc, StringRef name, const GemmAnalysis &analysis,
-                          const GemmSchedule &schedule, bool overwrite) {
+                          const GemmSchedule &schedule, bool overwrite,
+                          const ArgConstants &constants) {
   MLIRContext *ctx = b.getContext();
   Type elem = analysis.layouts[2].type.getElementType();
   auto base = MemRefType::get({}, elem);
@@ -82,18 +114,31 @@ func::FuncOp buildRoutine(OpBuilder &b, Location loc, StringRef name, const Gemm
   SmallVector<Value> views;
   SmallVector<AffineMap> maps;
   unsigned arg = 0;
+  // An argument that every call passes as the same constant is that
+  // constant inside (static views: neo-tile's code for static sizes).
+  auto value = [&](unsigned i, int64_t &known) -> OpFoldResult {
+    known = constants[i] ? *constants[i] : ShapedType::kDynamic;
+    if (constants[i])
+      return in.getIndexAttr(*constants[i]);
+    return entry->getArgument(i);
+  };
   for (const GemmOperandLayout &l : analysis.layouts) {
     int64_t rank = l.roleOfResult.size();
     Value buffer = entry->getArgument(arg++);
-    Value offset = entry->getArgument(arg++);
+    int64_t offsetKnown;
+    OpFoldResult offset = value(arg++, offsetKnown);
     SmallVector<OpFoldResult> sizes, strides;
+    SmallVector<int64_t> shape(rank), strideKnown(rank, 1);
     for (int64_t i = 0; i < rank; ++i)
-      sizes.push_back(entry->getArgument(arg++));
+      sizes.push_back(value(arg++, shape[i]));
     for (int64_t i = 0; i + 1 < rank; ++i)
-      strides.push_back(entry->getArgument(arg++));
+      strides.push_back(value(arg++, strideKnown[i]));
     strides.push_back(in.getIndexAttr(1));
-    views.push_back(memref::ReinterpretCastOp::create(in, loc, dynamicView(elem, rank), buffer,
-                                                      offset, sizes, strides));
+    // Dynamic sizes and strides where the calls differ; the innermost
+    // stride is 1 (vector loads need it).
+    auto type = MemRefType::get(shape, elem, StridedLayoutAttr::get(ctx, offsetKnown, strideKnown));
+    views.push_back(
+        memref::ReinterpretCastOp::create(in, loc, type, buffer, offset, sizes, strides));
     SmallVector<AffineExpr> results;
     for (int role : l.roleOfResult)
       results.push_back(in.getAffineDimExpr(dimOfRole[role]));
@@ -192,21 +237,27 @@ struct NeoShareGemmsPass : public neo::impl::NeoShareGemmsBase<NeoShareGemmsPass
     for (auto &[key, gemms] : variants) {
       if (static_cast<int64_t>(gemms.size()) < minUses)
         continue;
-      func::FuncOp routine;
+      // Collapses each role's dims into one index before each op.
+      std::vector<std::pair<Gemm *, GemmAnalysis>> calls;
+      SmallVector<ArgConstants> constants;
       for (Gemm &gemm : gemms) {
-        // Collapses each role's dims into one index before the op.
         rewriter.setInsertionPoint(gemm.op);
         FailureOr<GemmAnalysis> analysis = analyzeGemmOperands(gemm.op, &rewriter);
         if (failed(analysis))
           continue; // (Accepted above without collapsing: cannot happen.)
-        if (!routine) {
-          OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-          routine = buildRoutine(b, gemm.op.getLoc(), "__neo_gemm_" + key, *analysis, gemm.schedule,
-                                 gemm.overwrite);
-          symbols.insert(routine); // renames it if the name is taken
-        }
-        callRoutine(rewriter, gemm.op, *analysis, routine);
+        constants.push_back(argConstants(*analysis));
+        calls.emplace_back(&gemm, std::move(*analysis));
       }
+      if (calls.empty())
+        continue;
+      auto &[first, firstAnalysis] = calls.front();
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      func::FuncOp routine =
+          buildRoutine(b, first->op.getLoc(), "__neo_gemm_" + key, firstAnalysis, first->schedule,
+                       first->overwrite, agreedConstants(constants));
+      symbols.insert(routine); // renames it if the name is taken
+      for (auto &[gemm, analysis] : calls)
+        callRoutine(rewriter, gemm->op, analysis, routine);
     }
   }
 };
