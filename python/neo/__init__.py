@@ -304,17 +304,45 @@ class _Executable:
                 self.context._release_child()
 
 
-def _tensors(arrays):
-    out = (_capi.NeoTensor * max(1, len(arrays)))()
-    for i, a in enumerate(arrays):
-        shape = (ctypes.c_int64 * max(1, a.ndim))(*a.shape)
-        out[i].data = a.ctypes.data
-        out[i].type = _CODES[a.dtype]
-        out[i].rank = a.ndim
+def _tensor_array(described):
+    """A NeoTensor array with the types and shapes of `described` ((name,
+    dtype, shape) each) and no data pointers yet."""
+    out = (_capi.NeoTensor * max(1, len(described)))()
+    for i, (_, d, s) in enumerate(described):
+        shape = (ctypes.c_int64 * max(1, len(s)))(*s)
+        out[i].type = _CODES[d]
+        out[i].rank = len(s)
         out[i].shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-        # Keep the shape arrays alive as long as the tensor array.
-        setattr(out, "_shape%d" % i, shape)
+        setattr(out, "_shape%d" % i, shape)  # alive as long as the array
     return out
+
+
+def _tensors(arrays):
+    out = _tensor_array([(None, a.dtype, a.shape) for a in arrays])
+    for i, a in enumerate(arrays):
+        out[i].data = a.ctypes.data
+    return out
+
+
+class _PreparedRun:
+    """neoExecutableRun's arguments for one function, built once (one set
+    per thread: a call writes them): the NeoTensor arrays with their types
+    and shapes, a ctypes view of each tensor's data pointer, and the other
+    arguments as ctypes objects, which executableRunPrepared (no argtypes)
+    passes without converting them."""
+
+    def __init__(self, function):
+        ins, outs = _tensor_array(function.inputs), _tensor_array(function.outputs)
+        size, offset = ctypes.sizeof(_capi.NeoTensor), _capi.NeoTensor.data.offset
+        self.pointers = [ctypes.c_void_p.from_buffer(array, i * size + offset)
+                         for array, described in ((ins, function.inputs),
+                                                  (outs, function.outputs))
+                         for i in range(len(described))]
+        self.error = ctypes.create_string_buffer(1024)
+        self.args = (ctypes.c_void_p(function._exe.handle), ctypes.c_char_p(function._bname),
+                     ins, ctypes.c_int(len(function.inputs)), outs,
+                     ctypes.c_int(len(function.outputs)), self.error,
+                     ctypes.c_size_t(len(self.error)))
 
 
 class Function:
@@ -337,6 +365,7 @@ class Function:
             _capi.executableGetDevice(executable.handle)]
         self.inputs = [self._describe(_capi.executableGetInput, i) for i in range(n_in)]
         self.outputs = [self._describe(_capi.executableGetOutput, i) for i in range(n_out)]
+        self._runs = threading.local()  # _run_pointers' prepared arguments
 
     def _describe(self, getter, index):
         t, rank = ctypes.c_int(), ctypes.c_int64()
@@ -413,43 +442,23 @@ class Function:
             given[...] = tmp
         return results[0] if len(results) == 1 else tuple(results)
 
-    def _run_pointers(self, input_ptrs, output_ptrs):
-        """Runs on raw data pointers, one per input and output, of buffers
-        that the caller guarantees are C-contiguous, of the declared dtypes
-        and shapes and not overlapping (neo.torch checks its tensors before
-        it calls this). The NeoTensor arrays are built once per thread and
-        reused: only the pointers change."""
-        # (Not dict.setdefault(..., threading.local()): that built a new
-        # threading.local on every call, a microsecond of the call.)
+    def _run_pointers(self, pointers):
+        """Runs on raw data pointers, exactly one per input and then one per
+        output, of buffers that the caller guarantees are C-contiguous, of
+        the declared dtypes and shapes and not overlapping (neo.torch checks
+        its tensors before it calls this). The call's arguments are built
+        once per thread (_PreparedRun); only the pointers change."""
         try:
-            local = self._prepared
+            run = self._runs.prepared
         except AttributeError:
-            local = self.__dict__.setdefault("_prepared", threading.local())
-        prepared = getattr(local, "arrays", None)
-        if prepared is None:
-            def build(described):
-                out = (_capi.NeoTensor * max(1, len(described)))()
-                for i, (_, d, s) in enumerate(described):
-                    shape = (ctypes.c_int64 * max(1, len(s)))(*s)
-                    out[i].type = _CODES[d]
-                    out[i].rank = len(s)
-                    out[i].shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-                    setattr(out, "_shape%d" % i, shape)
-                return out
-            prepared = local.arrays = (build(self.inputs), build(self.outputs),
-                                       ctypes.create_string_buffer(1024))
-        ins_c, outs_c, error = prepared
-        i = 0
-        for ptr in input_ptrs:
-            ins_c[i].data = ptr
-            i += 1
-        i = 0
-        for ptr in output_ptrs:
-            outs_c[i].data = ptr
-            i += 1
-        if _capi.executableRun(self._exe.handle, self._bname, ins_c, len(input_ptrs), outs_c,
-                               len(output_ptrs), error, len(error)):
-            raise NeoError(error.value.decode())
+            run = self._runs.prepared = _PreparedRun(self)
+        if len(pointers) != len(run.pointers):  # no stale pointer from an earlier call
+            raise NeoError("'%s' takes %d data pointers (inputs, then outputs), not %d"
+                           % (self.name, len(run.pointers), len(pointers)))
+        for slot, pointer in zip(run.pointers, pointers):
+            slot.value = pointer
+        if _capi.executableRunPrepared(*run.args):
+            raise NeoError(run.error.value.decode())
 
     def time(self, *inputs, repeat=10):
         """The median milliseconds of `repeat` runs on `inputs` (on the GPU:

@@ -89,6 +89,11 @@ executableGetInput = _fn("neoExecutableGetInput", c_int, *_describe)
 executableGetOutput = _fn("neoExecutableGetOutput", c_int, *_describe)
 executableRun = _fn("neoExecutableRun", c_int, c_void_p, c_char_p, ctypes.POINTER(NeoTensor),
                     c_int, ctypes.POINTER(NeoTensor), c_int, c_char_p, c_size_t)
+# The same function without argtypes, for calls whose arguments are all
+# prebuilt ctypes objects (neo.Function._run_pointers): nothing is converted
+# per call.
+executableRunPrepared = lib["neoExecutableRun"]
+executableRunPrepared.restype = c_int
 executableTime = _fn("neoExecutableTime", c_int, c_void_p, c_char_p, ctypes.POINTER(NeoTensor),
                      c_int, ctypes.POINTER(NeoTensor), c_int, c_uint, ctypes.POINTER(c_double),
                      c_char_p, c_size_t)

@@ -62,7 +62,6 @@ class _Instance:
         module.run_pipeline("neo-autodiff{%s},neo-keep-functions{functions=%s,%s}"
                             % (opts, fwd, bwd))
         self._names = (fwd, bwd)
-        self._lock = threading.Lock()
         self.tuned = threading.Event()
         self.error = None
         self._done = threading.Event()
@@ -103,20 +102,19 @@ class _Instance:
                 self.bwd_args.append(("input", input_index[n]))
         # f_bwd's results are d<input> for each differentiated input.
         self.grad_of = [input_index[n[1:]] for n, _, _ in bwd.outputs]
-        # What each call allocates and checks, worked out once (per-call
-        # overhead: docs/pytorch.md). Only the output adjoints come from
-        # the caller; the other arguments of f_bwd are this instance's own
-        # tensors, of the declared types.
-        self._fwd_alloc = [(s, _TORCH_DTYPES[d]) for _, d, s in fwd.outputs]
-        self._bwd_alloc = [(s, _TORCH_DTYPES[d]) for _, d, s in bwd.outputs]
-        # The inputs and results that f_bwd reads: only those are saved for
-        # the backward (with every saved value), so autograd neither keeps
-        # the others alive nor unpacks them.
-        self.needed_inputs = sorted({k for kind, k in self.bwd_args if kind == "input"})
-        self.needed_outputs = sorted({k for kind, k in self.bwd_args if kind == "output"})
-        self._dy_checks = [(position, name, shape, _TORCH_DTYPES[dtype])
-                           for position, ((kind, _), (name, dtype, shape))
-                           in enumerate(zip(self.bwd_args, bwd.inputs)) if kind == "dy"]
+        # What each call allocates, saves and checks, worked out once
+        # (per-call overhead: docs/pytorch.md).
+        self.num_results = n_out
+        self._fwd_alloc = [(_size_args(s), _TORCH_DTYPES[d]) for _, d, s in fwd.outputs]
+        self._bwd_alloc = [(_size_args(s), _TORCH_DTYPES[d]) for _, d, s in bwd.outputs]
+        # f_bwd's arguments before the output adjoints, as positions in the
+        # inputs followed by f_fwd's outputs (backward_args): only these are
+        # saved for the backward, so autograd neither keeps the others
+        # alive nor unpacks them (a tiny `2 * x` saves nothing).
+        start = {"input": 0, "output": len(self.inputs), "saved": len(self.inputs) + n_out}
+        self.bwd_sources = [start[kind] + k for kind, k in self.bwd_args if kind != "dy"]
+        # (name, dtype, shape) of each output adjoint, as f_bwd declares it.
+        self._dys = [(n, _TORCH_DTYPES[d], s) for n, d, s in bwd.inputs[n_args - n_out:]]
 
     def _compile(self, module, options, opt_level):
         fwd = module.compile(self._names[0], options=options, opt_level=opt_level,
@@ -128,45 +126,61 @@ class _Instance:
             context = _neo.Context()
             module = _neo.Module.from_source(text, name=self._names[0] + ".mlir",
                                              context=context)
-            pair = self._compile(module, options, opt_level)
-            with self._lock:
-                self._pair = pair
+            # One attribute assignment, atomic: each run reads _pair once
+            # (no lock), so it runs the quick pair's function or the tuned's.
+            self._pair = self._compile(module, options, opt_level)
             self.tuned.set()
         except Exception as e:  # reported through .error; the quick version stays
             self.error = e
         finally:
             self._done.set()
 
-    def current(self):
-        with self._lock:
-            return self._pair
-
     def wait(self, timeout=None):
         self._done.wait(timeout)
         return self.tuned.is_set()
 
     def forward(self, inputs):
-        fwd, _ = self.current()
+        """Runs f_fwd on `inputs` (checked by Op: CPU tensors of the declared
+        dtypes and shapes); returns them made contiguous, and f_fwd's
+        outputs (the results, then the saved values)."""
         xs = [t if t.is_contiguous() else t.contiguous() for t in inputs]
-        outs = [torch.empty(s, dtype=d) for s, d in self._fwd_alloc]
-        # Zero-copy: the tensors' own memory (checked by Op._bind: CPU,
-        # dtype and shape; contiguous here; outputs fresh, so no overlap).
-        fwd._run_pointers([x.data_ptr() for x in xs], [o.data_ptr() for o in outs])
-        n = len(self.outputs)
-        return xs, outs[:n], outs[n:]
+        outs = [torch.empty(*s, dtype=d) for s, d in self._fwd_alloc]
+        # Zero-copy: the tensors' own memory (outputs fresh, so no overlap).
+        self._pair[0]._run_pointers([t.data_ptr() for t in xs + outs])
+        return xs, outs
 
-    def backward(self, xs, ys, saved, dys):
-        _, bwd = self.current()
-        sources = {"input": xs, "output": ys, "saved": saved, "dy": dys}
-        args = [sources[kind][k] for kind, k in self.bwd_args]
-        for position, name, shape, dtype in self._dy_checks:
-            t = args[position]
-            if t.dtype != dtype or t.shape != shape or not t.is_contiguous():
-                raise _neo.NeoError("internal error: backward argument '%s' is %s %s"
-                                    % (name, t.dtype, tuple(t.shape)))
-        grads = [torch.empty(s, dtype=d) for s, d in self._bwd_alloc]
-        bwd._run_pointers([t.data_ptr() for t in args], [g.data_ptr() for g in grads])
+    def backward_args(self, xs, outs):
+        """What f_bwd reads besides the output adjoints, from forward()'s
+        results."""
+        tensors = xs + outs
+        return [tensors[k] for k in self.bwd_sources]
+
+    def backward(self, args, dys):
+        """Runs f_bwd on `args` (backward_args) and the output adjoints `dys`
+        (None for zeros); returns the gradients of the inputs in grad_of."""
+        tensors = list(args)
+        for g, (name, dtype, shape) in zip(dys, self._dys):
+            if g is None:
+                g = torch.zeros(shape, dtype=dtype)
+            else:
+                if g.dtype is not dtype:
+                    g = g.to(dtype)
+                if not g.is_contiguous():
+                    g = g.contiguous()  # autograd's expanded adjoint of a sum
+                if g.shape != shape:
+                    raise _neo.NeoError("internal error: backward argument '%s' is %s %s"
+                                        % (name, g.dtype, tuple(g.shape)))
+            tensors.append(g)
+        grads = [torch.empty(*s, dtype=d) for s, d in self._bwd_alloc]
+        self._pair[1]._run_pointers([t.data_ptr() for t in tensors + grads])
         return grads
+
+
+def _size_args(shape):
+    """torch.empty(*_size_args(shape), ...): the dims as arguments, which
+    PyTorch parses faster than a tuple (about a microsecond); a scalar's
+    shape stays the tuple ()."""
+    return tuple(shape) if shape else ((),)
 
 
 class Op:
@@ -194,7 +208,7 @@ class Op:
         self._context = context or _neo.default_context()
         self._settings = (wrt, options, opt_level, max_saved_bytes, bool(overlap))
         self._instances = {}
-        self._bindings = {}
+        self._calls = {}
         self._lock = threading.Lock()
         if self._buffer.endswith(".neo"):
             functions = {f["name"]: f for f in _neo.signatures(self._text, self._buffer,
@@ -265,22 +279,23 @@ class Op:
                 self._instances[key] = inst
             return inst
 
-    def _bind(self, tensors):
-        """Checks `tensors` against the signature; returns the size binding
-        (remembered per (type, dtype, device, shape) of the tensors)."""
+    def _instance_for(self, tensors):
+        """The instance that runs `tensors`, after checking them against the
+        signature; remembered per (type, dtype, is_cpu, shape) of the
+        tensors (_key), which __call__ looks up first."""
         try:
-            key = tuple((type(t), t.dtype, t.device, t.shape) for t in tensors)
-            sizes = self._bindings.get(key)
+            key = _key(tensors)
+            inst = self._calls.get(key)
         except (AttributeError, TypeError):
-            key, sizes = None, None
-        if sizes is not None:
-            return sizes
-        sizes = self._bind_checked(tensors)
-        if key is not None and not _is_compiling():
-            self._bindings[key] = sizes
-        return sizes
+            key, inst = None, None
+        if inst is None:
+            inst = self._instance(self._bind(tensors))
+            if key is not None and not _is_compiling():
+                self._calls[key] = inst
+        return inst
 
-    def _bind_checked(self, tensors):
+    def _bind(self, tensors):
+        """Checks `tensors` against the signature; returns the size binding."""
         if len(tensors) != len(self.inputs):
             raise _neo.NeoError("'%s' takes %d tensors (%s) but %d were given"
                                 % (self.name, len(self.inputs),
@@ -317,9 +332,12 @@ class Op:
             # the same computation without the custom-op dispatch (~130 us a
             # call on PyTorch 2.15).
             results = self.custom_op(list(tensors))[:self._num_results]
-        else:
-            results = _NeoFunction.apply(self._instance(self._bind(tensors)), *tensors)
-        return results[0] if len(results) == 1 else tuple(results)
+            return results[0] if len(results) == 1 else tuple(results)
+        try:  # tensors like those of an earlier call: checked then
+            inst = self._calls[_key(tensors)]
+        except (KeyError, AttributeError, TypeError):
+            inst = self._instance_for(tensors)
+        return _NeoFunction.apply(inst, *tensors)
 
     def __repr__(self):
         fmt = lambda ts: ", ".join("%s: %s%s" % (n, str(d).replace("torch.", ""),
@@ -327,9 +345,19 @@ class Op:
         return "<neo.torch.Op %s(%s)>" % (self.name, fmt(self.inputs))
 
 
-def _is_compiling():
-    compiler = getattr(torch, "compiler", None)
-    return bool(compiler and hasattr(compiler, "is_compiling") and compiler.is_compiling())
+def _key(tensors):
+    """What Op._bind's checks depend on: tensors with the same key pass them
+    alike. (is_cpu rather than device: it builds no torch.device.)"""
+    return tuple([(type(t), t.dtype, t.is_cpu, t.shape) for t in tensors])
+
+
+def _never_compiling():
+    return False
+
+
+# torch.compiler.is_compiling (PyTorch 2.3 and later) itself: torch.compile
+# knows the function and makes it True in what it traces.
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", _never_compiling)
 
 
 _custom_op_count = [0]
@@ -345,14 +373,12 @@ def _register_custom_op(op):
         _custom_op_count[0] += 1
         base = "neo::%s_%d" % (op.name, _custom_op_count[0])
 
-    def instance_for(xs):
-        return op._instance(op._bind(xs))
+    instance_for = op._instance_for
 
     @torch.library.custom_op(base, mutates_args=(), schema="(Tensor[] xs) -> Tensor[]")
     def fwd(xs):
-        inst = instance_for(xs)
-        _, ys, saved = inst.forward(xs)
-        return [*ys, *saved]
+        _, outs = instance_for(xs).forward(xs)
+        return outs
 
     @fwd.register_fake
     def _(xs):
@@ -363,10 +389,8 @@ def _register_custom_op(op):
                              schema="(Tensor[] xs, Tensor[] outs, Tensor[] dys) -> Tensor[]")
     def bwd(xs, outs, dys):
         inst = instance_for(xs)
-        n = len(inst.outputs)
-        grads = inst.backward([x.detach().contiguous() for x in xs], outs[:n], outs[n:],
-                              [g.contiguous() for g in dys])
-        return grads
+        xs = [x.detach().contiguous() for x in xs]
+        return inst.backward(inst.backward_args(xs, list(outs)), dys)
 
     @bwd.register_fake
     def _(xs, outs, dys):
@@ -408,39 +432,32 @@ def _is_neo_path(source):
 class _NeoFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, inst, *inputs):
-        xs, ys, saved = inst.forward(inputs)
+        xs, outs = inst.forward(inputs)
         ctx.inst = inst
-        # What f_bwd reads: some inputs and results, and the saved values.
-        ctx.save_for_backward(*[xs[i] for i in inst.needed_inputs],
-                              *[ys[k] for k in inst.needed_outputs], *saved)
-        return tuple(ys)
+        if inst.bwd_sources:
+            ctx.save_for_backward(*inst.backward_args(xs, outs))
+        n = inst.num_results
+        return outs[0] if n == 1 else tuple(outs[:n])
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, *dys):
+        if torch.is_grad_enabled():
+            # create_graph=True: f_bwd has no derivative, so differentiating
+            # the gradients is an error (once_differentiable runs this again
+            # without grad). Otherwise once_differentiable's no_grad would
+            # be a microsecond for nothing.
+            return _backward_once(ctx, *dys)
         inst = ctx.inst
-        tensors = ctx.saved_tensors
-        nx, ny = len(inst.inputs), len(inst.outputs)
-        a, b = len(inst.needed_inputs), len(inst.needed_inputs) + len(inst.needed_outputs)
-        xs, ys = [None] * nx, [None] * ny
-        for i, t in zip(inst.needed_inputs, tensors[:a]):
-            xs[i] = t
-        for k, t in zip(inst.needed_outputs, tensors[a:b]):
-            ys[k] = t
-        saved = tensors[b:]
-        grads_out = []
-        for (_, dtype, shape), g in zip(inst.outputs, dys):
-            if g is None:
-                g = torch.zeros(shape, dtype=dtype)
-            elif g.dtype != dtype or not g.is_contiguous():
-                g = g.to(dtype).contiguous()
-            grads_out.append(g)
-        grads = inst.backward(xs, ys, saved, grads_out)
-        result = [None] * nx
+        grads = inst.backward(ctx.saved_tensors, dys)
+        needs = ctx.needs_input_grad  # (inst, *inputs)
+        result = [None] * len(needs)
         for g, i in zip(grads, inst.grad_of):
-            if ctx.needs_input_grad[1 + i]:
-                result[i] = g
-        return (None, *result)
+            if needs[1 + i]:
+                result[1 + i] = g
+        return tuple(result)
+
+
+_backward_once = torch.autograd.function.once_differentiable(_NeoFunction.backward)
 
 
 def op(source, name=None, **kwargs):

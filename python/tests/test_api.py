@@ -164,3 +164,18 @@ def h(x: f32[4]) -> y {
     fb = neo.grad(m, "h")
     y, dx = fb(x, np.ones(4, np.float32))
     np.testing.assert_allclose(dx, np.exp(x), rtol=1e-5)
+
+
+def test_run_pointers_takes_one_pointer_per_argument():
+    # neo.torch's zero-copy path: one data pointer per input, then per
+    # output; a wrong count is an error, not a run on stale pointers.
+    m = neo.Module.from_source("def f(x: f32[4]) -> y {\n  y[i] = x[i] * 2\n}")
+    f = m.compile("f", options="threads=1")
+    x = np.arange(4, dtype=np.float32)
+    y = np.zeros(4, dtype=np.float32)
+    f._run_pointers([x.ctypes.data, y.ctypes.data])
+    np.testing.assert_allclose(y, 2 * x)
+    with pytest.raises(neo.NeoError, match="takes 2 data pointers"):
+        f._run_pointers([x.ctypes.data])
+    with pytest.raises(neo.NeoError, match="takes 2 data pointers"):
+        f._run_pointers([x.ctypes.data, y.ctypes.data, y.ctypes.data])
