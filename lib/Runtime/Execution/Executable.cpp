@@ -47,15 +47,17 @@ static llvm::Error checkBuffers(llvm::StringRef fn, llvm::StringRef kind,
                      "s but " + llvm::Twine(buffers.size()) + " were given");
   for (size_t i = 0; i < buffers.size(); ++i) {
     const HostBuffer &b = buffers[i];
-    std::string what =
-        (kind + " #" + llvm::Twine(i) + " ('" + names[i] + "') of '" + fn + "'").str();
+    // Named only on an error: a run checks its buffers on every call.
+    auto what = [&] {
+      return (kind + " #" + llvm::Twine(i) + " ('" + names[i] + "') of '" + fn + "'").str();
+    };
     if (!b.data)
-      return makeError(what + " has no data");
+      return makeError(what() + " has no data");
     if (b.spec.type != specs[i].type)
-      return makeError(what + " is " + getElementTypeName(b.spec.type) + " but " +
+      return makeError(what() + " is " + getElementTypeName(b.spec.type) + " but " +
                        getElementTypeName(specs[i].type) + " is expected");
     if (b.spec.shape != specs[i].shape)
-      return makeError(what + " has shape " + b.spec.str() + " but " + specs[i].str() +
+      return makeError(what() + " has shape " + b.spec.str() + " but " + specs[i].str() +
                        " is expected");
   }
   return llvm::Error::success();
