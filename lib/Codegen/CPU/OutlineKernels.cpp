@@ -5,7 +5,7 @@
 // linearly with a function's size, sees many small functions.
 //
 //===----------------------------------------------------------------------===//
-#include "BarePointerArgs.h"
+#include "Outlining.h"
 #include "neo/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -61,15 +61,9 @@ bool outline(Operation *loop, func::FuncOp parent, Operation *&after, SymbolTabl
   SmallVector<Type> argTypes;
   for (Value v : arguments)
     argTypes.push_back(v.getType());
-  auto callee = func::FuncOp::create(b, loop->getLoc(),
-                                     (parent.getName() + "_kernel" + llvm::Twine(index)).str(),
-                                     b.getFunctionType(argTypes, loop->getResultTypes()));
-  callee.setPrivate();
-  MLIRContext *ctx = parent.getContext();
-  // Internal (the symbol stays in its object file) and never inlined back
-  // (the point is a small function for LLVM's code generator).
-  callee->setAttr("llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  callee->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  auto callee = createOutlinedFunction(b, loop->getLoc(),
+                                       (parent.getName() + "_kernel" + llvm::Twine(index)).str(),
+                                       b.getFunctionType(argTypes, loop->getResultTypes()));
   symbols.insert(callee); // renames it if the name is taken
   after = callee;
 

@@ -7,7 +7,7 @@
 // in the OpenMP-outlined function.
 //
 //===----------------------------------------------------------------------===//
-#include "BarePointerArgs.h"
+#include "Outlining.h"
 #include "neo/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -84,13 +84,10 @@ bool outline(scf::ParallelOp loop, func::FuncOp parent, Operation *&after, Symbo
   SmallVector<Type> argTypes(loop.getNumLoops(), b.getIndexType());
   for (Value v : c.arguments)
     argTypes.push_back(v.getType());
+  // (Never inlined back into the OpenMP-outlined function.)
   auto callee =
-      func::FuncOp::create(b, loop.getLoc(), (parent.getName() + "_body" + Twine(index)).str(),
-                           b.getFunctionType(argTypes, {}));
-  callee.setPrivate();
-  // Internal, and never inlined back into the OpenMP-outlined function.
-  callee->setAttr("llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  callee->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+      createOutlinedFunction(b, loop.getLoc(), (parent.getName() + "_body" + Twine(index)).str(),
+                             b.getFunctionType(argTypes, {}));
   symbols.insert(callee); // renames it if the name is taken
   after = callee;
 

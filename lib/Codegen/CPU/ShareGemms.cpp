@@ -6,6 +6,7 @@
 // generates the packed GEMM code once per variant instead of once per GEMM.
 //
 //===----------------------------------------------------------------------===//
+#include "Outlining.h"
 #include "neo/Codegen/CPU/Passes.h"
 #include "neo/Codegen/CPU/Schedule.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
@@ -96,11 +97,8 @@ func::FuncOp buildRoutine(OpBuilder &b, Location loc, StringRef name, const Gemm
     argTypes.push_back(base);
     argTypes.append(1 + rank + (rank - 1), index); // offset, sizes, outer strides
   }
-  auto func = func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-  func.setPrivate();
-  // One copy for every caller: internal, never inlined back.
-  func->setAttr("llvm.linkage", LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
-  func->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+  // One copy for every caller.
+  auto func = createOutlinedFunction(b, loc, name, b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   OpBuilder in = OpBuilder::atBlockEnd(entry);
 
