@@ -117,6 +117,7 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   toLinalg.splitBorders = splitBorders;
   // On the GPU the loop nests of index reads map to threads, scalar.
   toLinalg.vectorIndirect = !gpu;
+  toLinalg.sliceReads = !gpu;
   pm.addPass(createConvertNeoToLinalg(toLinalg));
   if (fuseElementwise)
     pm.addNestedPass<func::FuncOp>(createNeoFuseElementwise());
@@ -172,6 +173,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     select.implicitGemm = options.implicitGemm;
     select.threads = options.threads;
     select.parallelMinIterations = options.parallelMinIterations;
+    select.parallelMinGemmWork = options.parallelMinGemmWork;
     select.cpu = options.cpu;
     select.records = options.tuningRecords;
     select.target = options.tuningTarget;

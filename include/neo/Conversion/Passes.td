@@ -12,7 +12,10 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
     reduction's identity:
 
     * reads that can never leave their operand become generic inputs with
-      their indexing map;
+      their indexing map; where a bare loop dim indexes a longer operand dim
+      (`g[n, j]`, j < 64, of a [N, 256] `g`), the input is the leading slice
+      of the loop's extent (`tensor.extract_slice`; `slice-reads=false`
+      reads it in the body instead);
     * reads that may leave it are computed in the body: the index is
       evaluated from `linalg.index`, clamped, read with `tensor.extract` and
       replaced by the read's pad value when out of bounds (only the dims that
@@ -56,6 +59,10 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
                  Option<"vectorIndirect", "vector-indirect", "bool", /*default=*/"true",
                         "Run the dense last dim of index-read loop nests (SpMM's features) on "
                         "vectors (false: scalar loops, as the GPU pipeline maps them to threads)">,
+                 Option<"sliceReads", "slice-reads", "bool", /*default=*/"true",
+                        "Read the leading part of a longer operand dim (`g[n, j]`, j < 64, of a "
+                        "[N, 256] g) as an extract_slice input (false: in the body, as for the "
+                        "GPU pipeline, whose host code passes whole buffers)">,
   ];
 }
 

@@ -82,6 +82,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("neo-select-schedules' parallel-min-iterations: elementwise ops and "
                      "reductions of fewer iterations run on one thread (0: all on `threads`)"),
       llvm::cl::init(32768)};
+  PassOptions::Option<int64_t> parallelMinGemmWork{
+      *this, "parallel-min-gemm-work",
+      llvm::cl::desc("neo-select-schedules' parallel-min-gemm-work: GEMMs and implicit GEMMs of "
+                     "fewer multiply-adds run on one thread (0: all on `threads`)"),
+      llvm::cl::init(2097152)};
   PassOptions::Option<int64_t> balanceMinChunks{
       *this, "balance-min-chunks",
       llvm::cl::desc("neo-balance-parallel-loops' min-chunks: parallel loops of at least this "

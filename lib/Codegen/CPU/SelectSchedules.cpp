@@ -78,6 +78,10 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
       return emitError(UnknownLoc::get(ctx))
              << "neo-select-schedules: parallel-min-iterations must be >= 0, got "
              << static_cast<int64_t>(parallelMinIterations);
+    if (parallelMinGemmWork < 0)
+      return emitError(UnknownLoc::get(ctx))
+             << "neo-select-schedules: parallel-min-gemm-work must be >= 0, got "
+             << static_cast<int64_t>(parallelMinGemmWork);
     if (givenRecords)
       return useGivenRecords(ctx);
     if (records.empty())
@@ -212,6 +216,10 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
         op->setAttr(kScheduleAttrName, scheduleAttr(ctx, generic));
         continue;
       }
+      // Small GEMMs from the options: one thread (the product of the loop
+      // ranges is the multiply-adds, batch dims included).
+      if (!appliedRecord && gemm.threads > 1 && iterations(op) < parallelMinGemmWork)
+        gemm.threads = 1;
       int64_t width = cpuGemmVectorWidth(outputElementType(op));
       if (std::string error = schedules::checkCpuGemm(gemm, width); !error.empty()) {
         op->emitOpError("invalid cpu_gemm schedule from the options: ") << error;

@@ -31,7 +31,7 @@ struct GenericBox {
 /// and domain constraints that hold on the whole box are not checked.
 SmallVector<Value> buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> members,
                                 function_ref<Value(Value)> operandOf,
-                                const GenericBox *box = nullptr);
+                                const GenericBox *box = nullptr, bool sliceReads = true);
 
 /// The domain constraints of `op` (expression, is-equality), in terms of the
 /// box's dims, without those that hold on all of the box (all of them when

@@ -150,11 +150,50 @@ bool isDirectIndexRead(ComputeOp op, unsigned j) {
   });
 }
 
+/// Whether every dim of `input` indexed by a bare loop dim has the loop's
+/// extent.
+bool exactExtents(Value input, AffineMap map, ArrayRef<int64_t> bounds) {
+  auto type = cast<RankedTensorType>(input.getType());
+  return llvm::all_of(llvm::enumerate(map.getResults()), [&](auto it) {
+    auto dim = dyn_cast<AffineDimExpr>(it.value());
+    return !dim || type.getDimSize(it.index()) == bounds[dim.getPosition()];
+  });
+}
+
+/// `input`, or its leading slice along each dim indexed by a bare loop dim
+/// longer than the loop's extent (an in-bounds read only touches that part);
+/// null where such a dim is shorter than the loop or a shape is dynamic.
+Value sliceToLoopExtents(OpBuilder &b, Location loc, Value input, AffineMap map,
+                         ArrayRef<int64_t> bounds) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> sizes(type.getShape());
+  bool sliced = false;
+  for (auto [j, expr] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || sizes[j] == bounds[dim.getPosition()])
+      continue;
+    int64_t extent = bounds[dim.getPosition()];
+    if (ShapedType::isDynamic(extent) || ShapedType::isDynamic(sizes[j]) || sizes[j] < extent)
+      return Value();
+    sizes[j] = extent;
+    sliced = true;
+  }
+  if (!sliced)
+    return input;
+  if (!type.hasStaticShape())
+    return Value();
+  SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0)),
+      strides(sizes.size(), b.getIndexAttr(1)), sizeAttrs;
+  for (int64_t size : sizes)
+    sizeAttrs.push_back(b.getIndexAttr(size));
+  return tensor::ExtractSliceOp::create(b, loc, input, offsets, sizeAttrs, strides);
+}
+
 } // namespace
 
 SmallVector<Value> neo::detail::buildGeneric(RewriterBase &rewriter, ArrayRef<ComputeOp> members,
                                              function_ref<Value(Value)> operandOf,
-                                             const GenericBox *box) {
+                                             const GenericBox *box, bool sliceReads) {
   ComputeOp first = members.front();
   Location loc = first.getLoc();
   MLIRContext *ctx = first.getContext();
@@ -176,7 +215,7 @@ SmallVector<Value> neo::detail::buildGeneric(RewriterBase &rewriter, ArrayRef<Co
   unsigned numDomainSymbols = first.getDomain() ? first.getDomain()->getNumSymbols() : 0;
 
   // Reads that stay in bounds are generic inputs; the others are read in the body.
-  SmallVector<Value> inputs;
+  SmallVector<Value> inputs, readValues; // a generic input, and the value it reads
   SmallVector<AffineMap> maps;
   SmallVector<SmallVector<int>> directArg;
   llvm::SmallBitVector covered(numDims);
@@ -200,22 +239,23 @@ SmallVector<Value> neo::detail::buildGeneric(RewriterBase &rewriter, ArrayRef<Co
         continue;
       }
       // Linalg infers loop ranges from operand dims indexed by a bare dim: such
-      // a dim must have exactly the loop's extent (no sub-range reads).
-      auto type = cast<RankedTensorType>(v.getType());
-      bool exactExtents = llvm::all_of(llvm::enumerate(map.getResults()), [&](auto it) {
-        auto dim = dyn_cast<AffineDimExpr>(it.value());
-        return !dim || type.getDimSize(it.index()) == bounds[dim.getPosition()];
-      });
-      if (!exactExtents)
-        continue;
+      // a dim must have exactly the loop's extent. A read of the leading part
+      // of a longer dim (`g[n, j]` of a [64, 256] tensor with j < 64, beside
+      // `g[n, 64 + j]`) reads a slice of that extent instead of an element
+      // in the body, which the vectorizer would leave scalar.
       // Members that read the same value through the same map share the input.
       int existing = -1;
       for (unsigned k = 0; k < inputs.size(); ++k)
-        if (inputs[k] == v && maps[k] == map)
+        if (readValues[k] == v && maps[k] == map)
           existing = k;
       if (existing < 0) {
+        Value input = sliceReads ? sliceToLoopExtents(rewriter, loc, v, map, bounds)
+                                 : (exactExtents(v, map, bounds) ? v : Value());
+        if (!input)
+          continue;
         existing = inputs.size();
-        inputs.push_back(v);
+        inputs.push_back(input);
+        readValues.push_back(v);
         maps.push_back(map);
       }
       directArg.back()[i] = existing;
@@ -360,7 +400,7 @@ void forwardSchedule(ComputeOp op, Value result) {
 }
 
 LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamedOps,
-                             bool splitBorders, bool vectorIndirect) {
+                             bool splitBorders, bool vectorIndirect, bool sliceReads) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   if (Value loops = neo::detail::lowerIndirectLoops(rewriter, op, vectorIndirect)) {
@@ -380,7 +420,8 @@ LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamed
       return success();
     }
   }
-  SmallVector<Value> results = buildGeneric(rewriter, {op}, [](Value v) { return v; });
+  SmallVector<Value> results =
+      buildGeneric(rewriter, {op}, [](Value v) { return v; }, nullptr, sliceReads);
   forwardSchedule(op, results.front());
   rewriter.replaceOp(op, results);
   return success();
@@ -388,7 +429,7 @@ LogicalResult convertCompute(RewriterBase &rewriter, ComputeOp op, bool useNamed
 
 /// A neo.fused op whose members share one iteration space, kind and domain
 /// and do not read each other becomes one multi-output linalg.generic.
-bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
+bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op, bool sliceReads) {
   Block &block = op.getBody().front();
   SmallVector<ComputeOp> members;
   for (Operation &inner : block.without_terminator()) {
@@ -419,9 +460,10 @@ bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op) {
       return false;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  SmallVector<Value> results = buildGeneric(rewriter, members, [&](Value v) {
-    return op.getInputs()[cast<BlockArgument>(v).getArgNumber()];
-  });
+  SmallVector<Value> results = buildGeneric(
+      rewriter, members,
+      [&](Value v) { return op.getInputs()[cast<BlockArgument>(v).getArgNumber()]; }, nullptr,
+      sliceReads);
   rewriter.replaceOp(op, results);
   return true;
 }
@@ -531,7 +573,7 @@ struct ConvertNeoToLinalgPass
     for (FusedOp op : fused) {
       if (op.getRowBlock() && rowBlocks)
         convertRowFused(rewriter, op);
-      else if (!convertHorizontalFused(rewriter, op))
+      else if (!convertHorizontalFused(rewriter, op, sliceReads))
         inlineFusedOp(rewriter, op);
     }
 
@@ -553,7 +595,7 @@ struct ConvertNeoToLinalgPass
         continue;
       }
       if (failed(convertCompute(rewriter, cast<ComputeOp>(op), useNamedOps, splitBorders,
-                                vectorIndirect)))
+                                vectorIndirect, sliceReads)))
         return signalPassFailure();
     }
     placeRowBlockResultsInPlace(module);

@@ -8,6 +8,8 @@
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{threads=0}))' 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{parallel-min-iterations=-1}))' 2>&1 | FileCheck %s --check-prefix=GRAIN
 // GRAIN: neo-select-schedules: parallel-min-iterations must be >= 0, got -1
+// RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{parallel-min-gemm-work=-5}))' 2>&1 | FileCheck %s --check-prefix=GEMM-GRAIN
+// GEMM-GRAIN: neo-select-schedules: parallel-min-gemm-work must be >= 0, got -5
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{gemm-nr=24 gemm-nc=480}))' 2>&1 | FileCheck %s --check-prefix=NR
 // RUN: not neo-opt %S/Inputs/matmul.mlir --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=pentium-nope}))' 2>&1 | FileCheck %s --check-prefix=CPU
 // MR: error: neo-select-schedules: invalid gemm options: the register tile must have 1 <= mr <= 32

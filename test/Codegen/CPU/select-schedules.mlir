@@ -11,6 +11,8 @@
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{records=%S/../../Tuning/Inputs/records.json target=lit}))' 2>/dev/null | FileCheck %s --check-prefix=RECORDS
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{parallel-min-iterations=6401}))' | FileCheck %s --check-prefix=GRAIN
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{parallel-min-iterations=6400}))' | FileCheck %s --check-prefix=GRAIN-AT
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v3 parallel-min-gemm-work=1966081}))' | FileCheck %s --check-prefix=GEMM-GRAIN
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v3 parallel-min-gemm-work=1966080}))' | FileCheck %s --check-prefix=GEMM-GRAIN-AT
 
 // CHECK-LABEL: func.func @mm(
 // AVX-512: 8 rows of two zmm vectors, and a depth block of 512.
@@ -26,6 +28,12 @@
 // OPTS-LABEL: func.func @mm(
 // OPTS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 16, mc = 64, nc = 128, kc = 64, threads = 1>}
 // The recorded schedule (tile-records.mlir shows what neo-tile makes of it).
+// A GEMM of fewer multiply-adds than parallel-min-gemm-work (128 x 160 x 96
+// = 1966080 here) runs on one thread; at the bound it keeps the threads.
+// GEMM-GRAIN-LABEL: func.func @mm(
+// GEMM-GRAIN: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 16, mc = 96, nc = 512, kc = 256, threads = 1>}
+// GEMM-GRAIN-AT-LABEL: func.func @mm(
+// GEMM-GRAIN-AT: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 6, nr = 16, mc = 96, nc = 512, kc = 256, threads = 2>}
 // RECORDS-LABEL: func.func @mm(
 // RECORDS: linalg.matmul {neo.schedule = #neo.cpu_gemm<mr = 4, nr = 48, mc = 32, nc = 96, kc = 40, threads = 1>}
 func.func @mm(%a: memref<128x96xf32>, %b: memref<96x160xf32>, %c: memref<128x160xf32>) {

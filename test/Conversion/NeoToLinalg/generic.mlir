@@ -1,4 +1,5 @@
 // RUN: neo-opt %s -split-input-file -convert-neo-to-linalg | FileCheck %s
+// RUN: neo-opt %s -split-input-file -convert-neo-to-linalg=slice-reads=false | FileCheck %s --check-prefix=NOSLICE
 
 // In-bounds reads are generic inputs; the init of a sum is filled with 0.
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -99,12 +100,19 @@ func.func @strided_sum(%a: tensor<8xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A sub-range read through a bare dim (4 iterations over a dim of 8) is taken
-// in the body, without bounds checks.
+// A sub-range read through a bare dim (4 iterations over a dim of 8) reads
+// the leading slice of that extent as a generic input (which the vectorizer
+// takes), not an element in the body.
 // CHECK-LABEL: func.func @slice
-// CHECK: linalg.generic {{.*}} outs(
-// CHECK-NOT: arith.cmpi
-// CHECK: tensor.extract %{{.*}} : tensor<8xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %{{.*}}[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<4xf32>)
+// CHECK-NOT: tensor.extract
+// With slice-reads=false (the GPU pipeline's), it is taken in the body,
+// without bounds checks.
+// NOSLICE-LABEL: func.func @slice
+// NOSLICE: linalg.generic {{.*}} outs(
+// NOSLICE-NOT: arith.cmpi
+// NOSLICE: tensor.extract %{{.*}} : tensor<8xf32>
 func.func @slice(%a: tensor<8xf32>) -> tensor<4xf32> {
   %0 = neo.compute ins(%a : tensor<8xf32>) space [4]
          maps [affine_map<(i) -> (i)>] -> tensor<4xf32> {
@@ -182,4 +190,27 @@ func.func @horizontal(%x: tensor<16x64xf32>) -> (tensor<16xf32>, tensor<16xf32>)
     neo.return %s, %q : tensor<16xf32>, tensor<16xf32>
   }
   return %r#0, %r#1 : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Gate slices of one fused matrix (an LSTM's `g[n, j]` and `g[n, 4 + j]`, j
+// < 4, of g: [2, 8]): the bare read takes the leading [2, 4] slice, the
+// offset one stays whole with its map; both are generic inputs.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[SHIFT:.*]] = affine_map<(d0, d1) -> (d0, d1 + 4)>
+// CHECK-LABEL: func.func @gate_slices
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[G:.*]][0, 0] [2, 4] [1, 1] : tensor<2x8xf32> to tensor<2x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[SHIFT]], #[[ID]]]
+// CHECK-SAME: ins(%[[S]], %[[G]] : tensor<2x4xf32>, tensor<2x8xf32>)
+// CHECK-NOT: tensor.extract
+func.func @gate_slices(%g: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %0 = neo.compute ins(%g, %g : tensor<2x8xf32>, tensor<2x8xf32>) space [2, 4]
+         maps [affine_map<(n, j) -> (n, j)>, affine_map<(n, j) -> (n, j + 4)>] -> tensor<2x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %t = math.tanh %b : f32
+    %p = arith.mulf %a, %t : f32
+    neo.yield %p : f32
+  }
+  return %0 : tensor<2x4xf32>
 }
