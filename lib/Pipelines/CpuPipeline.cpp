@@ -181,6 +181,11 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
                                        ? createNeoSelectSchedules(select, options.tuningRecordSet)
                                        : createNeoSelectSchedules(select));
     pm.addNestedPass<func::FuncOp>(createNeoFoldGemmFills());
+    if (options.unrollReductions != 0) {
+      NeoUnrollReductionsOptions unroll;
+      unroll.maxPoints = options.unrollReductions;
+      pm.addNestedPass<func::FuncOp>(createNeoUnrollReductions(unroll));
+    }
     NeoShareGemmsOptions share;
     share.minUses = options.shareGemms;
     share.bInPlace = options.bInPlace;

@@ -87,6 +87,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("neo-select-schedules' parallel-min-gemm-work: GEMMs and implicit GEMMs of "
                      "fewer multiply-adds run on one thread (0: all on `threads`)"),
       llvm::cl::init(2097152)};
+  PassOptions::Option<int64_t> unrollReductions{
+      *this, "unroll-reductions",
+      llvm::cl::desc("neo-unroll-reductions' max-points: reductions over windows of at most this "
+                     "many points (a 3 x 3 depthwise convolution's 9) are summed in the body of a "
+                     "parallel op (0: never)"),
+      llvm::cl::init(27)};
   PassOptions::Option<int64_t> balanceMinChunks{
       *this, "balance-min-chunks",
       llvm::cl::desc("neo-balance-parallel-loops' min-chunks: parallel loops of at least this "

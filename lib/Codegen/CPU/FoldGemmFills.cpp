@@ -4,6 +4,7 @@
 // to it: the fill goes, the GEMM is marked neo.overwrite.
 //
 //===----------------------------------------------------------------------===//
+#include "BufferEffects.h"
 #include "neo/Codegen/CPU/Passes.h"
 #include "neo/Codegen/CPU/Schedule.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
@@ -25,40 +26,6 @@ using namespace mlir;
 using namespace mlir::neo;
 
 namespace {
-
-/// The buffer a memref value views (through subviews, casts, reshapes).
-Value baseBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      v = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      v = cast.getSource();
-    else
-      break;
-  }
-  return v;
-}
-
-/// Whether `op` (or an op inside it) may read or write `buffer`: it uses the
-/// buffer or a view of it, or it is an op whose effects are unknown.
-bool mayTouch(Operation *op, Value buffer) {
-  bool touches = false;
-  op->walk([&](Operation *inner) {
-    if (isa<CallOpInterface>(inner) || (!isa<MemoryEffectOpInterface>(inner) &&
-                                        !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-                                        inner->getNumRegions() == 0 && !isPure(inner))) {
-      touches = true;
-      return WalkResult::interrupt();
-    }
-    for (Value operand : inner->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) && baseBuffer(operand) == buffer) {
-        touches = true;
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  return touches;
-}
 
 /// Whether `fill` sets every element of its output to +0.0.
 bool fillsPositiveZero(linalg::FillOp fill) {

@@ -100,6 +100,33 @@ def NeoFoldGemmFills : Pass<"neo-fold-gemm-fills", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::neo::NeoDialect"];
 }
 
+def NeoUnrollReductions : Pass<"neo-unroll-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Small fixed reduction windows summed in the body of a parallel op";
+  let description = [{
+    Runs after `neo-select-schedules`, on buffers. A `linalg.generic` with a
+    `#neo.cpu_generic` schedule whose reduction dims have static ranges of
+    at most `max-points` points in all (a depthwise convolution's 3 x 3
+    taps, a pooling window), one output written at a permutation of exactly
+    its parallel dims, and no input that views the output's buffer, becomes
+    a generic over the parallel dims alone. Its body is the old body once
+    per point of the window, in the loops' order, each copy reading through
+    inputs whose maps have the reduction dims replaced by the point's
+    constants (a read that does not move with the window is one input),
+    `linalg.index` of a reduction dim replaced by the constant, and the
+    output's old value threaded from one copy to the next. `neo-tile` then
+    tiles it as an elementwise op (its constant offsets become subviews)
+    and each output vector is written once, instead of read and written.
+
+    Where the last op before it that touches the output's buffer is a
+    `linalg.fill` of exactly the output with a constant, the sum starts
+    from that constant and the fill goes: one pass over the output instead
+    of three. The schedule and other attributes stay on the new op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"];
+  let options = [Option<"maxPoints", "max-points", "int64_t", /*default=*/"27",
+                        "Largest window (product of the reduction ranges) unrolled">];
+}
+
 def NeoShareGemms : Pass<"neo-share-gemms", "::mlir::ModuleOp"> {
   let summary = "One GEMM routine per variant, called by every GEMM of that variant";
   let description = [{

@@ -1,0 +1,55 @@
+//===- BufferEffects.h - Which ops touch a buffer, for fill folding -------===//
+//
+// Shared by neo-fold-gemm-fills and neo-unroll-reductions: the buffer a
+// memref value views, and whether an op may read or write it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_CODEGEN_CPU_BUFFEREFFECTS_H
+#define NEO_LIB_CODEGEN_CPU_BUFFEREFFECTS_H
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir {
+namespace neo {
+
+/// The buffer a memref value views (through subviews, casts, reshapes).
+inline Value baseBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      v = cast.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
+/// Whether `op` (or an op inside it) may read or write `buffer`: it uses the
+/// buffer or a view of it, or it is an op whose effects are unknown.
+inline bool mayTouch(Operation *op, Value buffer) {
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    if (isa<CallOpInterface>(inner) || (!isa<MemoryEffectOpInterface>(inner) &&
+                                        !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+                                        inner->getNumRegions() == 0 && !isPure(inner))) {
+      touches = true;
+      return WalkResult::interrupt();
+    }
+    for (Value operand : inner->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) && baseBuffer(operand) == buffer) {
+        touches = true;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return touches;
+}
+
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_CODEGEN_CPU_BUFFEREFFECTS_H
