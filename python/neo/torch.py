@@ -30,6 +30,16 @@ from neo import overlap as _overlap
 
 __all__ = ["op", "Op", "Module"]
 
+# Neo's compiled code runs its parallel loops on LLVM's OpenMP runtime
+# (libomp), PyTorch on its own (GNU libgomp): two thread pools on the same
+# cores. libomp's workers spin for 200 ms after each parallel region
+# (KMP_BLOCKTIME) and take the cores from PyTorch's threads; on two cores
+# an MI-LSTM step with a hidden size of 256 took 99 ms with Neo on two
+# threads, 46 ms with KMP_BLOCKTIME=0 (docs/pytorch.md, "Threads"). libomp
+# reads the variable when Neo first loads it, at the first compile: a value
+# the user set stays.
+os.environ.setdefault("KMP_BLOCKTIME", "0")
+
 _TORCH_DTYPES = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32,
                  np.dtype(np.float64): torch.float64, np.dtype(np.int32): torch.int32,
                  np.dtype(np.int64): torch.int64}

@@ -426,3 +426,21 @@ def test_device_error():
     with pytest.raises(neo.NeoError, match=r"argument #0 \('x'\) of 'layer' is on meta: "
                                            r"neo.torch runs on the CPU"):
         op(x, torch.randn(16, 32), torch.randn(32))
+
+
+def test_openmp_workers_do_not_spin_inside_pytorch():
+    # neo.torch makes libomp's workers sleep right after a parallel region
+    # (KMP_BLOCKTIME=0), unless the user chose a value.
+    import os
+    import subprocess
+    import sys
+    code = "import neo.torch, os; print(os.environ['KMP_BLOCKTIME'])"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env.pop("KMP_BLOCKTIME", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"
+    env["KMP_BLOCKTIME"] = "5"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "5"
