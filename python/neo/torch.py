@@ -197,7 +197,7 @@ class Op:
     """A Neo function as a differentiable PyTorch operation (see op())."""
 
     def __init__(self, source, name=None, *, wrt=None, options="", opt_level=3,
-                 max_saved_bytes=None, context=None, overlap=True):
+                 max_saved_bytes=None, context=None, overlap=True, skip_unneeded_grads=True):
         if max_saved_bytes is not None and (isinstance(max_saved_bytes, bool) or
                                             not isinstance(max_saved_bytes, int) or
                                             max_saved_bytes < 0):
@@ -218,6 +218,9 @@ class Op:
         self._context = context or _neo.default_context()
         self._settings = (wrt, options, opt_level, max_saved_bytes, bool(overlap))
         self._instances = {}
+        # Instances differentiated w.r.t. fewer inputs than wrt: (sizes, wrt).
+        self._variants = {}
+        self._skip_unneeded_grads = bool(skip_unneeded_grads)
         self._calls = {}
         self._lock = threading.Lock()
         if self._buffer.endswith(".neo"):
@@ -250,6 +253,10 @@ class Op:
             self._instance({})  # compile now: errors surface when the op is made
         self._num_results = (len(functions[self.name]["results"]) if self.signature is not None
                              else len(self._instance({}).outputs))
+        # The inputs f_bwd differentiates: wrt, or every floating-point input.
+        floats = [i for i, (_, dtype, _) in enumerate(self.inputs) if dtype.is_floating_point]
+        self._differentiable = (tuple(sorted({int(i) for i in wrt} & set(floats)))
+                                if wrt else tuple(floats))
         # The custom op (neo::NAME_K) when PyTorch has torch.library.custom_op
         # (2.4 and later): torch.compile then traces calls without a graph
         # break. Before that, calls go through an autograd.Function.
@@ -269,7 +276,7 @@ class Op:
         in use (overlap=True); returns whether they all are, and raises
         NeoError when one of them failed to compile."""
         with self._lock:
-            instances = list(self._instances.values())
+            instances = list(self._instances.values()) + list(self._variants.values())
         ok = all([inst.wait(timeout) for inst in instances])
         for inst in instances:
             if inst.error is not None:
@@ -278,28 +285,49 @@ class Op:
                                     "compiled version stays in use): %s" % (self.name, inst.error))
         return ok
 
-    def _instance(self, sizes):
+    def _instance(self, sizes, wrt=None):
+        """The instance for the size binding `sizes`, differentiated w.r.t.
+        the op's wrt, or w.r.t. the input positions `wrt` (a tuple, a
+        subset of them) where given."""
         key = tuple(sorted(sizes.items()))
+        table = self._instances if wrt is None else self._variants
+        if wrt is not None:
+            key = (key, wrt)
         with self._lock:
-            inst = self._instances.get(key)
+            inst = table.get(key)
             if inst is None:
                 module = _neo.Module.from_source(self._text, self._buffer, self._context,
                                                  sizes=sizes or None)
-                inst = _Instance(module, self.name, *self._settings)
-                self._instances[key] = inst
+                settings = self._settings if wrt is None else (list(wrt),) + self._settings[1:]
+                inst = _Instance(module, self.name, *settings)
+                table[key] = inst
             return inst
 
-    def _instance_for(self, tensors):
+    def _needed_wrt(self, tensors):
+        """The differentiable inputs whose gradients autograd will ask for
+        (grad mode on, requires_grad), where they are some but not all of
+        them; else None (the op's own instance). Like PyTorch's
+        needs_input_grad: f_bwd then computes no gradient that nobody asks
+        for (an RNN cell's data input x; its zero initial state)."""
+        if not self._skip_unneeded_grads or not torch.is_grad_enabled():
+            return None
+        need = tuple(i for i in self._differentiable if tensors[i].requires_grad)
+        return need if need and len(need) < len(self._differentiable) else None
+
+    def _instance_for(self, tensors, by_grad=False):
         """The instance that runs `tensors`, after checking them against the
         signature; remembered per (type, dtype, is_cpu, shape) of the
-        tensors (_key), which __call__ looks up first."""
+        tensors (_key), which __call__ looks up first. With `by_grad`, an
+        instance without the gradients that no input needs (_needed_wrt),
+        remembered per grad mode and requires_grad too (_grad_key)."""
         try:
-            key = _key(tensors)
+            key = _grad_key(tensors) if by_grad else _key(tensors)
             inst = self._calls.get(key)
         except (AttributeError, TypeError):
             key, inst = None, None
         if inst is None:
-            inst = self._instance(self._bind(tensors))
+            sizes = self._bind(tensors)
+            inst = self._instance(sizes, self._needed_wrt(tensors) if by_grad else None)
             if key is not None and not _is_compiling():
                 self._calls[key] = inst
         return inst
@@ -344,9 +372,9 @@ class Op:
             results = self.custom_op(list(tensors))[:self._num_results]
             return results[0] if len(results) == 1 else tuple(results)
         try:  # tensors like those of an earlier call: checked then
-            inst = self._calls[_key(tensors)]
+            inst = self._calls[_grad_key(tensors)]
         except (KeyError, AttributeError, TypeError):
-            inst = self._instance_for(tensors)
+            inst = self._instance_for(tensors, by_grad=True)
         return _NeoFunction.apply(inst, *tensors)
 
     def __repr__(self):
@@ -359,6 +387,13 @@ def _key(tensors):
     """What Op._bind's checks depend on: tensors with the same key pass them
     alike. (is_cpu rather than device: it builds no torch.device.)"""
     return tuple([(type(t), t.dtype, t.is_cpu, t.shape) for t in tensors])
+
+
+def _grad_key(tensors):
+    """_key with what Op._needed_wrt depends on: the grad mode and each
+    tensor's requires_grad."""
+    return (torch.is_grad_enabled(),
+            tuple([(type(t), t.dtype, t.is_cpu, t.shape, t.requires_grad) for t in tensors]))
 
 
 def _never_compiling():
@@ -480,7 +515,12 @@ def op(source, name=None, **kwargs):
     context (a neo.Context), overlap (default True: each shape first runs a
     version compiled quickly while the tuned one compiles in the background
     and is swapped in between calls, as neo.overlap.HotFunction does;
-    op.wait() waits for it; False compiles the tuned version at once)."""
+    op.wait() waits for it; False compiles the tuned version at once),
+    skip_unneeded_grads (default True: a call where only some of the
+    differentiable inputs require a gradient runs an f_fwd/f_bwd pair
+    differentiated w.r.t. those alone, compiled once per such set, so the
+    backward computes no gradient that autograd does not ask for; False
+    always runs the pair for every input in wrt)."""
     return Op(source, name, **kwargs)
 
 

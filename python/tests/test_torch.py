@@ -138,6 +138,45 @@ def test_wrt_and_inputs_without_grad():
         assert not full(x2, w, b).requires_grad
 
 
+def test_backward_computes_only_the_gradients_autograd_asks_for():
+    torch.manual_seed(6)
+    src = layer_source("f64")
+    op = nt.op(src)  # x, w, b all differentiable
+    x, w, b = randn(8, 16, grad=False), randn(16, 32), randn(32)
+    # gradcheck differentiates w.r.t. w and b only: finite differences check
+    # the variant's f_fwd/f_bwd pair themselves.
+    assert torch.autograd.gradcheck(op, (x, w, b))
+    gw, gb = torch.autograd.grad(op(x, w, b).sum(), (w, b))
+    rw, rb = torch.autograd.grad(layer_ref(x, w, b).sum(), (w, b))
+    assert close(gw, rw, 1e-12) and close(gb, rb, 1e-12)
+    # That pair was differentiated w.r.t. (w, b): its f_bwd returns two
+    # gradients, where the op's own returns three.
+    assert list(op._variants) == [((), (1, 2))]
+    (variant,) = op._variants.values()
+    assert variant.grad_of == [1, 2] and only(op).grad_of == [0, 1, 2]
+    # All inputs requiring grad, or none (no graph), run the op's own pair.
+    x.requires_grad_(True)
+    gx, gw2 = torch.autograd.grad(op(x, w, b).sum(), (x, w))
+    assert close(gx, torch.autograd.grad(layer_ref(x, w, b).sum(), (x,))[0], 1e-12)
+    assert close(gw2, rw, 1e-12) and len(op._variants) == 1
+    with torch.no_grad():
+        assert close(op(x, w, b), layer_ref(x, w, b), 1e-12)
+    assert len(op._variants) == 1
+    # Each set of inputs needing a gradient gets its pair once.
+    for _ in range(2):
+        (gx2,) = torch.autograd.grad(op(x, w.detach(), b.detach()).sum(), (x,))
+        assert close(gx2, gx, 1e-12)
+    assert sorted(k[1] for k in op._variants) == [(0,), (1, 2)]
+    # skip_unneeded_grads=False: always the op's own pair.
+    full = nt.op(src, skip_unneeded_grads=False)
+    (gw3,) = torch.autograd.grad(full(x.detach(), w, b).sum(), (w,))
+    assert close(gw3, rw, 1e-12) and not full._variants
+    # With wrt: the variants are subsets of it.
+    some = nt.op(src, wrt=[0, 1])
+    (gw4,) = torch.autograd.grad(some(x.detach(), w, b).sum(), (w,))
+    assert close(gw4, rw, 1e-12) and list(some._variants) == [((), (1,))]
+
+
 def test_non_contiguous_inputs_and_zero_copy_outputs():
     torch.manual_seed(6)
     op = nt.op(layer_source("f64"))
