@@ -1,7 +1,8 @@
 #!/bin/bash
 # Creates (once) the virtual environment the benchmark peers run in, from PyPI:
-# PyTorch 2.x (eager and torch.compile), JAX (CPU), numpy and pytest (for the
-# torch.compile tests of neo.torch, test/Python/torch2.test). Prints the path
+# PyTorch 2.x (eager and torch.compile), JAX (CPU), numpy, pytest (for the
+# torch.compile tests of neo.torch, test/Python/torch2.test) and scikit-learn
+# (the digits data of examples/torch_milstm.py --compile). Prints the path
 # of the venv's python on stdout; everything else goes to stderr.
 #
 #   scripts/bench-env.sh            # create or reuse; prints .../bin/python
@@ -16,7 +17,7 @@ set -euo pipefail
 venv=${NEO_BENCH_VENV:-$HOME/.cache/neo/bench-venv}
 stamp=$venv/.neo-bench-ok
 # The package set; changing it invalidates the stamp.
-pkgs=("torch>=2.1,<3" "jax[cpu]>=0.4" "numpy" "pytest")
+pkgs=("torch>=2.1,<3" "jax[cpu]>=0.4" "numpy" "pytest" "scikit-learn")
 want="${pkgs[*]}"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then

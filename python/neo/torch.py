@@ -314,6 +314,25 @@ class Op:
         need = tuple(i for i in self._differentiable if tensors[i].requires_grad)
         return need if need and len(need) < len(self._differentiable) else None
 
+    def _instance_with(self, tensors, wrt):
+        """The instance differentiated w.r.t. the input positions `wrt` (a
+        list; empty for the op's own), checked like _instance_for; the
+        custom op's kernels call this."""
+        wrt = tuple(wrt) or None
+        try:
+            key = (_key(tensors), wrt)
+            inst = self._calls.get(key)
+        except (AttributeError, TypeError):
+            key, inst = None, None
+        if inst is None:
+            if wrt is not None and not set(wrt) <= set(self._differentiable):
+                raise _neo.NeoError("'%s' differentiates inputs %s, not %s"
+                                    % (self.name, list(self._differentiable), list(wrt)))
+            inst = self._instance(self._bind(tensors), wrt)
+            if key is not None and not _is_compiling():
+                self._calls[key] = inst
+        return inst
+
     def _instance_for(self, tensors, by_grad=False):
         """The instance that runs `tensors`, after checking them against the
         signature; remembered per (type, dtype, is_cpu, shape) of the
@@ -366,10 +385,12 @@ class Op:
     def __call__(self, *tensors):
         if self.custom_op is not None and _is_compiling():
             # Traced by torch.compile: the custom op (its fake implementation
-            # binds and checks). Eager calls take the autograd.Function below,
-            # the same computation without the custom-op dispatch (~130 us a
-            # call on PyTorch 2.15).
-            results = self.custom_op(list(tensors))[:self._num_results]
+            # binds and checks), differentiated w.r.t. the inputs that need
+            # a gradient in the traced graph. Eager calls take the
+            # autograd.Function below, the same computation without the
+            # dispatcher's boxing and Python autograd layer.
+            wrt = list(self._needed_wrt(tensors) or ())
+            results = self.custom_op(list(tensors), wrt)[:self._num_results]
             return results[0] if len(results) == 1 else tuple(results)
         try:  # tensors like those of an earlier call: checked then
             inst = self._calls[_grad_key(tensors)]
@@ -410,57 +431,70 @@ _custom_op_lock = threading.Lock()
 
 
 def _register_custom_op(op):
-    """neo::NAME_K(Tensor[] xs) -> Tensor[] (the results, then the saved
-    values) with a fake implementation, so that torch.compile traces it
+    """neo::NAME_K(Tensor[] xs, int[] wrt) -> Tensor[] (the results, then the
+    saved values) with a fake implementation, so that torch.compile traces it
     without a graph break, and the autograd formula that runs
-    neo::NAME_K_bwd (also a custom op) on the saved tensors."""
+    neo::NAME_K_bwd(xs, wrt, outs, dys) (also an op) on the saved tensors.
+    `wrt` lists the inputs differentiated (Op._needed_wrt when traced), or
+    is empty for the op's own instance. Returns the OpOverload.
+
+    Defined through torch.library.Library with plain CPU kernels rather than
+    the torch.library.custom_op decorator, whose Python wrappers (aliasing
+    check, dispatch through its own autograd layer) cost 15-30 us a call."""
     with _custom_op_lock:
         _custom_op_count[0] += 1
-        base = "neo::%s_%d" % (op.name, _custom_op_count[0])
+        name = "%s_%d" % (op.name, _custom_op_count[0])
+    lib = torch.library.Library("neo", "FRAGMENT")
+    op._library = lib  # the registrations live as long as the Library object
+    lib.define(name + "(Tensor[] xs, int[] wrt) -> Tensor[]")
+    lib.define(name + "_bwd(Tensor[] xs, int[] wrt, Tensor[] outs, Tensor[] dys) -> Tensor[]")
+    instance = op._instance_with
 
-    instance_for = op._instance_for
+    def fwd(xs, wrt):
+        return instance(xs, wrt).forward(xs)[1]
 
-    @torch.library.custom_op(base, mutates_args=(), schema="(Tensor[] xs) -> Tensor[]")
-    def fwd(xs):
-        _, outs = instance_for(xs).forward(xs)
-        return outs
-
-    @fwd.register_fake
-    def _(xs):
-        inst = instance_for(xs)
-        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.fwd_outputs]
-
-    @torch.library.custom_op(base + "_bwd", mutates_args=(),
-                             schema="(Tensor[] xs, Tensor[] outs, Tensor[] dys) -> Tensor[]")
-    def bwd(xs, outs, dys):
-        inst = instance_for(xs)
-        xs = [x.detach().contiguous() for x in xs]
+    def bwd(xs, wrt, outs, dys):
+        inst = instance(xs, wrt)
+        xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
         return inst.backward(inst.backward_args(xs, list(outs)), dys)
 
-    @bwd.register_fake
-    def _(xs, outs, dys):
-        inst = instance_for(xs)
+    lib.impl(name, fwd, "CPU")
+    lib.impl(name + "_bwd", bwd, "CPU")
+
+    @torch.library.register_fake("neo::" + name, lib=lib)
+    def _(xs, wrt):
+        inst = instance(xs, wrt)
+        return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.fwd_outputs]
+
+    @torch.library.register_fake("neo::" + name + "_bwd", lib=lib)
+    def _(xs, wrt, outs, dys):
+        inst = instance(xs, wrt)
         return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.bwd_outputs]
 
+    bwd_op = getattr(torch.ops.neo, name + "_bwd").default
+
     def setup_context(ctx, inputs, output):
-        (xs,) = inputs
-        ctx.num_inputs = len(xs)
+        xs, wrt = inputs
+        ctx.num_inputs, ctx.wrt = len(xs), list(wrt)
         ctx.save_for_backward(*xs, *output)
 
     def backward(ctx, grads):
         tensors = ctx.saved_tensors
         xs, outs = list(tensors[:ctx.num_inputs]), list(tensors[ctx.num_inputs:])
-        inst = instance_for(xs)
+        inst = instance(xs, ctx.wrt)
         dys = [torch.zeros(s, dtype=d) if g is None else g.to(d)
                for (_, d, s), g in zip(inst.outputs, grads)]
-        dx = bwd(xs, outs, dys)
+        dx = bwd_op(xs, ctx.wrt, outs, dys)
         result = [None] * len(xs)
         for g, i in zip(dx, inst.grad_of):
             result[i] = g
-        return (result,)
+        # torch.library's structure for `wrt`: None for a list of ints, but
+        # an empty list reads as an empty list of tensors.
+        return result, (None if ctx.wrt else [])
 
-    torch.library.register_autograd(base, backward, setup_context=setup_context)
-    return fwd
+    torch.library.register_autograd("neo::" + name, backward, setup_context=setup_context,
+                                    lib=lib)
+    return getattr(torch.ops.neo, name).default
 
 
 def _shape_text(shape):

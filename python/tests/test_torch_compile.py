@@ -15,16 +15,17 @@ from torch_layer import close, layer_ref, layer_source  # noqa: E402
 
 def test_registered_as_custom_op_with_gradcheck():
     op = nt.op(layer_source("f64", "N"))
-    assert op.custom_op is not None and "neo::layer" in str(op.custom_op)
+    assert op.custom_op is not None and op.custom_op.name().startswith("neo::layer_")
     torch.manual_seed(0)
     x, w, b = (torch.randn(*s, dtype=torch.float64, requires_grad=True)
                for s in ((4, 16), (16, 32), (32,)))
     assert torch.autograd.gradcheck(op, (x, w, b))
     # torch.library's own checks of the registration (schema, fake
     # implementation against the real one, autograd registration).
-    torch.library.opcheck(op.custom_op, ([x.detach(), w.detach(), b.detach()],),
-                          test_utils=("test_schema", "test_faketensor",
-                                      "test_autograd_registration"))
+    for wrt in ([], [1, 2]):  # the op's own pair, and the one for w and b alone
+        torch.library.opcheck(op.custom_op, ([x.detach(), w.detach(), b.detach()], wrt),
+                              test_utils=("test_schema", "test_faketensor",
+                                          "test_autograd_registration"))
 
 
 def test_torch_compile_fullgraph_matches_eager():
