@@ -114,3 +114,47 @@ TEST(ScheduleRecords, FieldsAndAttributes) {
 }
 
 } // namespace
+
+// A bilinear generic that neo-tile runs as an implicit GEMM (a 1-D
+// convolution) is a GEMM-kind op keyed by its GEMM sizes and its generic
+// signature, so that neo-tune tunes (and records) the implicit GEMM's
+// schedule rather than the generic loop nest; without implicit GEMMs it is a
+// generic op with the same signature.
+TEST(ScheduleRecords, ConvolutionsAreImplicitGemms) {
+  DialectRegistry registry;
+  registerNeoCompilerDialects(registry);
+  MLIRContext ctx(registry);
+  const char *conv = R"mlir(
+func.func @conv(%x: memref<8x34xf32>, %w: memref<16x8x3xf32>, %y: memref<16x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, p, c, r) -> (c, p + r)>,
+                                   affine_map<(k, p, c, r) -> (k, c, r)>,
+                                   affine_map<(k, p, c, r) -> (k, p)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<8x34xf32>, memref<16x8x3xf32>) outs(%y : memref<16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+)mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(conv, &ctx);
+  ASSERT_TRUE(module);
+  linalg::LinalgOp op;
+  module->walk([&](linalg::LinalgOp l) { op = l; });
+  ASSERT_TRUE(op);
+  std::optional<TunableOp> implicit = analyzeTunable(op);
+  ASSERT_TRUE(implicit);
+  EXPECT_EQ(implicit->kind, TunableOp::Kind::Gemm);
+  EXPECT_EQ(implicit->gemm.layout, "implicit");
+  EXPECT_EQ(implicit->gemm.m * implicit->gemm.n, 16 * 32);
+  EXPECT_EQ(implicit->gemm.k, 8 * 3);
+  std::optional<TunableOp> generic = analyzeTunable(op, /*implicitGemm=*/false);
+  ASSERT_TRUE(generic);
+  EXPECT_EQ(generic->kind, TunableOp::Kind::Generic);
+  std::string sig = generic->key.substr(generic->key.rfind(" sig="));
+  EXPECT_EQ(implicit->key, implicit->gemm.key() + sig);
+  EXPECT_EQ(implicit->key.rfind("gemm f32 batch=1 m=16 n=32 k=24 layout=implicit sig=", 0), 0u)
+      << implicit->key;
+}

@@ -1,5 +1,6 @@
 //===- ScheduleRecords.cpp - neo-tile's schedules as tuning records -------===//
 #include "neo/Codegen/CPU/ScheduleRecords.h"
+#include "neo/Codegen/CPU/Schedule.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Tuning/Target.h"
 
@@ -117,7 +118,7 @@ std::string mlir::neo::genericKey(linalg::LinalgOp op) {
   return key;
 }
 
-std::optional<TunableOp> mlir::neo::analyzeTunable(linalg::LinalgOp op) {
+std::optional<TunableOp> mlir::neo::analyzeTunable(linalg::LinalgOp op, bool implicitGemm) {
   if (!op.hasPureBufferSemantics())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -132,8 +133,25 @@ std::optional<TunableOp> mlir::neo::analyzeTunable(linalg::LinalgOp op) {
     tunable.key = gemm->key();
     return tunable;
   }
+  std::string generic = genericKey(op);
+  // A convolution (or another bilinear generic) runs as an implicit GEMM
+  // with a cpu_gemm schedule: tuned and recorded as one. (Recorded as a
+  // generic, its tuned "schedule" was the generic loop nest, 6-8x slower
+  // than the implicit GEMM that runs without a record.)
+  if (implicitGemm && op.getNumDpsInits() == 1) {
+    Type elem = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+    FailureOr<GemmProblem> implicit = failure();
+    if (elem.isF32() || elem.isF64())
+      implicit = analyzeCpuImplicitGemm(op);
+    if (succeeded(implicit)) {
+      tunable.kind = TunableOp::Kind::Gemm;
+      tunable.gemm = *implicit;
+      tunable.key = implicit->key() + generic.substr(generic.rfind(" sig="));
+      return tunable;
+    }
+  }
   tunable.kind = TunableOp::Kind::Generic;
-  tunable.key = genericKey(op);
+  tunable.key = generic;
   tuning::GenericShape &shape = tunable.generic;
   shape.ranges.assign(ranges.begin(), ranges.end());
   for (utils::IteratorType t : op.getIteratorTypesArray())

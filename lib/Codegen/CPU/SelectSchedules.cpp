@@ -153,9 +153,9 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
   /// (analyzeTunable's Gemm kind: f32 or f64, one element type); the
   /// implicit one bilinear generics.
   OpClass classify(linalg::LinalgOp op, std::optional<TunableOp> &tunable) {
-    tunable = analyzeTunable(op);
+    tunable = analyzeTunable(op, implicitGemm);
     if (tunable && tunable->kind == TunableOp::Kind::Gemm)
-      return OpClass::Gemm;
+      return tunable->gemm.layout == "implicit" ? OpClass::ImplicitGemm : OpClass::Gemm;
     if (implicitGemm && succeeded(analyzeCpuImplicitGemm(op)))
       return OpClass::ImplicitGemm;
     return OpClass::Generic;
@@ -199,8 +199,9 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
       GenericSchedule generic;
       generic.vectorSize = vectorSize;
       generic.threads = threads;
-      // A generic record of an implicit GEMM (its key is a generic one, and
-      // neo-tune measured the generic schedule) makes it a generic.
+      // A generic record applies to a generic op only: an implicit GEMM's
+      // key is a GEMM one (analyzeTunable), so records made before it was
+      // (neo-tune measured the generic loop nest) no longer apply to it.
       bool appliedRecord = recordSet && tunable && applyRecord(*tunable, gemm, generic);
       if (appliedRecord && tunable->kind == TunableOp::Kind::Generic)
         cls = OpClass::Generic;

@@ -93,7 +93,7 @@ static std::vector<TunableOp> scheduledOps(ModuleOp module, const CpuPipelineOpt
   copy->walk([&](linalg::LinalgOp op) {
     if (op->hasAttr(kScheduleAttrName) || isa<linalg::FillOp>(op))
       return;
-    if (std::optional<TunableOp> t = analyzeTunable(op))
+    if (std::optional<TunableOp> t = analyzeTunable(op, options.implicitGemm))
       out.push_back(std::move(*t));
   });
   return out;
@@ -119,7 +119,7 @@ static std::optional<TunableOp> analyzeLowered(ModuleOp single, const CpuPipelin
   std::optional<TunableOp> tunable;
   copy->walk([&](linalg::LinalgOp op) {
     if (op->hasAttr(kScheduleAttrName))
-      tunable = analyzeTunable(op);
+      tunable = analyzeTunable(op, options.implicitGemm);
   });
   return tunable;
 }
@@ -171,7 +171,7 @@ FailureOr<Discovery> tune::findTunableOps(ModuleOp module, StringRef function,
         // Fills are the lowering's initializations, not ops of the program.
         if (op->hasAttr(kScheduleAttrName) || isa<linalg::FillOp>(op))
           return;
-        if (std::optional<TunableOp> t = analyzeTunable(op))
+        if (std::optional<TunableOp> t = analyzeTunable(op, options->implicitGemm))
           if (programKeys.insert(t->key).second)
             programKeyOrder.push_back(t->key);
       });

@@ -27,9 +27,13 @@ struct TunableOp {
 };
 
 /// A contraction the CPU GEMM generator handles (key: GemmProblem::key()),
-/// or another op with static loop ranges (key: genericKey()). Nothing for
-/// ops on tensors or with dynamic shapes.
-std::optional<TunableOp> analyzeTunable(linalg::LinalgOp op);
+/// a bilinear generic that neo-tile runs as an implicit GEMM where
+/// `implicitGemm` (a convolution and its gradients: a GEMM-kind op whose
+/// layout is "implicit", key: GemmProblem::key() and the " sig=" of its
+/// genericKey(), so that two such ops of equal sizes keep apart), or another
+/// op with static loop ranges (key: genericKey()). Nothing for ops on
+/// tensors or with dynamic shapes.
+std::optional<TunableOp> analyzeTunable(linalg::LinalgOp op, bool implicitGemm = true);
 
 /// The record key of an op that is not a GEMM, e.g.
 /// "generic f32 linalg.generic loops=64x1024 iterators=pr sig=0123456789abcdef":
