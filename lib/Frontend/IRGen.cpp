@@ -902,9 +902,11 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
       Value minusAbs = arith::SelectOp::create(b, l, positive, arith::NegFOp::create(b, l, x), x);
       Value e = math::ExpOp::create(b, l, minusAbs);
       Value one = floatConstant(b, l, 1.0);
+      // One division: r = 1 / (1 + e), and e / (1 + e) as e * r (within an
+      // ulp of the quotient). The chain-rule gradient then divides once too.
       Value den = arith::AddFOp::create(b, l, one, e);
-      return arith::SelectOp::create(b, l, positive, arith::DivFOp::create(b, l, one, den),
-                                     arith::DivFOp::create(b, l, e, den));
+      Value r = arith::DivFOp::create(b, l, one, den);
+      return arith::SelectOp::create(b, l, positive, r, arith::MulFOp::create(b, l, e, r));
     }
     if (fn == "softplus") {
       // The stable form max(x, 0) + log1p(exp(-|x|)): exp never overflows,
