@@ -366,8 +366,10 @@ private:
       if (arg.getArgNumber() >= op.getNumDpsInputs())
         return ""; // an accumulator
       OpOperand &operand = op->getOpOperand(arg.getArgNumber());
-      os << "in:" << operand.get().getAsOpaquePointer() << ":"
-         << op.getMatchingIndexingMap(&operand);
+      Value source = operand.get();
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      sliceSource(source, map);
+      os << "in:" << source.getAsOpaquePointer() << ":" << map;
       return out;
     }
     Operation *def = v.getDefiningOp();
@@ -390,6 +392,26 @@ private:
     }
     os << "):" << v.getType();
     return out;
+  }
+
+  /// A read of a static, unit-stride, rank-preserving tensor.extract_slice
+  /// is a read of its source at the offsets: `g[n, 192 + j]` reads the same
+  /// element through the map (n, j) -> (n, j + 192) of `g` as through the
+  /// identity map of `g[:, 192:256]`, and both must key alike.
+  static void sliceSource(Value &source, AffineMap &map) {
+    while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      auto type = slice.getResultType();
+      if (type.getRank() != slice.getSourceType().getRank() ||
+          !llvm::all_of(slice.getStaticStrides(), [](int64_t s) { return s == 1; }) ||
+          llvm::any_of(slice.getStaticOffsets(), ShapedType::isDynamic) ||
+          map.getNumResults() != static_cast<unsigned>(type.getRank()))
+        return;
+      SmallVector<AffineExpr> results;
+      for (auto [e, offset] : llvm::zip(map.getResults(), slice.getStaticOffsets()))
+        results.push_back(e + offset);
+      map = AffineMap::get(map.getNumDims(), map.getNumSymbols(), results, map.getContext());
+      source = slice.getSource();
+    }
   }
 
   linalg::GenericOp op;
@@ -466,6 +488,11 @@ struct NeoShareSubexpressionsPass
       if (shared(key))
         for (auto &[op, v] : list)
           chosen[op].push_back({v, key});
+    // A value inside another one's computation goes with it, unless the
+    // body still needs it once the outer ones are read from their tensors
+    // (the stable sigmoid's e = exp(-|x|) is inside r = 1 / (1 + e) and also
+    // feeds e * r): then it is shared too, or every op would compute it
+    // again.
     llvm::StringMap<unsigned> users;
     for (auto &[op, values] : chosen) {
       llvm::DenseSet<Value> inner;
@@ -479,7 +506,31 @@ struct NeoShareSubexpressionsPass
           llvm::append_range(work, w.getDefiningOp()->getOperands());
         }
       }
-      llvm::erase_if(values, [&](auto &entry) { return inner.contains(entry.first); });
+      // What stays in the body: the values no outermost chosen value
+      // contains, and what they use.
+      llvm::DenseSet<Value> outermost;
+      for (auto &[v, key] : values)
+        if (!inner.contains(v))
+          outermost.insert(v);
+      Block *body = &cast<linalg::GenericOp>(op).getRegion().front();
+      llvm::DenseSet<Operation *> live;
+      SmallVector<Operation *> work;
+      for (Operation &o : *body)
+        if (o.hasTrait<OpTrait::IsTerminator>())
+          work.push_back(&o);
+      while (!work.empty()) {
+        Operation *o = work.pop_back_val();
+        if (!live.insert(o).second)
+          continue;
+        for (Value operand : o->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def && def->getBlock() == body && !outermost.contains(operand))
+            work.push_back(def);
+        }
+      }
+      llvm::erase_if(values, [&](auto &entry) {
+        return inner.contains(entry.first) && !live.contains(entry.first.getDefiningOp());
+      });
       for (auto &[v, key] : values)
         ++users[key];
     }
@@ -501,7 +552,33 @@ struct NeoShareSubexpressionsPass
       auto generic = cast<linalg::GenericOp>(at.first);
       OpBuilder b(generic);
       Dims all(generic.getNumLoops(), true);
-      tensors[key] = buildHoisted(b, generic, all, {at.second}).front();
+      Value t = buildHoisted(b, generic, all, {at.second}).front();
+      // A value shared before (in `first` order, inner values come first)
+      // is read rather than computed again: r = 1 / (1 + e) reads e.
+      if (auto hoisted = t.getDefiningOp<linalg::GenericOp>()) {
+        ValueKeys keys(hoisted);
+        SmallVector<Value> replaced, inputs;
+        SmallVector<AffineMap> maps;
+        std::string prefix;
+        for (int64_t r : hoisted.getStaticLoopRanges())
+          prefix += std::to_string(r) + "x";
+        Value yielded = hoisted.getRegion().front().getTerminator()->getOperand(0);
+        for (Operation &inner : hoisted.getRegion().front().without_terminator()) {
+          if (!isExpensive(&inner) || inner.getNumResults() != 1 || inner.getResult(0) == yielded)
+            continue;
+          std::string k = keys.keyOf(inner.getResult(0));
+          auto it = k.empty() ? tensors.end() : tensors.find(prefix + k);
+          if (it == tensors.end())
+            continue;
+          replaced.push_back(inner.getResult(0));
+          inputs.push_back(it->second);
+          maps.push_back(
+              AffineMap::getMultiDimIdentityMap(hoisted.getNumLoops(), hoisted.getContext()));
+        }
+        if (!replaced.empty())
+          t = readInstead(hoisted, replaced, inputs, maps)->getResult(0);
+      }
+      tensors[key] = t;
     }
     for (auto &[op, values] : chosen) {
       auto generic = cast<linalg::GenericOp>(op);

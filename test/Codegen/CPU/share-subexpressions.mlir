@@ -140,3 +140,99 @@ func.func @block_order(%x: tensor<16xf32>, %d: tensor<16xf32>) -> (tensor<16xf32
   } -> tensor<16xf32>
   return %u, %g : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#hi = affine_map<(d0, d1) -> (d0, d1 + 192)>
+
+// A read of a static slice keys like the read of its source at the offset:
+// exp(g[n, 192 + j]) read through the map of g and through the slice
+// g[:, 192:256] is one value, computed once.
+// CHECK-LABEL: func.func @slices
+// CHECK-SAME: (%[[G:.+]]: tensor<64x256xf32>)
+// CHECK: %[[E:.+]] = linalg.generic {{.*}} ins(%[[G]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[E]] :
+// CHECK-NOT: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[E]] :
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @slices(%g: tensor<64x256xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %a = linalg.generic {indexing_maps = [#hi, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<64x256xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.exp %p : f32
+    %s = arith.addf %r, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %slice = tensor.extract_slice %g[0, 192] [64, 64] [1, 1] : tensor<64x256xf32> to tensor<64x64xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%slice : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.exp %p : f32
+    %s = arith.mulf %r, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %a, %b : tensor<64x64xf32>, tensor<64x64xf32>
+}
+
+// -----
+
+#m = affine_map<(d0) -> (d0)>
+
+// The stable sigmoid's e = exp(-|x|) is inside r = 1 / (1 + e), and the
+// bodies also use e itself (e * r): both r and e are shared, so that no op
+// computes the exponential again (it used to go with r alone, and each op
+// recomputed it for e * r), and r's own generic reads e.
+// CHECK-LABEL: func.func @inner_still_used
+// CHECK-SAME: (%[[X:.+]]: tensor<16xf32>, %[[D:.+]]: tensor<16xf32>)
+// CHECK: %[[E:.+]] = linalg.generic {{.*}} ins(%[[X]] :
+// CHECK: math.exp
+// CHECK: %[[R:.+]] = linalg.generic {{.*}} ins(%[[E]] :
+// CHECK-NOT: math.exp
+// CHECK: arith.divf
+// CHECK: linalg.generic {{.*}} ins(%[[X]], {{.*}}%[[R]]{{.*}} :
+// CHECK-NOT: math.exp
+// CHECK-NOT: arith.divf
+// CHECK: linalg.yield
+// CHECK: linalg.generic {{.*}} ins(%[[D]], {{.*}}%[[R]]{{.*}} :
+// CHECK-NOT: math.exp
+// CHECK-NOT: arith.divf
+// CHECK: return
+func.func @inner_still_used(%x: tensor<16xf32>, %d: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %e0 = tensor.empty() : tensor<16xf32>
+  %a = linalg.generic {indexing_maps = [#m, #m], iterator_types = ["parallel"]}
+      ins(%x : tensor<16xf32>) outs(%e0 : tensor<16xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %pos = arith.cmpf oge, %p, %zero : f32
+    %n = arith.negf %p : f32
+    %m = arith.select %pos, %n, %p : f32
+    %ex = math.exp %m : f32
+    %den = arith.addf %one, %ex : f32
+    %r = arith.divf %one, %den : f32
+    %er = arith.mulf %ex, %r : f32
+    %s = arith.select %pos, %r, %er : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %b = linalg.generic {indexing_maps = [#m, #m, #m], iterator_types = ["parallel"]}
+      ins(%x, %d : tensor<16xf32>, tensor<16xf32>) outs(%e0 : tensor<16xf32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %pos = arith.cmpf oge, %p, %zero : f32
+    %n = arith.negf %p : f32
+    %m = arith.select %pos, %n, %p : f32
+    %ex = math.exp %m : f32
+    %den = arith.addf %one, %ex : f32
+    %r = arith.divf %one, %den : f32
+    %gr = arith.mulf %g, %r : f32
+    %ge = arith.mulf %gr, %ex : f32
+    linalg.yield %ge : f32
+  } -> tensor<16xf32>
+  return %a, %b : tensor<16xf32>, tensor<16xf32>
+}

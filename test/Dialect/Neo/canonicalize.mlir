@@ -95,3 +95,53 @@ func.func @splat_read(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A neo.fused whose body returns an operand (here once the identity
+// neo.compute inside folds away) forwards it: the result is the operand and
+// the op goes, since nothing else is returned. A row-blocked kernel may not
+// return an operand, so canonicalization used to leave IR that did not
+// verify (found by neo-ir-fuzzer).
+// CHECK-LABEL: func.func @fused_pass_through
+// CHECK-SAME: (%[[A:.+]]: tensor<4xf32>)
+// CHECK-NOT: neo.fused
+// CHECK: return %[[A]]
+func.func @fused_pass_through(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = neo.fused ins(%a : tensor<4xf32>) row_block 1 -> (tensor<4xf32>) {
+  ^bb0(%x: tensor<4xf32>):
+    %s = neo.compute ins(%x : tensor<4xf32>) space [4] maps [affine_map<(i) -> (i)>] -> tensor<4xf32> {
+    ^bb0(%v: f32):
+      neo.yield %v : f32
+    }
+    neo.return %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// With another result computed, the kernel keeps that one (and its
+// row_block) and the passed-through result is the operand.
+// CHECK-LABEL: func.func @fused_partly_pass_through
+// CHECK-SAME: (%[[A:.+]]: tensor<4xf32>)
+// CHECK: %[[F:.+]] = neo.fused ins(%[[A]] : tensor<4xf32>) row_block 2 -> (tensor<4xf32>)
+// CHECK: math.exp
+// CHECK: neo.return %{{.+}} : tensor<4xf32>
+// CHECK: return %[[A]], %[[F]]
+func.func @fused_partly_pass_through(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = neo.fused ins(%a : tensor<4xf32>) row_block 2 -> (tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%x: tensor<4xf32>):
+    %s = neo.compute ins(%x : tensor<4xf32>) space [4] maps [affine_map<(i) -> (i)>] -> tensor<4xf32> {
+    ^bb0(%v: f32):
+      neo.yield %v : f32
+    }
+    %e = neo.compute ins(%x : tensor<4xf32>) space [4] maps [affine_map<(i) -> (i)>] -> tensor<4xf32> {
+    ^bb0(%v: f32):
+      %y = math.exp %v : f32
+      neo.yield %y : f32
+    }
+    neo.return %s, %e : tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -136,7 +136,57 @@ struct FoldSplatConstantReads : OpRewritePattern<ComputeOp> {
   }
 };
 
+/// A result of a neo.fused whose body returns one of its block arguments
+/// is that operand: its uses read the operand, and the op is rebuilt
+/// without it (or erased, when nothing else is returned). An identity
+/// neo.compute that folds away inside a fused kernel leaves such a return,
+/// which a row-blocked kernel may not have (found by neo-ir-fuzzer).
+struct ForwardFusedOperands : OpRewritePattern<FusedOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusedOp op, PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto ret = dyn_cast<ReturnOp>(body.getTerminator());
+    if (!ret || ret.getValues().size() != op.getNumResults())
+      return failure();
+    SmallVector<Value> replacements(op.getNumResults());
+    SmallVector<unsigned> kept;
+    for (auto [i, v] : llvm::enumerate(ret.getValues())) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (arg && arg.getOwner() == &body && arg.getArgNumber() < op.getInputs().size() &&
+          op.getInputs()[arg.getArgNumber()].getType() == op.getResult(i).getType())
+        replacements[i] = op.getInputs()[arg.getArgNumber()];
+      else
+        kept.push_back(i);
+    }
+    if (kept.size() == op.getNumResults())
+      return failure();
+    if (!kept.empty()) {
+      SmallVector<Type> types;
+      SmallVector<Value> values;
+      for (unsigned i : kept) {
+        types.push_back(op.getResult(i).getType());
+        values.push_back(ret.getValues()[i]);
+      }
+      auto fused =
+          FusedOp::create(rewriter, op.getLoc(), types, op.getInputs(), op.getRowBlockAttr());
+      fused->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      rewriter.inlineRegionBefore(op.getBody(), fused.getBody(), fused.getBody().end());
+      rewriter.setInsertionPoint(ret);
+      rewriter.replaceOpWithNewOp<ReturnOp>(ret, values);
+      for (auto [k, i] : llvm::enumerate(kept))
+        replacements[i] = fused.getResult(k);
+    }
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+
 } // namespace
+
+void FusedOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<ForwardFusedOperands>(context);
+}
 
 void ComputeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {

@@ -274,6 +274,7 @@ def Neo_FusedOp : Neo_Op<"fused", [IsolatedFromAbove, SingleBlock,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$row_block);
   let results = (outs Variadic<Neo_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
+  let hasCanonicalizer = 1;
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)? (`row_block` $row_block^)?
     `->` `(` type($results) `)` attr-dict-with-keyword $body
