@@ -259,9 +259,15 @@ def NeoShareSubexpressions : Pass<"neo-share-subexpressions", "::mlir::func::Fun
     same indexing maps) over the same loop ranges in two or more ops. Each
     becomes a generic of its own, before the first op that computes it,
     whose result the ops read through the identity map. A value is shared
-    only as a whole (what it is computed from goes with it), and only when
-    its tensor has at most `max-bytes` bytes: where it would not stay in
-    cache, writing and reading it again costs more than the recomputation.
+    as a whole (what it is computed from goes with it), except that a value
+    inside it which the bodies still use elsewhere is shared too (the stable
+    sigmoid's `e = exp(-|x|)`, inside `1 / (1 + e)` and feeding `e * r`),
+    and the shared value's own generic then reads it. A read of a static,
+    unit-stride slice counts as a read of its source at the offsets (the
+    gate `g[:, 192:256]` and `g[n, 192 + j]` are one value). A value is
+    shared only when its tensor has at most `max-bytes` bytes: where it
+    would not stay in cache, writing and reading it again costs more than
+    the recomputation.
     Run neo-hoist-invariants first, so that loop-invariant parts are gone.
   }];
   let options = [
