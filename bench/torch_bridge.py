@@ -1,7 +1,8 @@
 """neo.torch from PyTorch, measured: the per-call overhead of a tiny Neo op
 against a torch.autograd.Function written in PyTorch, and the training step
 of examples/torch_milstm.py's model (MI-LSTM on digits rows) with the Neo
-cell against the same model in PyTorch eager and under torch.compile.
+cell (one op a time step; "neo-seq": the 8-step sequence unrolled in one op)
+against the same model in PyTorch eager and under torch.compile.
 
     NEO_LIBRARY=build/lib/libNeoCAPI.so ~/.cache/neo/bench-venv/bin/python \\
         bench/torch_bridge.py --threads 1,2 [--rounds 3] [--out docs/torch-bridge-benchmarks.md]
@@ -69,7 +70,11 @@ def one(kind, threads):
         torch.manual_seed(0)
         # A batch shaped like the example's (64 digits, 8 rows of 8 pixels).
         xb, yb = torch.rand(64, 8, 8), torch.randint(0, 10, (64,))
-        if kind.startswith("neo"):
+        if kind.startswith("neo-seq"):
+            # The whole 8-step sequence in one Neo op (tm.sequence_source).
+            model = tm.NeoMILSTMSeq(8, 64, 10, 8, options="threads=%d" % threads,
+                                    overlap=False)
+        elif kind.startswith("neo"):
             model = tm.NeoMILSTM(8, 64, 10, options="threads=%d" % threads, overlap=False)
         else:
             model = tm.TorchMILSTM(8, 64, 10)
@@ -92,7 +97,7 @@ def one(kind, threads):
 
 def report(threads, rounds):
     """The report's lines for one thread count."""
-    kinds = ["tiny-neo", "tiny-torch", "neo", "torch", "neo+compile", "torch+compile"]
+    kinds = ["tiny-neo", "tiny-torch", "neo", "torch", "neo+compile", "torch+compile", "neo-seq"]
     results = {k: [] for k in kinds}
     cpus = ",".join(str(c) for c in range(threads))
     for _ in range(rounds):
@@ -116,12 +121,16 @@ def report(threads, rounds):
                                  med("tiny-torch", "forward_backward_us"),
                                  med("tiny-neo", "forward_backward_us")
                                  - med("tiny-torch", "forward_backward_us")))
-    for k in ("neo", "torch", "neo+compile", "torch+compile"):
+    for k in ("neo", "neo-seq", "torch", "neo+compile", "torch+compile"):
         lines.append("MI-LSTM H64 B64 T8 training step, %-14s %7.2f ms  (cores used %.2f)"
                      % (k, med(k, "step_ms"), med(k, "cores_used")))
     lines.append("ratios (PyTorch / Neo): eager %.2fx, torch.compile %.2fx"
                  % (med("torch", "step_ms") / med("neo", "step_ms"),
                     med("torch+compile", "step_ms") / med("neo", "step_ms")))
+    lines.append("ratios (PyTorch / Neo with the sequence in one op): eager %.2fx, "
+                 "torch.compile %.2fx"
+                 % (med("torch", "step_ms") / med("neo-seq", "step_ms"),
+                    med("torch+compile", "step_ms") / med("neo-seq", "step_ms")))
     return lines
 
 

@@ -8,10 +8,12 @@ written in plain PyTorch trains beside it from the same initial weights, so
 the two loss curves can be compared.
 
     /usr/bin/python3 examples/torch_milstm.py [--epochs 8] [--plot milstm_loss.png]
-        [--hidden 64] [--threads 1] [--compile]
+        [--hidden 64] [--threads 1] [--compile] [--sequence]
 
 --compile also runs both models under torch.compile (PyTorch 2.4 and later,
-e.g. the benchmark venv's python: scripts/bench-env.sh).
+e.g. the benchmark venv's python: scripts/bench-env.sh). --sequence also
+trains NeoMILSTMSeq, the model with the whole 8-row sequence in one Neo op
+(sequence_source), from the same weights.
 """
 import argparse
 import os
@@ -67,6 +69,55 @@ class NeoMILSTM(torch.nn.Module):
         for t in range(seq.shape[1]):
             h, c = self.cell(seq[:, t].contiguous(), h, c)
         return self.head(h)
+
+
+def sequence_source(inputs, hidden, steps, dtype="f32"):
+    """The MI-LSTM over a whole sequence as one .neo function: the cell
+    unrolled over `steps` time steps of seq[N, T, I] from h = c = 0 (the
+    first step without the terms of the zero state), returning the last
+    hidden state. One op call (and one backward) a sequence instead of one
+    a step: autograd's per-op work, the parameter gradients' accumulation
+    over the steps and neo.torch's per-call glue happen once."""
+    H, G = hidden, 4 * hidden
+    lines = ["def mi_lstm_seq(x: %s[N, %d, %d], W: %s[%d, %d], U: %s[%d, %d], alpha: %s[%d], "
+             "b1: %s[%d], b2: %s[%d], b: %s[%d]) -> h%d {"
+             % (dtype, steps, inputs, dtype, inputs, G, dtype, H, G, dtype, G, dtype, G, dtype, G,
+                dtype, G, steps - 1)]
+    for t in range(steps):
+        lines.append("  wx%d[n, j] = sum(k) x[n, %d, k] * W[k, j]" % (t, t))
+        if t == 0:
+            lines.append("  g0[n, j] = b1[j] * wx0[n, j] + b[j]")
+            lines.append("  c0[n, j < %d] = sigmoid(g0[n, j]) * tanh(g0[n, %d + j])" % (H, 2 * H))
+        else:
+            p = t - 1
+            lines.append("  uh%d[n, j] = sum(k) h%d[n, k] * U[k, j]" % (t, p))
+            lines.append("  g%d[n, j] = alpha[j] * wx%d[n, j] * uh%d[n, j] + b1[j] * wx%d[n, j]"
+                         " + b2[j] * uh%d[n, j] + b[j]" % (t, t, t, t, t))
+            lines.append("  c%d[n, j < %d] = sigmoid(g%d[n, %d + j]) * c%d[n, j] + sigmoid(g%d[n, j])"
+                         " * tanh(g%d[n, %d + j])" % (t, H, t, H, p, t, t, 2 * H))
+        lines.append("  h%d[n, j < %d] = sigmoid(g%d[n, %d + j]) * tanh(c%d[n, j])"
+                     % (t, H, t, 3 * H, t))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+class NeoMILSTMSeq(torch.nn.Module):
+    """The same model with the whole sequence in one Neo op
+    (sequence_source): for sequences of a fixed length `steps`."""
+
+    def __init__(self, inputs, hidden, classes, steps, dtype="f32", **op_options):
+        super().__init__()
+        init = {k: (lambda t, v=v: t.copy_(v)) for k, v in init_params(inputs, hidden).items()}
+        self.cell = neo.torch.Module(sequence_source(inputs, hidden, steps, dtype),
+                                     parameters=PARAMS, init=init,
+                                     sizes={"I": inputs, "H": hidden, "G": 4 * hidden},
+                                     **op_options)
+        self.head = torch.nn.Linear(hidden, classes)
+        if dtype == "f64":
+            self.head.double()
+
+    def forward(self, seq):  # seq: [N, T, I]
+        return self.head(self.cell(seq.contiguous()))
 
 
 class TorchMILSTM(torch.nn.Module):
@@ -132,6 +183,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--plot", default="")
     p.add_argument("--compile", action="store_true")
+    p.add_argument("--sequence", action="store_true")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     data, test = digits()
@@ -139,6 +191,10 @@ def main():
     models = {"neo": NeoMILSTM(8, args.hidden, 10, options="threads=%d" % args.threads),
               "pytorch": TorchMILSTM(8, args.hidden, 10)}
     models["pytorch"].head.load_state_dict(models["neo"].head.state_dict())
+    if args.sequence:
+        models["neo-seq"] = NeoMILSTMSeq(8, args.hidden, 10, 8,
+                                         options="threads=%d" % args.threads)
+        models["neo-seq"].head.load_state_dict(models["neo"].head.state_dict())
     if args.compile:
         models["neo+compile"] = torch.compile(models.pop("neo"))
         models["pytorch+compile"] = torch.compile(models["pytorch"])

@@ -483,3 +483,35 @@ def test_openmp_workers_do_not_spin_inside_pytorch():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "5"
+
+
+@under_asan
+def test_whole_sequence_op_matches_pytorch():
+    # examples/torch_milstm.py's MI-LSTM unrolled over the sequence in one op.
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "examples"))
+    import torch_milstm as tm
+    # Finite differences in float64 through the unrolled op (3 steps); x
+    # needs no gradient, so this runs the pair for the parameters alone.
+    torch.manual_seed(8)
+    op = nt.op(tm.sequence_source(3, 4, 3, "f64"), overlap=False)
+    x = torch.rand(2, 3, 3, dtype=torch.float64)
+    params = [p.double().requires_grad_() for p in tm.init_params(3, 4).values()]
+    params[2] = (params[2] + 0.1 * torch.randn(16, dtype=torch.float64)).detach().requires_grad_()
+    assert torch.autograd.gradcheck(op, (x, *params))
+    # The float32 model against the same model in PyTorch: loss and every
+    # parameter's gradient.
+    m = tm.NeoMILSTMSeq(8, 16, 10, 5, overlap=False)
+    ref = tm.TorchMILSTM(8, 16, 10)
+    ref.head.load_state_dict(m.head.state_dict())
+    xs, ys = torch.rand(6, 5, 8), torch.randint(0, 10, (6,))
+    loss = torch.nn.functional.cross_entropy(m(xs), ys)
+    want = torch.nn.functional.cross_entropy(ref(xs), ys)
+    loss.backward()
+    want.backward()
+    assert abs(loss.item() - want.item()) <= 1e-5 * abs(want.item())
+    for n in tm.PARAMS:
+        assert close(getattr(m.cell, n).grad, getattr(ref, n).grad, 1e-5), n
+    assert close(m.head.weight.grad, ref.head.weight.grad, 1e-5)
