@@ -111,3 +111,31 @@ func.func @unknown(%m: memref<8xf32>, %n: index) {
 }
 // BAD: neo-balance-parallel-loops: min-chunks must be >= 0, threads >= 1 and min-work >= 1, got -1, 2 and 32768
 // BADWORK: neo-balance-parallel-loops: min-chunks must be >= 0, threads >= 1 and min-work >= 1, got 2, 2 and 0
+
+// A row whose inner loop has bounds known only at run time (a CSR row's
+// nonzeros: rowptr[i] .. rowptr[i + 1]) counts that loop as 16 trips of its
+// body, not as a whole chunk: 16 x 3 operations (load, add, yield) and
+// the row's own make 55 a row, so rows go out 596 at a time. (Counted as
+// min-work, each row was a chunk: 100k runtime calls for a 100k-row SpMM.)
+// CHECK-LABEL: func.func @csr_rows(
+// CHECK: %[[C:.+]] = arith.constant 596 : i32
+// CHECK: omp.wsloop schedule(dynamic = %[[C]] : i32) {
+func.func @csr_rows(%rowptr: memref<100001xindex>, %val: memref<?xf32>, %y: memref<100000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = arith.constant 100000 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    %lo = memref.load %rowptr[%i] : memref<100001xindex>
+    %i1 = arith.addi %i, %c1 : index
+    %hi = memref.load %rowptr[%i1] : memref<100001xindex>
+    %s = scf.for %e = %lo to %hi step %c1 iter_args(%acc = %zero) -> f32 {
+      %v = memref.load %val[%e] : memref<?xf32>
+      %a = arith.addf %acc, %v : f32
+      scf.yield %a : f32
+    }
+    memref.store %s, %y[%i] : memref<100000xf32>
+    scf.reduce
+  }
+  return
+}
