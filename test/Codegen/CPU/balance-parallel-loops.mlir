@@ -5,6 +5,8 @@
 // RUN: neo-opt %s --convert-scf-to-openmp --neo-balance-parallel-loops="min-work=1" | FileCheck %s --check-prefix=ONE
 // RUN: not neo-opt %s --neo-balance-parallel-loops="min-chunks=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not neo-opt %s --neo-balance-parallel-loops="min-work=0" 2>&1 | FileCheck %s --check-prefix=BADWORK
+// RUN: not neo-opt %s --neo-balance-parallel-loops="max-chunks=0" 2>&1 | FileCheck %s --check-prefix=BADMAX
+// RUN: neo-opt %s --convert-scf-to-openmp --neo-balance-parallel-loops="max-chunks=100000" | FileCheck %s --check-prefix=MANY
 // Worksharing loops with at least min-chunks chunks per thread (2 x 2
 // threads by default), or bounds only known at run time, take their
 // iterations dynamically, in chunks of at least min-work (32768) estimated
@@ -111,14 +113,18 @@ func.func @unknown(%m: memref<8xf32>, %n: index) {
 }
 // BAD: neo-balance-parallel-loops: min-chunks must be >= 0, threads >= 1 and min-work >= 1, got -1, 2 and 32768
 // BADWORK: neo-balance-parallel-loops: min-chunks must be >= 0, threads >= 1 and min-work >= 1, got 2, 2 and 0
+// BADMAX: neo-balance-parallel-loops: max-chunks must be >= 1, got 0
 
 // A row whose inner loop has bounds known only at run time (a CSR row's
 // nonzeros: rowptr[i] .. rowptr[i + 1]) counts that loop as 16 trips of its
 // body, not as a whole chunk: 16 x 3 operations (load, add, yield) and
-// the row's own make 55 a row, so rows go out 596 at a time. (Counted as
-// min-work, each row was a chunk: 100k runtime calls for a 100k-row SpMM.)
+// the row's own make 55 a row, so min-work takes 596 rows a chunk. (Counted
+// as min-work, each row was a chunk: 100k runtime calls for a 100k-row
+// SpMM.) And at most max-chunks (64) chunks per thread: 782 rows a chunk.
 // CHECK-LABEL: func.func @csr_rows(
-// CHECK: %[[C:.+]] = arith.constant 596 : i32
+// CHECK: %[[C:.+]] = arith.constant 782 : i32
+// MANY-LABEL: func.func @csr_rows(
+// MANY: arith.constant 596 : i32
 // CHECK: omp.wsloop schedule(dynamic = %[[C]] : i32) {
 func.func @csr_rows(%rowptr: memref<100001xindex>, %val: memref<?xf32>, %y: memref<100000xf32>) {
   %c0 = arith.constant 0 : index

@@ -421,7 +421,10 @@ def NeoBalanceParallelLoops : Pass<"neo-balance-parallel-loops", "::mlir::Module
     body, a loop of run-time bounds 16 times its body, a call `min-work`).
     Debian's libomp formats its debug trace strings on every such call
     (about half a microsecond): a 100k-row SpMM whose rows each were a
-    chunk took 70 ms on two threads against 40 on one. A loop that then
+    chunk took 70 ms on two threads against 40 on one. Chunks are also
+    made large enough that there are at most `max-chunks` per thread (an
+    estimate can be far too high: a run-time range holding one element).
+    A loop that then
     has fewer than `min-chunks` chunks per thread stays static: the 64 rows
     of a 64 x 1024 layernorm (about a microsecond each) took 2x longer on two
     threads dynamically than statically.
@@ -430,6 +433,8 @@ def NeoBalanceParallelLoops : Pass<"neo-balance-parallel-loops", "::mlir::Module
                         "Chunks per thread from which a loop is balanced (0: never)">,
                  Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
                         "Estimated operations of a chunk of iterations handed out at once">,
+                 Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"64",
+                        "Most chunks per thread (larger chunks where min-work would make more)">,
                  Option<"threads", "threads", "int64_t", /*default=*/"2",
                         "Threads of the parallel regions">,
   ];
