@@ -314,24 +314,34 @@ class Op:
         need = tuple(i for i in self._differentiable if tensors[i].requires_grad)
         return need if need and len(need) < len(self._differentiable) else None
 
+    def _remembered(self, make_key, tensors, wrt_of):
+        """The instance remembered under make_key(tensors) in _calls, else
+        the one for `tensors` (checked against the signature by _bind)
+        differentiated w.r.t. wrt_of() (None: the op's own), remembered."""
+        try:
+            key = make_key(tensors)
+            inst = self._calls.get(key)
+        except (AttributeError, TypeError):
+            key, inst = None, None
+        if inst is None:
+            sizes = self._bind(tensors)
+            inst = self._instance(sizes, wrt_of())
+            if key is not None and not _is_compiling():
+                self._calls[key] = inst
+        return inst
+
     def _instance_with(self, tensors, wrt):
         """The instance differentiated w.r.t. the input positions `wrt` (a
         list; empty for the op's own), checked like _instance_for; the
         custom op's kernels call this."""
         wrt = tuple(wrt) or None
-        try:
-            key = (_key(tensors), wrt)
-            inst = self._calls.get(key)
-        except (AttributeError, TypeError):
-            key, inst = None, None
-        if inst is None:
+
+        def checked():  # on the first call with these tensors only
             if wrt is not None and not set(wrt) <= set(self._differentiable):
                 raise _neo.NeoError("'%s' differentiates inputs %s, not %s"
                                     % (self.name, list(self._differentiable), list(wrt)))
-            inst = self._instance(self._bind(tensors), wrt)
-            if key is not None and not _is_compiling():
-                self._calls[key] = inst
-        return inst
+            return wrt
+        return self._remembered(lambda ts: (_key(ts), wrt), tensors, checked)
 
     def _instance_for(self, tensors, by_grad=False):
         """The instance that runs `tensors`, after checking them against the
@@ -339,17 +349,9 @@ class Op:
         tensors (_key), which __call__ looks up first. With `by_grad`, an
         instance without the gradients that no input needs (_needed_wrt),
         remembered per grad mode and requires_grad too (_grad_key)."""
-        try:
-            key = _grad_key(tensors) if by_grad else _key(tensors)
-            inst = self._calls.get(key)
-        except (AttributeError, TypeError):
-            key, inst = None, None
-        if inst is None:
-            sizes = self._bind(tensors)
-            inst = self._instance(sizes, self._needed_wrt(tensors) if by_grad else None)
-            if key is not None and not _is_compiling():
-                self._calls[key] = inst
-        return inst
+        if by_grad:
+            return self._remembered(_grad_key, tensors, lambda: self._needed_wrt(tensors))
+        return self._remembered(_key, tensors, lambda: None)
 
     def _bind(self, tensors):
         """Checks `tensors` against the signature; returns the size binding."""

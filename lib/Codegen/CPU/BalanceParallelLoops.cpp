@@ -73,10 +73,9 @@ int64_t estimateWork(Region &region, int64_t cap, unsigned depth = 0) {
       int64_t body = 0;
       for (Region *r : loop.getLoopRegions())
         body += estimateWork(*r, cap, depth);
-      int64_t n = trips && trips->getZExtValue() <= static_cast<uint64_t>(cap)
-                      ? static_cast<int64_t>(trips->getZExtValue())
-                  : trips ? cap
-                          : kRunTimeTrips;
+      int64_t n = trips ? static_cast<int64_t>(
+                              std::min<uint64_t>(trips->getZExtValue(), static_cast<uint64_t>(cap)))
+                        : kRunTimeTrips;
       w = std::min<int64_t>(cap, n * std::max<int64_t>(1, body));
     } else {
       int64_t widest = 0;

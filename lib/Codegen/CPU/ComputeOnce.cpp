@@ -418,6 +418,20 @@ private:
   llvm::DenseMap<Value, std::string> memo;
 };
 
+/// The key of a value across the generics of a block: its loop ranges and
+/// its ValueKeys key (empty when the value has none).
+std::string sharedKey(linalg::GenericOp op, ValueKeys &keys, Value v) {
+  std::string key = keys.keyOf(v);
+  if (key.empty())
+    return key;
+  std::string full;
+  llvm::raw_string_ostream os(full);
+  for (int64_t r : op.getStaticLoopRanges())
+    os << r << "x";
+  os << key;
+  return full;
+}
+
 /// The expensive values of `op`'s body that depend on all its loops and can
 /// be named, maximal ones first (a value used by another such is skipped
 /// when that one is shared).
@@ -463,15 +477,9 @@ struct NeoShareSubexpressionsPass
       for (Value v : candidates(op)) {
         if (points * static_cast<int64_t>(v.getType().getIntOrFloatBitWidth() / 8) > maxBytes)
           continue;
-        std::string key = keys.keyOf(v);
-        if (key.empty())
-          continue;
-        std::string full;
-        llvm::raw_string_ostream os(full);
-        for (int64_t r : ranges)
-          os << r << "x";
-        os << key;
-        uses[full].push_back({op, v});
+        std::string key = sharedKey(op, keys, v);
+        if (!key.empty())
+          uses[key].push_back({op, v});
       }
     }
     // Keys computed by two or more generics.
@@ -559,18 +567,14 @@ struct NeoShareSubexpressionsPass
         ValueKeys keys(hoisted);
         SmallVector<Value> replaced, inputs;
         SmallVector<AffineMap> maps;
-        std::string prefix;
-        for (int64_t r : hoisted.getStaticLoopRanges())
-          prefix += std::to_string(r) + "x";
         Value yielded = hoisted.getRegion().front().getTerminator()->getOperand(0);
-        for (Operation &inner : hoisted.getRegion().front().without_terminator()) {
-          if (!isExpensive(&inner) || inner.getNumResults() != 1 || inner.getResult(0) == yielded)
+        for (Value v : candidates(hoisted)) {
+          if (v == yielded)
             continue;
-          std::string k = keys.keyOf(inner.getResult(0));
-          auto it = k.empty() ? tensors.end() : tensors.find(prefix + k);
+          auto it = tensors.find(sharedKey(hoisted, keys, v));
           if (it == tensors.end())
             continue;
-          replaced.push_back(inner.getResult(0));
+          replaced.push_back(v);
           inputs.push_back(it->second);
           maps.push_back(
               AffineMap::getMultiDimIdentityMap(hoisted.getNumLoops(), hoisted.getContext()));

@@ -156,7 +156,11 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     tunable = analyzeTunable(op, implicitGemm);
     if (tunable && tunable->kind == TunableOp::Kind::Gemm)
       return tunable->gemm.layout == "implicit" ? OpClass::ImplicitGemm : OpClass::Gemm;
-    if (implicitGemm && succeeded(analyzeCpuImplicitGemm(op)))
+    // analyzeTunable already tried the implicit GEMM for static f32/f64 ops;
+    // the others (dynamic sizes, other element types) are tried here.
+    Type elem = outputElementType(op);
+    bool tried = tunable && op.getNumDpsInits() == 1 && elem && (elem.isF32() || elem.isF64());
+    if (implicitGemm && !tried && succeeded(analyzeCpuImplicitGemm(op)))
       return OpClass::ImplicitGemm;
     return OpClass::Generic;
   }
