@@ -192,6 +192,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
     pm.addPass(createNeoShareGemms(share));
     NeoTileOptions tile;
     tile.bInPlace = options.bInPlace;
+    tile.directConvolutions = options.directConvolutions;
     pm.addNestedPass<func::FuncOp>(createNeoTile(tile));
     pm.addNestedPass<func::FuncOp>(createNeoVectorize());
     pm.addPass(createCanonicalizerPass());

@@ -115,6 +115,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "2 MiB or more reads B's rows in place instead of packing them (auto: on "
                      "AMD Zen hosts, where it measured faster; on or off)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<bool> directConvolutions{
+      *this, "direct-convolutions",
+      llvm::cl::desc("neo-tile's direct-convolutions: convolutions read their windowed operand "
+                     "from zero-padded planes instead of packing im2col blocks"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> outlineMinKernels{
       *this, "outline-min-kernels",
       llvm::cl::desc("Give each loop nest of a function with at least this many loop nests a "

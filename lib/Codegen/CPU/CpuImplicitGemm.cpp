@@ -20,8 +20,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmBuilder.h"
-#include "neo/Codegen/Utils/ImplicitGemm.h"
 #include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Codegen/Utils/ImplicitGemm.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 
 #include "RowVectors.h"
 #include "SeparableReads.h"
@@ -166,6 +167,8 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
   Value C = op.getDpsInitOperand(0)->get();
   Type elem = cast<MemRefType>(C.getType()).getElementType();
   int64_t V = elem.isF32() ? 16 : 8;
+  // C is zeros on entry (neo-fold-gemm-fills): write it instead of adding.
+  bool overwrite = op->hasAttr(kOverwriteAttrName);
   if (std::string error = schedules::checkCpuGemm(s, V); !error.empty())
     return op->emitOpError("invalid cpu_gemm schedule: ") << error, failure();
   int64_t batch = ig.problem.batch, M = ig.problem.m, N = ig.problem.n, K = ig.problem.k;
@@ -739,9 +742,8 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
           });
         });
       });
-      // C += Cp over the valid rows and columns: a vector per NR columns
-      // that lie in one row of C (C's last index is the lane dim), else
-      // element by element.
+      // C += Cp (C = Cp under neo.overwrite) over the valid rows and columns: a vector per NR
+      // columns that lie in one row of C (C's last index is the lane dim), else element by element.
       g.loop(g.idx(0), mcs, g.idx(1), [&](Value r) {
         SmallVector<Value> at(base);
         readTable(mTab, ig.mDims, r, at);
@@ -755,8 +757,9 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
             Value jr = arith::RemUIOp::create(b, loc, c, g.idx(NR));
             Value part = memref::LoadOp::create(b, loc, Cp, ValueRange{ib, jb, ir, jr});
             SmallVector<Value> out = ig.outIndicesAt(point);
-            Value old = memref::LoadOp::create(b, loc, C, out);
-            memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
+            if (!overwrite)
+              part = arith::AddFOp::create(b, loc, memref::LoadOp::create(b, loc, C, out), part);
+            memref::StoreOp::create(b, loc, part, C, out);
           });
         };
         if (!cRows) {
@@ -775,9 +778,11 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
             Value mask = laneMask(lo, hi, NR);
             Value zeros = arith::ConstantOp::create(
                 b, loc, DenseElementsAttr::get(rowType, b.getZeroAttr(elem)));
-            Value old = vector::MaskedLoadOp::create(b, loc, rowType, C, out, mask, zeros);
-            vector::MaskedStoreOp::create(b, loc, C, out, mask,
-                                          arith::AddFOp::create(b, loc, old, part));
+            Value sum = part;
+            if (!overwrite)
+              sum = arith::AddFOp::create(
+                  b, loc, vector::MaskedLoadOp::create(b, loc, rowType, C, out, mask, zeros), part);
+            vector::MaskedStoreOp::create(b, loc, C, out, mask, sum);
           };
           // All NR columns in one row (most blocks): plain vectors; masked
           // stores are microcoded on AMD Zen (AVX2's vmaskmovps).
@@ -786,8 +791,11 @@ LogicalResult mlir::neo::generateCpuImplicitGemm(RewriterBase &rewriter, linalg:
           OpBuilder::InsertionGuard inBranch(b);
           b.setInsertionPointToStart(&full.getThenRegion().front());
           SmallVector<Value> out = ig.outIndicesAt(withColumns(at, blk.p0));
-          Value old = vector::LoadOp::create(b, loc, rowType, C, out);
-          vector::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, part), C, out);
+          Value sum = part;
+          if (!overwrite)
+            sum = arith::AddFOp::create(b, loc, vector::LoadOp::create(b, loc, rowType, C, out),
+                                        part);
+          vector::StoreOp::create(b, loc, sum, C, out);
           b.setInsertionPointToStart(&full.getElseRegion().front());
           addPart(blk.p0, g.idx(0), blk.L, g.idx(0));
           auto branch = scf::IfOp::create(b, loc, TypeRange{}, blk.crosses, /*withElse=*/false);

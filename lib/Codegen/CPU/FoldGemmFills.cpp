@@ -1,7 +1,8 @@
 //===- FoldGemmFills.cpp - neo-fold-gemm-fills ----------------------------===//
 //
-// A CPU GEMM whose C was just filled with zeros writes C instead of adding
-// to it: the fill goes, the GEMM is marked neo.overwrite.
+// A CPU GEMM or implicit GEMM (a convolution, CpuImplicitGemm.cpp and
+// CpuDirectConv.cpp) whose C was just filled with zeros writes C instead of
+// adding to it: the fill goes, the op is marked neo.overwrite.
 //
 //===----------------------------------------------------------------------===//
 #include "BufferEffects.h"
@@ -51,6 +52,19 @@ bool zeroFilledBefore(Value value, Operation *at) {
   return false;
 }
 
+/// Whether `op`'s output map is a permutation of its parallel dims (so that
+/// each point of them writes its own element).
+bool writesEachOnce(linalg::LinalgOp op) {
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!map.isProjectedPermutation() || map.getNumResults() != op.getNumParallelLoops())
+    return false;
+  for (AffineExpr e : map.getResults())
+    if (op.getIteratorTypesArray()[cast<AffineDimExpr>(e).getPosition()] !=
+        utils::IteratorType::parallel)
+      return false;
+  return true;
+}
+
 struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemmFillsPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> gemms;
@@ -61,8 +75,15 @@ struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemm
     });
     for (linalg::LinalgOp op : gemms) {
       FailureOr<GemmProblem> problem = analyzeGemm(op);
+      bool gemm = succeeded(problem);
+      if (!gemm)
+        problem = analyzeCpuImplicitGemm(op);
       if (failed(problem) || problem->inputType != problem->elementType || problem->k < 1)
-        continue; // Not the packed GEMM generator's, or C is all there is.
+        continue; // Not a GEMM generator's, or C is all there is.
+      // An implicit GEMM writes each element of C once, from one point of
+      // its parallel dims: its output map must be a permutation of them.
+      if (!gemm && !writesEachOnce(op))
+        continue;
       Value c = op.getDpsInitOperand(0)->get();
       Value buffer = baseBuffer(c);
       // The last op before the GEMM in its block that touches C's buffer

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -299,6 +300,7 @@ struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
           return signalPassFailure();
         }
         if (succeeded(generateGemm(rewriter, op, gemm, *bInPlaceGemms)) ||
+            (directConvolutions && succeeded(generateCpuDirectConvolution(rewriter, op, gemm))) ||
             succeeded(generateCpuImplicitGemm(rewriter, op, gemm)))
           continue;
         op->emitOpError("has a #neo.cpu_gemm schedule that the CPU GEMM generators cannot "

@@ -1,5 +1,5 @@
 // (The default schedules checked here are the AVX-512 ones: cpu=x86-64-v4.)
-// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile))' | FileCheck %s
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4},neo-tile{direct-convolutions=false}))' | FileCheck %s
 // RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-select-schedules{cpu=x86-64-v4 implicit-gemm=false},neo-tile))' | FileCheck %s --check-prefix=OFF
 
 // neo-tile on a bilinear generic (a convolution), default schedule: an

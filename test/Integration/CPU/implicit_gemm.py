@@ -32,6 +32,11 @@ from neotest import NEO_OPT, NEO_RUN, NEO_TRANSLATE, check_with_torch
 
 rng = np.random.default_rng(11)
 
+# The implicit GEMMs themselves: the direct convolutions that neo-tile
+# prefers for unit-stride windows are tested in direct_conv.py.
+IMPLICIT = "direct-convolutions=false"
+neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS + ["--pipeline-options", IMPLICIT]
+
 
 def rand(*shape):
     return rng.standard_normal(shape).astype(np.float32)
@@ -54,7 +59,7 @@ def lowered(src, fn):
                                   capture_output=True, text=True).stdout
         diffed = subprocess.run([NEO_OPT, "--neo-autodiff=function=%s" % fn], input=imported,
                                 check=True, capture_output=True, text=True).stdout
-        return subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4"],
+        return subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4 " + IMPLICIT],
                               input=diffed, check=True, capture_output=True, text=True).stdout
 
 
@@ -92,12 +97,13 @@ check("conv 3x3 unpadded, 5x44",
 # CHECK: avx2 conv 3x3 pad 1, 21x21: ok
 # CHECK: avx2 conv 3x3 pad 1, 6x45: ok
 if "avx2" in open("/proc/cpuinfo").read():
-    neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS + ["--pipeline-options", "cpu=x86-64-v3"]
+    neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS[:-2] + ["--pipeline-options",
+                                                        "cpu=x86-64-v3 " + IMPLICIT]
     check("avx2 conv 3x3 pad 1, 21x21", CONV, "f", {"x": rand(2, 5, 21, 21), "w": rand(6, 5, 3, 3)},
           lambda x, w: F.conv2d(x, w, padding=1))
     check("avx2 conv 3x3 pad 1, 6x45", CONV45, "f", {"x": rand(2, 3, 6, 45), "w": rand(4, 3, 3, 3)},
           lambda x, w: F.conv2d(x, w, padding=1))
-    neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS[:-2]
+    neotest.NEO_RUN_ARGS = neotest.NEO_RUN_ARGS[:-2] + ["--pipeline-options", IMPLICIT]
 else:
     print("avx2 conv 3x3 pad 1, 21x21: ok (skipped: no AVX2)")
     print("avx2 conv 3x3 pad 1, 6x45: ok (skipped: no AVX2)")
@@ -123,7 +129,8 @@ with tempfile.TemporaryDirectory() as d:
         f.write(DW)
     imported = subprocess.run([NEO_TRANSLATE, "--import-neo", path], check=True,
                               capture_output=True, text=True).stdout
-    llvm = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4"], input=imported,
+    llvm = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4 " + IMPLICIT],
+                          input=imported,
                           check=True, capture_output=True, text=True).stdout
 print("weight gradient packing: gathers %s, masked loads %s" % (
     "llvm.intr.masked.gather" in llvm, "llvm.intr.masked.load" in llvm))
@@ -165,6 +172,7 @@ with tempfile.TemporaryDirectory() as d:
         f.write("""def f(x: f32[1, 2, 18, 17], w: f32[3, 2, 3, 3]) -> y {
   y[n, k, p < 18, q < 17] = sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s]
 }""")
-    proc = subprocess.run([NEO_RUN, path, "--gradcheck"], capture_output=True, text=True)
+    proc = subprocess.run([NEO_RUN, path, "--gradcheck", "--pipeline-options", IMPLICIT],
+                          capture_output=True, text=True)
     print("gradcheck conv 3x3 pad 1, 18x17:",
           "ok" if proc.returncode == 0 else "FAILED\n" + proc.stdout + proc.stderr)

@@ -85,14 +85,17 @@ def NeoFoldGemmFills : Pass<"neo-fold-gemm-fills", "::mlir::func::FuncOp"> {
   let summary = "Let a GEMM write its C instead of adding to a zero fill";
   let description = [{
     Runs after `neo-select-schedules`. A contraction with a `#neo.cpu_gemm`
-    schedule that the packed GEMM generator handles (not an implicit GEMM),
-    with a K of at least one, whose C buffer was filled with +0.0 earlier in
+    schedule that the packed GEMM generator handles, or a bilinear generic
+    that becomes an implicit GEMM or a direct convolution and whose output
+    map is a permutation of its parallel dims, with a K of at least one, whose C buffer was filled with +0.0 earlier in
     the same block (or copied from a buffer that was: CSE shares one fill
     between small results of one shape), with no op in between that reads,
     writes or may touch that buffer (no use of it or of a view of it, no
     call), loses the fill (or the copy) and gets the unit attribute
     `neo.overwrite`: `neo-tile` then starts the
-    first depth block's accumulators at zero instead of loading C. A weight
+    first depth block's accumulators at zero instead of loading C (an
+    implicit GEMM or direct convolution stores its sums instead of adding
+    them). A weight
     gradient's C (an LSTM's `dW`, 1024 x 4096) is thereby written once
     instead of filled, read back and written again: two passes over 16 MiB
     less.
@@ -198,13 +201,26 @@ def NeoTile : Pass<"neo-tile", "::mlir::func::FuncOp"> {
     AVX-512: 4.2-4.6 ms packed against 7.2-7.4 in place; a Zen 1-class EPYC
     with AVX2: 19.5 against 26.7); `on` and `off` force it (also the
     neo-lower-to-cpu option of the same name).
+
+    `direct-convolutions` (default true): a bilinear generic whose operand
+    is read through a unit-stride window in its last two dims
+    (`x[n, c, p + r - 1, q + s - 1]`, zero outside the plane: a
+    convolution forward, data gradient or weight gradient) reads that
+    operand from zero-padded copies of its planes, rows of one length, with
+    no packing per block: V consecutive outputs of the forward and data
+    gradient read V consecutive elements at a per-tap offset, and the
+    weight gradient is a dot product along the padded rows. Off: such ops
+    are implicit GEMMs. Also the neo-lower-to-cpu option of the same name.
   }];
   let options = [Option<"bInPlace", "b-in-place", "std::string", /*default=*/"\"auto\"",
                         "auto (on for AMD Zen 4 and later hosts), on or off: large B read in place "
-                        "by single-row-block GEMMs">];
+                        "by single-row-block GEMMs">,
+                 Option<"directConvolutions", "direct-convolutions", "bool", /*default=*/"true",
+                        "Convolutions read their windowed operand from zero-padded planes "
+                        "instead of packing im2col blocks">];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
-                           "::mlir::neo::NeoDialect"];
+                           "::mlir::neo::NeoDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
 def NeoFuseElementwise : Pass<"neo-fuse-elementwise", "::mlir::func::FuncOp"> {

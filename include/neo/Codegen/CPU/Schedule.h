@@ -73,6 +73,14 @@ bool hostPrefersBInPlace();
 /// Returns failure (and leaves the op) otherwise.
 LogicalResult generateCpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                       const GemmSchedule &schedule);
+/// If `op` is such a generic whose one operand is read through a window of
+/// unit stride in its last two dims (x[.., P + taps, Q + taps], zero outside
+/// the plane: convolutions forward and both gradients), replaces it by a
+/// kernel that reads that operand from zero-padded copies of its planes
+/// without packing it (CpuDirectConv.cpp); the schedule's register tile and
+/// column block apply. Returns failure (and leaves the op) otherwise.
+LogicalResult generateCpuDirectConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
+                                           const GemmSchedule &schedule);
 /// The GEMM sizes of that form (layout "implicit"), for schedules and records.
 FailureOr<GemmProblem> analyzeCpuImplicitGemm(linalg::LinalgOp op);
 
