@@ -494,7 +494,16 @@ LogicalResult generateDot(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSc
   if (!prA || !prB || prA->padH != 0 || prA->padW != 0 || prA->H != ig.ranges[P] ||
       prA->W != ig.ranges[Q])
     return failure();
-  int64_t V = cpuGemmVectorWidth(cType.getElementType());
+  // The register tile: MRd rows of A by NBd columns of B, one vector
+  // accumulator each. The schedule's GEMM tile tells the register file:
+  // AVX-512's 8 x 32 keeps 16 vectors of 16 lanes (4 x 4 here; 4 x 6 and
+  // 3 x 8 measured 3-5% slower on Zen 4); AVX2's 6 x 16 keeps 6, where
+  // 16-lane vectors (two registers each) leave room for 2 x 2 only and the
+  // kernel ran load-bound (29.0 ms against the implicit GEMM's 22.5 for the
+  // 56x56 weight gradient, AVX2 code on Zen 4): there, 8-lane vectors and
+  // 2 x 5 (19.4 ms; 3 x 3 19.8, 2 x 4 20.2, 3 x 4 and 2 x 6 spill: 41-43).
+  int64_t budget = s.mr * (s.nr / cpuGemmVectorWidth(cType.getElementType()));
+  int64_t V = budget >= 16 ? 16 : 8, MRd = budget >= 16 ? 4 : 2, NBd = budget >= 16 ? 4 : 5;
   bool overwrite = op->hasAttr(kOverwriteAttrName);
   int64_t Wp = std::max({ig.ranges[Q], prA->width, prB->width});
   if ((Wp - ig.ranges[Q]) * 5 > Wp)
@@ -506,21 +515,6 @@ LogicalResult generateDot(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSc
   if (prA->numPlanes * planeA >= (int64_t(1) << 31) ||
       prB->numPlanes * planeB >= (int64_t(1) << 31))
     return failure();
-  // The register tile: MRd rows of A by NBd columns of B, as many
-  // accumulators as the schedule's GEMM tile.
-  int64_t budget = s.mr * (s.nr / V), MRd = 1, NBd = 1;
-  if (budget >= 24)
-    MRd = 4, NBd = 6;
-  else if (budget >= 16)
-    MRd = 4, NBd = 4;
-  else if (budget >= 12)
-    MRd = 3, NBd = 4;
-  else if (budget >= 8)
-    MRd = 2, NBd = 4;
-  else if (budget >= 4)
-    MRd = 2, NBd = 2;
-  else
-    MRd = 1, NBd = 2;
   int64_t M = ig.problem.m, N = ig.problem.n;
   int64_t numIb = (M + MRd - 1) / MRd, numJb = (N + NBd - 1) / NBd;
   int64_t numOuter = 1;
@@ -626,7 +620,8 @@ LogicalResult generateDot(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSc
 LogicalResult mlir::neo::generateCpuDirectConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
                                                       const GemmSchedule &s) {
   std::optional<ImplicitGemm> analysis = analyzeImplicitGemm(op);
-  if (!analysis || op.getNumDpsInits() != 1)
+  if (!analysis || op.getNumDpsInits() != 1 ||
+      llvm::any_of(analysis->ranges, [](int64_t r) { return r < 1; }))
     return failure();
   int64_t V = cpuGemmVectorWidth(getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()));
   if (!schedules::checkCpuGemm(s, V).empty())
