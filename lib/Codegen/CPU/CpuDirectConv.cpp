@@ -310,10 +310,6 @@ LogicalResult generateDirect(RewriterBase &rewriter, ImplicitGemm &ig, const Gem
   for (AffineExpr e : ig.outMap.getResults().drop_back(2))
     if (e.isFunctionOfDim(P) || e.isFunctionOfDim(Q))
       return failure();
-  // A domain constraint on A must not vary with the columns.
-  if (ig.cond && ig.condOnA &&
-      llvm::any_of(ig.nDims, [&](unsigned d) { return ig.dependsOn(ig.cond, d); }))
-    return failure();
   std::optional<SeparableRead> sr = analyzeSeparableRead(ig);
   if (!sr)
     return failure();
@@ -490,9 +486,11 @@ LogicalResult generateDot(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSc
   std::optional<PlaneRead> prA = analyzePlaneRead(
       ig, *srA, P, Q, [](unsigned) { return false; },
       [&](unsigned d) { return isM(d) || isOuter(d); });
-  // A's planes are exactly the P x Q points: their padded columns are zeros.
+  // A's planes are exactly the P x Q points, read at (P, Q) itself: their
+  // padded columns are zeros. (A read at q + 1 would take the next row's
+  // first element in the padded column, and read past its plane.)
   if (!prA || !prB || prA->padH != 0 || prA->padW != 0 || prA->H != ig.ranges[P] ||
-      prA->W != ig.ranges[Q])
+      prA->W != ig.ranges[Q] || prA->rowForm().constant != 0 || prA->colForm().constant != 0)
     return failure();
   // The register tile: MRd rows of A by NBd columns of B, one vector
   // accumulator each. The schedule's GEMM tile tells the register file:

@@ -132,6 +132,26 @@ text = lowered(conv_src((2, 3, 3, 3), (5, 3, 3, 3), ("y", "y[n, k, p < 3, q < 3]
                         "p + r - 1, q + s - 1"), "threads=1 cpu=x86-64-v4")
 print("3 wide: gathers %s" % ("llvm.intr.masked.gather" in text))
 
+# A weight gradient whose dy is read one column to the right (zero past the
+# row): its planes would not be dy's exact points (the padded column would
+# hold the next row's first element), so it stays an implicit GEMM; against
+# numpy.
+# CHECK: shifted dy weight gradient: ok
+SHIFTED = """def f(dy: f32[2, 4, 8, 8], x: f32[2, 3, 8, 8]) -> dw {
+  dw[k, c, r < 3, s < 3] = sum(n, p, q < 8) dy[n, k, p, q + 1] * x[n, c, p + r - 1, q + s - 1]
+}"""
+dy, xv = rand(2, 4, 8, 8), rand(2, 3, 8, 8)
+got = neotest.run(SHIFTED, "f", dy=dy, x=xv)[0]
+dyp = np.pad(dy.astype(np.float64), ((0, 0), (0, 0), (0, 0), (0, 1)))
+xp = np.pad(xv.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+want = np.zeros((4, 3, 3, 3))
+for r in range(3):
+    for s_ in range(3):
+        want[:, :, r, s_] = np.einsum("nkpq,ncpq->kc", dyp[:, :, :, 1:9],
+                                      xp[:, :, r:r + 8, s_:s_ + 8])
+neotest.assert_close(got, want, rtol=1e-4, atol=1e-4, what="shifted dy weight gradient")
+print("shifted dy weight gradient: ok")
+
 # Finite differences in float64 of the direct convolution's gradient.
 # CHECK: gradcheck conv 3x3 pad 1, 18x17: ok
 with tempfile.TemporaryDirectory() as d:
