@@ -197,7 +197,8 @@ class Op:
     """A Neo function as a differentiable PyTorch operation (see op())."""
 
     def __init__(self, source, name=None, *, wrt=None, options="", opt_level=3,
-                 max_saved_bytes=None, context=None, overlap=True, skip_unneeded_grads=True):
+                 max_saved_bytes=None, context=None, overlap=True, skip_unneeded_grads=True,
+                 dynamic=None):
         if max_saved_bytes is not None and (isinstance(max_saved_bytes, bool) or
                                             not isinstance(max_saved_bytes, int) or
                                             max_saved_bytes < 0):
@@ -249,6 +250,12 @@ class Op:
             self.signature = None
         self.size_parameters = sorted({d for _, _, s in self.signature or [] for d in s
                                        if isinstance(d, str)})
+        # A dynamic size parameter (a batch): one compiled size, any batch
+        # in chunks of it (_call_dynamic). (name, chunk or None).
+        self._dynamic = _dynamic_setting(dynamic, self.size_parameters, self.name)
+        self._chunk = self._dynamic[1] if self._dynamic else None
+        self._batch_info = {}  # other sizes -> (input batch dims, result batch dims)
+        self._dyn_calls = {}
         if not self.size_parameters:
             self._instance({})  # compile now: errors surface when the op is made
         self._num_results = (len(functions[self.name]["results"]) if self.signature is not None
@@ -394,11 +401,68 @@ class Op:
             wrt = list(self._needed_wrt(tensors) or ())
             results = self.custom_op(list(tensors), wrt)[:self._num_results]
             return results[0] if len(results) == 1 else tuple(results)
+        if self._dynamic is not None:
+            return self._call_dynamic(tensors)
         try:  # tensors like those of an earlier call: checked then
             inst = self._calls[_grad_key(tensors)]
         except (KeyError, AttributeError, TypeError):
             inst = self._instance_for(tensors, by_grad=True)
         return _NeoFunction.apply(inst, *tensors)
+
+    def _batch_dims(self, sizes):
+        """(batch dim of each input, of each result; None for none) with the
+        dynamic size parameter, after neo-check-batch has shown that the
+        function never mixes rows along it; per binding of the other size
+        parameters."""
+        name = self._dynamic[0]
+        others = tuple(sorted((k, v) for k, v in sizes.items() if k != name))
+        info = self._batch_info.get(others)
+        if info is not None:
+            return info
+        # The size bound to an extent that no literal of the source and no
+        # other size takes, so that the pass sees which dims are the batch's.
+        text = self._text.decode() if isinstance(self._text, bytes) else self._text
+        probe = 1000003
+        while str(probe) in text or probe in dict(others).values():
+            probe += 2
+        bound = dict(others)
+        bound[name] = probe
+        module = _neo.Module.from_source(self._text, self._buffer, self._context, sizes=bound)
+        try:
+            module.run_pipeline("neo-check-batch{function=%s extent=%d}" % (self.name, probe))
+        except _neo.NeoError as e:
+            raise _neo.NeoError("size parameter '%s' of '%s' cannot be dynamic: %s"
+                                % (name, self.name, e)) from None
+        inputs = [shape.index(name) if name in shape else None for _, _, shape in self.signature]
+        info = (inputs, _result_batch_dims(str(module), self.name, self._num_results))
+        self._batch_info[others] = info
+        return info
+
+    def _call_dynamic(self, tensors):
+        """A call with a dynamic size parameter: the instance compiled for
+        the chunk size (the first batch size seen, or the one given), run
+        once when the batch has that size, else over chunks of it, the last
+        one padded with copies of its last row (whose gradients, with zero
+        adjoints, add nothing)."""
+        key = _grad_key(tensors)
+        entry = self._dyn_calls.get(key)
+        if entry is None:
+            sizes = self._bind(tensors)
+            name = self._dynamic[0]
+            in_dims, out_dims = self._batch_dims(sizes)
+            with self._lock:
+                if self._chunk is None:
+                    self._chunk = sizes[name]
+            plan = (sizes[name], self._chunk, in_dims, out_dims)
+            sizes = dict(sizes)
+            sizes[name] = self._chunk
+            entry = (self._instance(sizes, self._needed_wrt(tensors)), plan)
+            if not _is_compiling():
+                self._dyn_calls[key] = entry
+        inst, plan = entry
+        if plan[0] == plan[1]:
+            return _NeoFunction.apply(inst, *tensors)
+        return _NeoChunked.apply(inst, plan, *tensors)
 
     def __repr__(self):
         fmt = lambda ts: ", ".join("%s: %s%s" % (n, str(d).replace("torch.", ""),
@@ -541,6 +605,124 @@ class _NeoFunction(torch.autograd.Function):
 _backward_once = torch.autograd.function.once_differentiable(_NeoFunction.backward)
 
 
+def _dynamic_setting(dynamic, size_parameters, name):
+    """Op's `dynamic`: None, a size parameter's name, or {name: chunk}."""
+    if dynamic is None:
+        return None
+    chunk = None
+    if isinstance(dynamic, dict):
+        if len(dynamic) != 1:
+            raise ValueError("dynamic takes one size parameter, not %d" % len(dynamic))
+        (dynamic, chunk), = dynamic.items()
+        if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or
+                                  chunk < 1):
+            raise ValueError("the chunk size of dynamic %r must be a positive integer, not %r"
+                             % (dynamic, chunk))
+    if not isinstance(dynamic, str):
+        raise TypeError("dynamic takes a size parameter's name or {name: chunk size}, not %s"
+                        % type(dynamic).__name__)
+    if dynamic not in size_parameters:
+        raise _neo.NeoError("'%s' has no size parameter '%s' to make dynamic (it has %s)"
+                            % (name, dynamic, ", ".join(size_parameters) or "none"))
+    return (dynamic, chunk)
+
+
+def _result_batch_dims(text, function, count):
+    """The neo.batch_dim of each result of func.func @function in `text`
+    (after neo-check-batch)."""
+    for line in text.splitlines():
+        if "func.func @%s(" % function not in line:
+            continue
+        head = line[line.index("func.func @%s(" % function):]
+        depth, start = 0, None
+        for i, ch in enumerate(head):  # the `) -> ` after the arguments
+            depth += ch in "(<{[" 
+            depth -= ch in ")>}]"
+            if depth == 0 and ch == ")":
+                start = i + 1
+                break
+        results = head[start:]
+        dims, depth, part = [], 0, ""
+        for ch in results[results.index("->") + 2:]:
+            if ch in "(<{[":
+                depth += 1
+            elif ch in ")>}]":
+                depth -= 1
+            if (ch == "," and depth == 1) or (depth == 0 and ch == ")"):
+                dims.append(part)
+                part = ""
+                if depth == 0:
+                    break
+                continue
+            part += ch
+        found = []
+        for part in dims[:count]:
+            marker = "neo.batch_dim = "
+            found.append(int(part[part.index(marker) + len(marker):].split()[0])
+                         if marker in part else None)
+        return found
+    raise _neo.NeoError("internal error: no function '%s' after neo-check-batch" % function)
+
+
+def _rows(t, dim, start, n, size, zeros=False):
+    """Rows [start, start + n) of `t` along `dim`, padded to `size` rows
+    with copies of the last one (zeros for adjoints), contiguous."""
+    part = t.narrow(dim, start, n)
+    if n < size:
+        shape = list(t.shape)
+        shape[dim] = size - n
+        pad = (t.new_zeros(shape) if zeros else
+               t.narrow(dim, start + n - 1, 1).expand(shape))
+        part = torch.cat([part, pad], dim=dim)
+    return part if part.is_contiguous() else part.contiguous()
+
+
+class _NeoChunked(torch.autograd.Function):
+    """An instance compiled for batches of `size` rows run over a batch of
+    `b` rows in chunks (Op._call_dynamic): plan = (b, size, batch dim of
+    each input, of each result)."""
+
+    @staticmethod
+    def forward(ctx, inst, plan, *inputs):
+        b, size, in_dims, out_dims = plan
+        saved, results = [], [[] for _ in range(inst.num_results)]
+        for start in range(0, b, size):
+            n = min(size, b - start)
+            chunk = [x if d is None else _rows(x, d, start, n, size)
+                     for x, d in zip(inputs, in_dims)]
+            xs, outs = inst.forward(chunk)
+            saved.extend(inst.backward_args(xs, outs))
+            for k in range(inst.num_results):
+                results[k].append(outs[k] if n == size else outs[k].narrow(out_dims[k], 0, n))
+        ctx.inst, ctx.plan = inst, plan
+        ctx.save_for_backward(*saved)
+        outs = [torch.cat(r, dim=out_dims[k]) for k, r in enumerate(results)]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *dys):
+        inst, (b, size, in_dims, out_dims) = ctx.inst, ctx.plan
+        saved, per = ctx.saved_tensors, len(inst.bwd_sources)
+        grads = {}
+        for c, start in enumerate(range(0, b, size)):
+            n = min(size, b - start)
+            chunk_dys = [None if g is None else _rows(g, out_dims[k], start, n, size, zeros=True)
+                         for k, g in enumerate(dys)]
+            for g, i in zip(inst.backward(saved[c * per:(c + 1) * per], chunk_dys),
+                            inst.grad_of):
+                if in_dims[i] is None:  # summed over the batch: the chunks add up
+                    grads[i] = g if i not in grads else grads[i] + g
+                else:
+                    grads.setdefault(i, []).append(g if n == size else g.narrow(in_dims[i], 0, n))
+        needs = ctx.needs_input_grad  # (inst, plan, *inputs)
+        result = [None] * len(needs)
+        for i, g in grads.items():
+            if needs[2 + i]:
+                result[2 + i] = g if in_dims[i] is None else torch.cat(g, dim=in_dims[i])
+        return tuple(result)
+
+
 def op(source, name=None, **kwargs):
     """Compiles function `name` (default: the first) of `source` (.neo
     source, a path to a .neo file, or a neo.Module) into a differentiable
@@ -556,7 +738,14 @@ def op(source, name=None, **kwargs):
     differentiable inputs require a gradient runs an f_fwd/f_bwd pair
     differentiated w.r.t. those alone, compiled once per such set, so the
     backward computes no gradient that autograd does not ask for; False
-    always runs the pair for every input in wrt)."""
+    always runs the pair for every input in wrt), dynamic (a size
+    parameter's name, e.g. "B", or {"B": chunk}: one compilation for batches
+    of `chunk` rows (default: the first batch size seen), and a batch of any
+    other size runs in chunks of it, the last one padded, without
+    recompiling; the function must never mix rows along that parameter's
+    dims, which neo-check-batch checks on the first call, and every result
+    must keep the batch dim; torch.compile's traced calls still compile
+    once per size)."""
     return Op(source, name, **kwargs)
 
 

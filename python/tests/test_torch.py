@@ -515,3 +515,68 @@ def test_whole_sequence_op_matches_pytorch():
     for n in tm.PARAMS:
         assert close(getattr(m.cell, n).grad, getattr(ref, n).grad, 1e-5), n
     assert close(m.head.weight.grad, ref.head.weight.grad, 1e-5)
+
+
+def test_dynamic_batch_compiles_once_for_every_batch_size():
+    # N dynamic: compiled for the first batch (8 rows); 3, 21 and 1 rows run
+    # in chunks of 8 (the last padded), results and gradients exact.
+    op = nt.op(SIZED, dynamic="N", overlap=False)
+    torch.manual_seed(12)
+    w, b = randn(16, 32), randn(32)
+    for n in (8, 3, 21, 8, 1):
+        x = randn(n, 16)
+        y = op(x, w, b)
+        assert y.shape == (n, 32) and close(y, layer_ref(x, w, b), 1e-12)
+        g = torch.randn_like(y)
+        got = torch.autograd.grad(y, (x, w, b), g)
+        want = torch.autograd.grad(layer_ref(x, w, b), (x, w, b), g)
+        for a, r in zip(got, want):
+            assert a.shape == r.shape and close(a, r, 1e-10)
+    # Finite differences in float64 through the chunks (11 = 8 + 3 padded).
+    assert torch.autograd.gradcheck(op, (randn(11, 16), w, b))
+    assert [dict(k)["N"] for k in op._instances] == [8]
+    # Only x needs a gradient: a pair without dw and db, still at 8 rows.
+    x = randn(13, 16)
+    (gx,) = torch.autograd.grad(op(x, w.detach(), b.detach()).sum(), (x,))
+    (rx,) = torch.autograd.grad(layer_ref(x, w, b).sum(), (x,))
+    assert close(gx, rx, 1e-10)
+    assert {dict(k[0])["N"] for k in op._variants} == {8}
+
+
+def test_dynamic_batch_with_a_given_chunk_and_index_inputs():
+    # An embedding lookup with a dynamic batch of token ids, chunks of 4:
+    # the padded ids are copies of real ones; E's gradient sums the chunks.
+    op = nt.op("""def embed(E: f64[V, D], tok: i64[B], w: f64[D]) -> y {
+  y[b, d] = E[tok[b], d] * w[d]
+}""", dynamic={"B": 4}, overlap=False)
+    torch.manual_seed(13)
+    e, w = randn(11, 5), randn(5)
+    for n in (6, 4, 9):
+        tok = torch.randint(0, 11, (n,))
+        tok[1] = tok[0]  # repeated ids accumulate
+        y = op(e, tok, w)
+        yr = e[tok] * w
+        assert close(y, yr, 1e-12)
+        g = torch.randn_like(y)
+        for a, r in zip(torch.autograd.grad(y, (e, w), g), torch.autograd.grad(yr, (e, w), g)):
+            assert close(a, r, 1e-10)
+    assert [dict(k)["B"] for k in op._instances] == [4]
+
+
+def test_dynamic_batch_errors():
+    with pytest.raises(neo.NeoError, match="'layer' has no size parameter 'M' to make dynamic"):
+        nt.op(SIZED, dynamic="M")
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        nt.op(SIZED, dynamic={"N": 0})
+    # Rows that mix along N: the first call says where.
+    mixing = nt.op("""def center(x: f64[N, K]) -> y {
+  y[i, k] = x[i, k] - x[0, k]
+}""", dynamic="N", overlap=False)
+    with pytest.raises(neo.NeoError, match=r"size parameter 'N' of 'center' cannot be dynamic: "
+                                           r".*reads the batch dim of its operand #1 at 0"):
+        mixing(randn(4, 3))
+    loss = nt.op("""def total(x: f64[N, K]) -> s {
+  s[k] = sum(i) x[i, k]
+}""", dynamic="N", overlap=False)
+    with pytest.raises(neo.NeoError, match=r"sums over the batch dim of its operand #0"):
+        loss(randn(4, 3))

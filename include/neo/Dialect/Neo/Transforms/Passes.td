@@ -164,6 +164,33 @@ def NeoKeepFunctions : Pass<"neo-keep-functions", "ModuleOp"> {
   ];
 }
 
+def NeoCheckBatch : Pass<"neo-check-batch", "ModuleOp"> {
+  let summary = "Check that a function never mixes the rows of a batch dim";
+  let description = [{
+    For neo.torch's dynamic size parameters (docs/pytorch.md): the module is
+    imported with the size parameter bound to `extent`, a value that no
+    literal extent of the source takes, so that the dims of that extent are
+    the batch dims. The pass checks that `function` computes each row of its
+    results along the batch dim from the same rows of its inputs only, so
+    that a batch of any size can run in chunks of one compiled size: every
+    `neo.compute` reads its batched operands along one parallel dim `b` of
+    its own (exactly `b` in their batch dim), reads nothing else at a point
+    that depends on `b`, neither bounds (`where`) nor computes (`neo.index`)
+    with `b`, and keeps `b` as its result's batch dim; a result of the batch
+    extent that reads no batched operand is a broadcast, as is a splat
+    `neo.constant`. Every result must have a batch dim (a loss summed over
+    the batch cannot run in chunks). On success the function's batched
+    arguments and results get `neo.batch_dim = K : i64`; otherwise the
+    first op that mixes rows gets an error that says how, and the pass fails.
+  }];
+  let options = [Option<"function", "function", "std::string", /*default=*/"\"\"",
+                        "The function to check">,
+                 Option<"extent", "extent", "int64_t", /*default=*/"0",
+                        "The extent that marks the batch dims (at least 2)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def NeoIndexChecks : Pass<"neo-index-checks", "ModuleOp"> {
   let summary = "Add the run-time checks of index values read from integer tensors";
   let description = [{
