@@ -65,6 +65,24 @@ bool writesEachOnce(linalg::LinalgOp op) {
   return true;
 }
 
+/// Whether `op` reads its output `c` (of base buffer `buffer`) as an input
+/// or through a memref.load in its body: the same memref, or one of the
+/// buffer where either is the whole buffer. (Disjoint views of one buffer,
+/// which bufferization makes of concatenated results, are not looked into.)
+bool readsOutput(linalg::LinalgOp op, Value c, Value buffer) {
+  auto overlaps = [&](Value m) {
+    return isa<BaseMemRefType>(m.getType()) && baseBuffer(m) == buffer &&
+           (m == c || m == buffer || c == buffer);
+  };
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (overlaps(input->get()))
+      return true;
+  WalkResult found = op->walk([&](memref::LoadOp load) {
+    return overlaps(load.getMemRef()) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemmFillsPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> gemms;
@@ -86,6 +104,10 @@ struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemm
         continue;
       Value c = op.getDpsInitOperand(0)->get();
       Value buffer = baseBuffer(c);
+      // An op that also reads C (an input, or a load in its body) would
+      // read the zeros the fill wrote.
+      if (readsOutput(op, c, buffer))
+        continue;
       // The last op before the GEMM in its block that touches C's buffer
       // must be a zero fill of exactly C, or a copy into exactly C from a
       // buffer that holds zeros then (CSE shares one fill between small

@@ -4,7 +4,8 @@
 // buffer) with nothing touching C in between loses the fill and writes C:
 // neo.overwrite. The fill stays where C is read or written in between, where
 // something with unknown effects (a call) runs in between, where the fill is
-// not +0.0, and for an implicit GEMM (a convolution).
+// not +0.0, and where the op also reads C (an implicit GEMM that loads its own
+// output).
 
 #s = #neo.cpu_gemm<mr = 6, nr = 16, mc = 96, nc = 512, kc = 256, threads = 1>
 // CHECK-LABEL: func.func @folded(
@@ -84,5 +85,57 @@ func.func @tiled(%a: memref<13x300xf32>, %b: memref<300x60xf32>, %c: memref<13x6
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<13x60xf32>)
   linalg.matmul {neo.schedule = #s} ins(%a, %b : memref<13x300xf32>, memref<300x60xf32>) outs(%c : memref<13x60xf32>)
+  return
+}
+
+// -----
+
+// Implicit GEMMs (a 1-D convolution, y[n, k, p] = sum(c, r) x[n, c, p + r] *
+// w[k, c, r]) lose their zero fill too; neo-tile then stores C's sums. One
+// that reads its own output (x is y) keeps the fill.
+#c = #neo.cpu_gemm<mr = 6, nr = 16, mc = 96, nc = 512, kc = 256, threads = 1>
+// CHECK-LABEL: func.func @implicit(
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.generic {{.*}}neo.overwrite
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[Y2:.+]] : memref<2x4x8xf32>)
+// CHECK-NOT: neo.overwrite
+// CHECK: return
+// TILED-LABEL: func.func @implicit(
+// TILED-NOT: linalg.generic
+// TILED: return
+func.func @implicit(%x: memref<2x3x10xf32>, %w: memref<4x3x3xf32>, %y: memref<2x4x8xf32>,
+                    %y2: memref<2x4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, k, p, c, r) -> (n, c, p + r)>,
+                                   affine_map<(n, k, p, c, r) -> (k, c, r)>,
+                                   affine_map<(n, k, p, c, r) -> (n, k, p)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10xf32>, memref<4x3x3xf32>) outs(%y : memref<2x4x8xf32>)
+      attrs = {neo.schedule = #c} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y2 : memref<2x4x8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, k, p, c, r) -> (k, c, r)>,
+                                   affine_map<(n, k, p, c, r) -> (n, k, p)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w : memref<4x3x3xf32>) outs(%y2 : memref<2x4x8xf32>)
+      attrs = {neo.schedule = #c} {
+  ^bb0(%b: f32, %o: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 3 : index
+    %p = linalg.index 2 : index
+    %r = linalg.index 4 : index
+    %i = arith.addi %p, %r : index
+    %c7 = arith.constant 7 : index
+    %j = arith.minsi %i, %c7 : index
+    %a = memref.load %y2[%n, %c, %j] : memref<2x4x8xf32>
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
   return
 }
