@@ -586,6 +586,8 @@ LogicalResult FusedOp::verify() {
 }
 
 std::optional<std::string> mlir::neo::whyNotRowOp(ComputeOp op, int64_t extent) {
+  if (op.hasIndexReads())
+    return std::string("it reads index values");
   if (op.getNumParallelDims() == 0 || op.getBounds()[0] != extent)
     return "its leading parallel dim is not the kernel's rows (extent " + std::to_string(extent) +
            ")";

@@ -151,10 +151,12 @@ double FunctionFuser::cost(eq::Id cls, const eq::ENode &n) {
 std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
   std::vector<eq::Rewrite<TypeAnalysis>> rules;
   auto any = [&] { return *eq::Pattern::parse(graph->symbols(), "?x"); };
+  // The compute nodes of a class that the rules may rewrite: those that
+  // read no index values.
   auto computeNodes = [&](eq::Id cls) {
     std::vector<eq::ENode> out;
     for (const eq::ENode &n : graph->getClass(cls).nodes)
-      if (n.op == computeSym)
+      if (n.op == computeSym && !cast<ComputeOp>(store.get(n.data)).hasIndexReads())
         out.push_back(n);
     return out;
   };
@@ -206,7 +208,7 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
     r.applier = [this](Graph &g, const eq::Match &m) {
       std::vector<std::pair<eq::Id, eq::ENode>> users;
       for (const auto &[node, parentClass] : g.getClass(m.root).parents)
-        if (node.op == computeSym)
+        if (node.op == computeSym && !cast<ComputeOp>(store.get(node.data)).hasIndexReads())
           users.push_back({g.find(parentClass), node});
       for (size_t x = 0; x < users.size(); ++x)
         for (size_t y = x + 1; y < users.size(); ++y) {
@@ -376,17 +378,14 @@ LogicalResult FunctionFuser::run(eq::RunnerLimits limits,
                                  StringRef extractor, bool compare, llvm::json::Object &report) {
   inlineFusedOps(func);
   Block &entry = func.getBody().front();
-  for (Operation &op : entry.without_terminator()) {
-    if (!isa<ComputeOp, ConstantOp>(op))
+  // Ops that read index values and neo.invert_index take part as they are:
+  // no rule rewrites them (the fusion rules are affine-only so far), the
+  // kernels around them fuse.
+  for (Operation &op : entry.without_terminator())
+    if (!isa<ComputeOp, ConstantOp, InvertIndexOp>(op))
       return op.emitRemark("neo-eqsat-fuse leaves this function alone: it contains '")
                  << op.getName() << "'",
              success();
-    // The fusion rules and the kernel cost model are affine-only so far.
-    if (auto c = dyn_cast<ComputeOp>(op); c && c.hasIndexReads())
-      return op.emitRemark("neo-eqsat-fuse leaves this function alone: this op reads "
-                           "index values (indirect reads are not fused yet)"),
-             success();
-  }
   auto [kernelsBefore, bytesBefore] = kernelsAndBytes(func);
 
   TypeAnalysis analysis;
@@ -413,6 +412,15 @@ LogicalResult FunctionFuser::run(eq::RunnerLimits limits,
     node.data = store.intern(&op);
     for (Value v : op.getOperands())
       node.children.push_back(classOf.lookup(v));
+    if (isa<InvertIndexOp>(op)) {
+      // Several results: an opaque multi-result node (as a neo.fused is)
+      // and a projection per result.
+      node.op = fusedSym;
+      eq::Id f = graph->add(node);
+      for (unsigned k = 0; k < op.getNumResults(); ++k)
+        classOf[op.getResult(k)] = graph->add(eq::ENode{projSym, k, {f}});
+      continue;
+    }
     classOf[op.getResult(0)] = graph->add(node);
   }
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
@@ -430,7 +438,7 @@ LogicalResult FunctionFuser::run(eq::RunnerLimits limits,
         backward.insert(arg);
     for (Operation &op : entry.without_terminator())
       if (llvm::any_of(op.getOperands(), [&](Value v) { return backward.contains(v); }))
-        backward.insert(op.getResult(0));
+        backward.insert(op.getResults().begin(), op.getResults().end());
     for (Operation &op : entry.without_terminator())
       if (backward.contains(op.getResult(0)))
         for (Value v : op.getOperands())
