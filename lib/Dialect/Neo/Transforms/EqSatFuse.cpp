@@ -169,7 +169,11 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
       for (const eq::ENode &n : computeNodes(m.root)) {
         auto consumer = cast<ComputeOp>(store.get(n.data));
         for (unsigned i = 0; i < n.children.size(); ++i) {
-          for (const eq::ENode &p : computeNodes(n.children[i])) {
+          // Producers may read index values (an embedding lookup inlined
+          // into its elementwise consumer); consumers may not.
+          for (const eq::ENode &p : g.getClass(n.children[i]).nodes) {
+            if (p.op != computeSym)
+              continue;
             auto producer = cast<ComputeOp>(store.get(p.data));
             ComputeOp built = inlineProducer(store, consumer, i, producer);
             if (!built)

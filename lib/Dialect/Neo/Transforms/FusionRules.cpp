@@ -119,9 +119,13 @@ bool fusion::sameIterationSpace(ComputeOp a, ComputeOp b) {
 
 ComputeOp fusion::inlineProducer(TemplateStore &store, ComputeOp consumer, unsigned read,
                                  ComputeOp producer) {
+  // A producer that reads index values (an embedding lookup) keeps them:
+  // its index reads, composed with the consumer's map, become the fused
+  // op's (symbols s0.. unchanged, as the consumer reads none).
   if (producer.getKind() != ReductionKind::None || producer.getDomain() ||
-      consumer.readMayBeOutOfBounds(read))
+      consumer.hasIndexReads() || consumer.readMayBeOutOfBounds(read))
     return {};
+  unsigned numSymbols = producer.getNumIndexReads();
   Type readElem = cast<ShapedType>(consumer.getInputs()[read].getType()).getElementType();
   if (producer.getResultType().getElementType() != readElem)
     return {};
@@ -140,22 +144,48 @@ ComputeOp fusion::inlineProducer(TemplateStore &store, ComputeOp consumer, unsig
     pads.push_back(consumer.getPadValue(i));
   }
   unsigned firstProducerRead = inputs.size();
+  // Symbols of `map` (the producer's) come first in the composition; a map
+  // that uses none has none (the verifier's and linalg's rule).
+  auto compose = [&](AffineMap map) -> std::optional<AffineMap> {
+    AffineMap composed = simplifyAffineMap(map.compose(g));
+    bool symbols = false;
+    for (AffineExpr r : composed.getResults()) {
+      if (!isSupportedIndexExpr(r, numSymbols))
+        return std::nullopt;
+      symbols |= usesSymbols(r);
+    }
+    return AffineMap::get(composed.getNumDims(), symbols ? numSymbols : 0, composed.getResults(),
+                          composed.getContext());
+  };
   for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j) {
-    AffineMap composed = simplifyAffineMap(producer.getIndexingMap(j).compose(g));
-    for (AffineExpr r : composed.getResults())
-      if (!isSupportedIndexExpr(r))
-        return {};
+    std::optional<AffineMap> composed = compose(producer.getIndexingMap(j));
+    if (!composed)
+      return {};
     inputs.push_back(store.placeholder(producer.getInputs()[j].getType()));
-    maps.push_back(composed);
+    maps.push_back(*composed);
     pads.push_back(producer.getPadValue(j));
   }
+  SmallVector<Value> indexInputs;
+  SmallVector<AffineMap> indexMaps;
+  SmallVector<int64_t> checked;
+  for (unsigned j = 0; j < numSymbols; ++j) {
+    std::optional<AffineMap> composed = compose(producer.getIndexMap(j));
+    if (!composed)
+      return {};
+    indexInputs.push_back(store.placeholder(producer.getIndexInputs()[j].getType()));
+    indexMaps.push_back(*composed);
+  }
+  for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j)
+    if (producer.isCheckedRead(j))
+      checked.push_back(firstProducerRead + j);
   IntegerSet domain;
   if (auto d = consumer.getDomainAttr())
     domain = d.getValue();
   OpBuilder b = store.builder();
   Location loc = consumer.getLoc();
   auto fused = ComputeOp::create(b, loc, consumer.getResultType(), inputs, maps,
-                                 consumer.getReductionBounds(), consumer.getKind(), pads, domain);
+                                 consumer.getReductionBounds(), consumer.getKind(), pads, domain,
+                                 indexInputs, indexMaps, checked);
   Block &block = fused.getBodyBlock();
   OpBuilder body = OpBuilder::atBlockEnd(&block);
 
