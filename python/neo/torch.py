@@ -20,6 +20,7 @@ docs/pytorch.md has the details and what is not there yet.
 """
 import math
 import os
+import re
 import threading
 
 import numpy as np
@@ -419,16 +420,20 @@ class Op:
         info = self._batch_info.get(others)
         if info is not None:
             return info
-        # The size bound to an extent that no literal of the source and no
-        # other size takes, so that the pass sees which dims are the batch's.
+        # The size bound to an extent that no number of the source and no
+        # other size takes, so that the pass sees which dims are the batch's:
+        # a prime from 1009 up (small enough that a row of a large tensor
+        # times it stays under the importer's 2^40 elements).
         text = self._text.decode() if isinstance(self._text, bytes) else self._text
-        probe = 1000003
-        while str(probe) in text or probe in dict(others).values():
+        probe = 1009
+        while (re.search(r"\b%d\b" % probe, text) or probe in dict(others).values() or
+               any(probe % k == 0 for k in range(2, int(probe ** 0.5) + 1))):
             probe += 2
         bound = dict(others)
         bound[name] = probe
-        module = _neo.Module.from_source(self._text, self._buffer, self._context, sizes=bound)
         try:
+            module = _neo.Module.from_source(self._text, self._buffer, self._context,
+                                             sizes=bound)
             module.run_pipeline("neo-check-batch{function=%s extent=%d}" % (self.name, probe))
         except _neo.NeoError as e:
             raise _neo.NeoError("size parameter '%s' of '%s' cannot be dynamic: %s"

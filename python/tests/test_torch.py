@@ -580,3 +580,13 @@ def test_dynamic_batch_errors():
 }""", dynamic="N", overlap=False)
     with pytest.raises(neo.NeoError, match=r"sums over the batch dim of its operand #0"):
         loss(randn(4, 3))
+
+
+def test_dynamic_batch_of_large_rows():
+    # Rows of 2M elements: the check binds the batch to a small prime, so the
+    # probe module stays under the importer's 2^40 elements.
+    op = nt.op("""def f(x: f32[B, 2048, 1024]) -> y {
+  y[b, t, d] = x[b, t, d] * 2.0
+}""", dynamic={"B": 1}, overlap=False)
+    x = torch.randn(2, 2048, 1024)
+    assert torch.equal(op(x), x * 2.0)
