@@ -188,7 +188,13 @@ def main():
     torch.set_num_threads(args.threads)
     data, test = digits()
     torch.manual_seed(0)
-    models = {"neo": NeoMILSTM(8, args.hidden, 10, options="threads=%d" % args.threads),
+    # dynamic="N": the batch size is compiled once (the first batch's); the
+    # last, smaller batch of an epoch and the 357 test rows run in chunks of
+    # it instead of compiling again (docs/pytorch.md, "A dynamic batch").
+    # (Not for neo-seq: its unrolled op's tuned compile takes ~2 s, and the
+    # step times below depend on when it arrives, not on the batch.)
+    models = {"neo": NeoMILSTM(8, args.hidden, 10, options="threads=%d" % args.threads,
+                               dynamic="N"),
               "pytorch": TorchMILSTM(8, args.hidden, 10)}
     models["pytorch"].head.load_state_dict(models["neo"].head.state_dict())
     if args.sequence:
