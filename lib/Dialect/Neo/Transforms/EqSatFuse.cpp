@@ -164,13 +164,17 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
     eq::Rewrite<TypeAnalysis> r;
     r.name = "inline";
     r.lhs = any();
-    r.applier = [this, computeNodes](Graph &g, const eq::Match &m) {
+    r.applier = [this](Graph &g, const eq::Match &m) {
       std::vector<eq::Id> out;
-      for (const eq::ENode &n : computeNodes(m.root)) {
+      // Producers and consumers may read index values, one side at most
+      // (inlineProducer): an embedding lookup into its elementwise
+      // consumer, a computed table into the lookup that reads it.
+      for (const eq::ENode &n : g.getClass(m.root).nodes) {
+        if (n.op != computeSym)
+          continue;
         auto consumer = cast<ComputeOp>(store.get(n.data));
-        for (unsigned i = 0; i < n.children.size(); ++i) {
-          // Producers may read index values (an embedding lookup inlined
-          // into its elementwise consumer); consumers may not.
+        unsigned numReads = consumer.getInputs().size();
+        for (unsigned i = 0; i < numReads; ++i) {
           for (const eq::ENode &p : g.getClass(n.children[i]).nodes) {
             if (p.op != computeSym)
               continue;
@@ -189,13 +193,17 @@ std::vector<eq::Rewrite<TypeAnalysis>> FunctionFuser::makeRules() {
             if ((store.contractionShaped(n.data) && !store.contractionShaped(fused)) ||
                 (store.bilinear(n.data) && !store.bilinear(fused)))
               continue;
+            // Children as the fused op's operands: the consumer's other
+            // reads, the producer's operands, the consumer's index reads.
             eq::ENode node;
             node.op = computeSym;
             node.data = fused;
-            for (unsigned j = 0; j < n.children.size(); ++j)
+            for (unsigned j = 0; j < numReads; ++j)
               if (j != i)
                 node.children.push_back(n.children[j]);
             node.children.insert(node.children.end(), p.children.begin(), p.children.end());
+            node.children.insert(node.children.end(), n.children.begin() + numReads,
+                                 n.children.end());
             out.push_back(g.add(node));
           }
         }

@@ -119,13 +119,22 @@ bool fusion::sameIterationSpace(ComputeOp a, ComputeOp b) {
 
 ComputeOp fusion::inlineProducer(TemplateStore &store, ComputeOp consumer, unsigned read,
                                  ComputeOp producer) {
-  // A producer that reads index values (an embedding lookup) keeps them:
-  // its index reads, composed with the consumer's map, become the fused
-  // op's (symbols s0.. unchanged, as the consumer reads none).
+  // Index reads on one side at most, whose symbols s0.. the fused op keeps:
+  // a producer that reads index values (an embedding lookup) brings them,
+  // its index maps composed with the consumer's read; a consumer that reads
+  // them (x[tok[n]] of a computed x) keeps them, its read through them
+  // becoming the producer's reads composed with it. Such a read must be
+  // checked: the index checks (built before fusion) then report an index
+  // out of range, and inside the range the producer's reads stay in
+  // bounds; a read with a pad value would change meaning.
   if (producer.getKind() != ReductionKind::None || producer.getDomain() ||
-      consumer.hasIndexReads() || consumer.readMayBeOutOfBounds(read))
+      (consumer.hasIndexReads() && producer.hasIndexReads()))
     return {};
-  unsigned numSymbols = producer.getNumIndexReads();
+  bool indirect = consumer.isIndirectRead(read);
+  if (indirect ? !consumer.isCheckedRead(read) : consumer.readMayBeOutOfBounds(read))
+    return {};
+  unsigned numSymbols =
+      consumer.hasIndexReads() ? consumer.getNumIndexReads() : producer.getNumIndexReads();
   Type readElem = cast<ShapedType>(consumer.getInputs()[read].getType()).getElementType();
   if (producer.getResultType().getElementType() != readElem)
     return {};
@@ -168,16 +177,30 @@ ComputeOp fusion::inlineProducer(TemplateStore &store, ComputeOp consumer, unsig
   SmallVector<Value> indexInputs;
   SmallVector<AffineMap> indexMaps;
   SmallVector<int64_t> checked;
-  for (unsigned j = 0; j < numSymbols; ++j) {
-    std::optional<AffineMap> composed = compose(producer.getIndexMap(j));
-    if (!composed)
-      return {};
-    indexInputs.push_back(store.placeholder(producer.getIndexInputs()[j].getType()));
-    indexMaps.push_back(*composed);
+  if (producer.hasIndexReads()) {
+    for (unsigned j = 0; j < numSymbols; ++j) {
+      std::optional<AffineMap> composed = compose(producer.getIndexMap(j));
+      if (!composed)
+        return {};
+      indexInputs.push_back(store.placeholder(producer.getIndexInputs()[j].getType()));
+      indexMaps.push_back(*composed);
+    }
+    for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j)
+      if (producer.isCheckedRead(j))
+        checked.push_back(firstProducerRead + j);
+  } else if (consumer.hasIndexReads()) {
+    for (unsigned j = 0; j < numSymbols; ++j) {
+      indexInputs.push_back(store.placeholder(consumer.getIndexInputs()[j].getType()));
+      indexMaps.push_back(consumer.getIndexMap(j));
+    }
+    for (unsigned i = 0, e = consumer.getInputs().size(); i < e; ++i)
+      if (i != read && consumer.isCheckedRead(i))
+        checked.push_back(i < read ? i : i - 1);
+    // The read through index values becomes the producer's reads.
+    for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j)
+      if (llvm::any_of(maps[firstProducerRead + j].getResults(), usesSymbols))
+        checked.push_back(firstProducerRead + j);
   }
-  for (unsigned j = 0, e = producer.getInputs().size(); j < e; ++j)
-    if (producer.isCheckedRead(j))
-      checked.push_back(firstProducerRead + j);
   IntegerSet domain;
   if (auto d = consumer.getDomainAttr())
     domain = d.getValue();
