@@ -299,3 +299,22 @@ def test_bad_row_pointers_are_errors(module):
     with pytest.raises(neo.NeoError, match=r"the lower bound of the range of d2 \(extent 15\) "
                                            r"is -1 at iteration point \(d0=0\)"):
         spmm(negative, COL, VAL, XS)
+
+
+def test_lookup_of_a_computed_table_fused_and_checked():
+    # neo-eqsat-fuse inlines the table into the checked lookup that reads it
+    # (one kernel reading E through tok): the result is the table's row, and
+    # an id out of range is still an error with nothing computed.
+    m = neo.Module.from_source("""def table(E: f32[100, 16], tok: i32[8]) -> y {
+  E2[v, d] = 2.0 * E[v, d] + 1.0
+  y[n, d] = E2[tok[n], d]
+}""", name="table.neo")
+    f = m.compile("table")
+    rng = np.random.default_rng(3)
+    e = rng.standard_normal((100, 16)).astype(np.float32)
+    tok = np.array([1, 2, 3, 99, 0, 5, 5, 7], np.int32)
+    np.testing.assert_allclose(f(e, tok), 2 * e[tok] + 1, rtol=1e-6)
+    for bad in (100, -1):
+        tok[3] = bad
+        with pytest.raises(neo.NeoError, match="is %d at iteration point" % bad):
+            f(e, tok)
