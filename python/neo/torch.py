@@ -634,38 +634,16 @@ def _dynamic_setting(dynamic, size_parameters, name):
 
 def _result_batch_dims(text, function, count):
     """The neo.batch_dim of each result of func.func @function in `text`
-    (after neo-check-batch)."""
+    (after neo-check-batch, every result has an attribute dict, in order
+    after the arrow; argument types hold no arrow)."""
     for line in text.splitlines():
-        if "func.func @%s(" % function not in line:
+        start = line.find("func.func @%s(" % function)
+        if start < 0:
             continue
-        head = line[line.index("func.func @%s(" % function):]
-        depth, start = 0, None
-        for i, ch in enumerate(head):  # the `) -> ` after the arguments
-            depth += ch in "(<{[" 
-            depth -= ch in ")>}]"
-            if depth == 0 and ch == ")":
-                start = i + 1
-                break
-        results = head[start:]
-        dims, depth, part = [], 0, ""
-        for ch in results[results.index("->") + 2:]:
-            if ch in "(<{[":
-                depth += 1
-            elif ch in ")>}]":
-                depth -= 1
-            if (ch == "," and depth == 1) or (depth == 0 and ch == ")"):
-                dims.append(part)
-                part = ""
-                if depth == 0:
-                    break
-                continue
-            part += ch
-        found = []
-        for part in dims[:count]:
-            marker = "neo.batch_dim = "
-            found.append(int(part[part.index(marker) + len(marker):].split()[0])
-                         if marker in part else None)
-        return found
+        results = line[start:].split(") -> ", 1)[1]
+        dims = [re.search(r"neo\.batch_dim = (\d+)", d)
+                for d in re.findall(r"\{([^{}]*)\}", results)[:count]]
+        return [int(m.group(1)) if m else None for m in dims]
     raise _neo.NeoError("internal error: no function '%s' after neo-check-batch" % function)
 
 

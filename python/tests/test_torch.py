@@ -590,3 +590,15 @@ def test_dynamic_batch_of_large_rows():
 }""", dynamic={"B": 1}, overlap=False)
     x = torch.randn(2, 2048, 1024)
     assert torch.equal(op(x), x * 2.0)
+
+
+def test_dynamic_batch_dim_not_first():
+    # The batch is dim 1 of the result (a transpose): chunks are put back
+    # together along it, and the gradient along x's dim 0.
+    op = nt.op("""def t(x: f64[B, 3]) -> y {
+  y[d, b] = 2.0 * x[b, d]
+}""", dynamic={"B": 4}, overlap=False)
+    x = randn(10, 3)
+    y = op(x)
+    assert y.shape == (3, 10) and close(y, 2.0 * x.t(), 1e-12)
+    assert torch.autograd.gradcheck(op, (x,))

@@ -72,6 +72,22 @@ def params(source, function):
     return out
 
 
+def lowered(source, function, options, differentiate=True):
+    """The LLVM dialect text of `function` (and, with `differentiate`, of
+    its neo-autodiff functions) after neo-lower-to-cpu with `options`."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "op.neo")
+        with open(path, "w") as f:
+            f.write(source)
+        mlir = subprocess.run([NEO_TRANSLATE, "--import-neo", path], check=True,
+                              capture_output=True, text=True).stdout
+        if differentiate:
+            mlir = subprocess.run([NEO_OPT, "--neo-autodiff=function=%s" % function], input=mlir,
+                                  check=True, capture_output=True, text=True).stdout
+        return subprocess.run([NEO_OPT, "--neo-lower-to-cpu=" + options], input=mlir,
+                              check=True, capture_output=True, text=True).stdout
+
+
 def grad(source, function, inputs, output_adjoints):
     """Differentiates `function` with neo-autodiff and runs f_grad on the
     inputs and output adjoints (lists of numpy arrays, in order). Returns the

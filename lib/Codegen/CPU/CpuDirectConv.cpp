@@ -290,6 +290,32 @@ void keepLoopsRolled(Operation *first, Operation *op) {
     it->walk([&](scf::ForOp loop) { loop->setAttr("llvm.loop_annotation", annotation); });
 }
 
+/// The code that replaces a generic: built before it (the guard restores
+/// the insertion point); finish() frees `buffers` after it, keeps the new
+/// loops rolled and erases the generic.
+struct Emission {
+  RewriterBase &rewriter;
+  linalg::LinalgOp op;
+  OpBuilder::InsertionGuard guard;
+  Operation *first; // the op before the generic (null: none)
+  GemmBuilder g;
+  PlaneBuilder pb;
+
+  Emission(RewriterBase &rewriter, const ImplicitGemm &ig, Type elem, int64_t V)
+      : rewriter(rewriter), op(ig.op), guard(rewriter), first(ig.op->getPrevNode()),
+        g{rewriter, ig.op->getLoc(), elem, V}, pb{g, ig} {
+    rewriter.setInsertionPoint(op);
+  }
+
+  LogicalResult finish(ArrayRef<Value> buffers) {
+    for (Value buffer : buffers)
+      memref::DeallocOp::create(g.b, g.loc, buffer);
+    keepLoopsRolled(first, op);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// The n dims of a direct form: (outer.., P, Q) with Q the lane dim.
 LogicalResult generateDirect(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSchedule &s) {
   linalg::LinalgOp op = ig.op;
@@ -336,14 +362,12 @@ LogicalResult generateDirect(RewriterBase &rewriter, ImplicitGemm &ig, const Gem
   if (pr->numPlanes * planeSize >= (int64_t(1) << 31))
     return failure();
 
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  Operation *first = op->getPrevNode();
+  Type elem = cType.getElementType();
+  Emission emission(rewriter, ig, elem, V);
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  Type elem = cType.getElementType();
-  GemmBuilder g{b, loc, elem, V};
-  PlaneBuilder pb{g, ig};
+  GemmBuilder &g = emission.g;
+  PlaneBuilder &pb = emission.pb;
   auto alignment = b.getI64IntegerAttr(64);
 
   // A packed once: Ap[ib][k][r], rows past M zeros.
@@ -453,11 +477,7 @@ LogicalResult generateDirect(RewriterBase &rewriter, ImplicitGemm &ig, const Gem
     });
     memref::DeallocOp::create(b, loc, Ct);
   });
-  for (Value buffer : {Ap, offTab, Xp})
-    memref::DeallocOp::create(b, loc, buffer);
-  keepLoopsRolled(first, op);
-  rewriter.eraseOp(op);
-  return success();
+  return emission.finish({Ap, offTab, Xp});
 }
 
 /// The dot form: K dims (outer.., P, Q), A reads y[lead.., P, Q], B the
@@ -519,14 +539,12 @@ LogicalResult generateDot(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSc
   for (unsigned d : outer)
     numOuter *= ig.ranges[d];
 
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  Operation *first = op->getPrevNode();
+  Type elem = cType.getElementType();
+  Emission emission(rewriter, ig, elem, V);
   OpBuilder &b = rewriter;
   Location loc = op.getLoc();
-  Type elem = cType.getElementType();
-  GemmBuilder g{b, loc, elem, V};
-  PlaneBuilder pb{g, ig};
+  GemmBuilder &g = emission.g;
+  PlaneBuilder &pb = emission.pb;
   Value aTab = pb.offsetTable(*prA, Wp, planeA, ig.mDims, {}, numIb * MRd, M);
   Value bTab = pb.offsetTable(*prB, Wp, planeB, ig.nDims, {}, numJb * NBd, N);
   Value Ap = pb.planes(*prA, Wp, planeA, s.threads);
@@ -607,11 +625,7 @@ LogicalResult generateDot(RewriterBase &rewriter, ImplicitGemm &ig, const GemmSc
         memref::StoreOp::create(b, loc, sum, C, out);
       }
   });
-  for (Value buffer : {aTab, bTab, Ap, Bp})
-    memref::DeallocOp::create(b, loc, buffer);
-  keepLoopsRolled(first, op);
-  rewriter.eraseOp(op);
-  return success();
+  return emission.finish({aTab, bTab, Ap, Bp});
 }
 } // namespace
 

@@ -52,19 +52,6 @@ bool zeroFilledBefore(Value value, Operation *at) {
   return false;
 }
 
-/// Whether `op`'s output map is a permutation of its parallel dims (so that
-/// each point of them writes its own element).
-bool writesEachOnce(linalg::LinalgOp op) {
-  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!map.isProjectedPermutation() || map.getNumResults() != op.getNumParallelLoops())
-    return false;
-  for (AffineExpr e : map.getResults())
-    if (op.getIteratorTypesArray()[cast<AffineDimExpr>(e).getPosition()] !=
-        utils::IteratorType::parallel)
-      return false;
-  return true;
-}
-
 /// Whether `op` reads its output `c` (of base buffer `buffer`) as an input
 /// or through a memref.load in its body: the same memref, or one of the
 /// buffer where either is the whole buffer. (Disjoint views of one buffer,
@@ -93,15 +80,12 @@ struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemm
     });
     for (linalg::LinalgOp op : gemms) {
       FailureOr<GemmProblem> problem = analyzeGemm(op);
-      bool gemm = succeeded(problem);
-      if (!gemm)
+      if (failed(problem))
         problem = analyzeCpuImplicitGemm(op);
       if (failed(problem) || problem->inputType != problem->elementType || problem->k < 1)
         continue; // Not a GEMM generator's, or C is all there is.
-      // An implicit GEMM writes each element of C once, from one point of
-      // its parallel dims: its output map must be a permutation of them.
-      if (!gemm && !writesEachOnce(op))
-        continue;
+      // (An implicit GEMM's output map is a permutation of its parallel
+      // dims, analyzeImplicitGemm's rule: it writes each element of C once.)
       Value c = op.getDpsInitOperand(0)->get();
       Value buffer = baseBuffer(c);
       // An op that also reads C (an input, or a load in its body) would

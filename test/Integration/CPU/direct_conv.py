@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 import neotest
 import torch.nn.functional as F
-from neotest import NEO_OPT, NEO_RUN, NEO_TRANSLATE, check_with_torch
+from neotest import NEO_RUN, check_with_torch, lowered
 
 rng = np.random.default_rng(5)
 
@@ -39,20 +39,6 @@ def conv_src(x, w, out, index):
     return """def f(x: f32[%s], w: f32[%s]) -> %s {
   %s = sum(c, r, s) x[n, c, %s] * w[k, c, r, s]
 }""" % (", ".join(map(str, x)), ", ".join(map(str, w)), out[0], out[1], index)
-
-
-def lowered(src, options):
-    """neo-lower-to-cpu of f and its gradient (LLVM dialect text)."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "op.neo")
-        with open(path, "w") as f:
-            f.write(src)
-        imported = subprocess.run([NEO_TRANSLATE, "--import-neo", path], check=True,
-                                  capture_output=True, text=True).stdout
-        diffed = subprocess.run([NEO_OPT, "--neo-autodiff=function=f"], input=imported,
-                                check=True, capture_output=True, text=True).stdout
-        return subprocess.run([NEO_OPT, "--neo-lower-to-cpu=" + options], input=diffed,
-                              check=True, capture_output=True, text=True).stdout
 
 
 CONV = conv_src((2, 5, 21, 21), (6, 5, 3, 3), ("y", "y[n, k, p < 21, q < 21]"),
@@ -123,13 +109,13 @@ neotest.NEO_RUN_ARGS = base
 # CHECK: direct: gathers False, reductions True
 # CHECK: implicit: gathers True
 # CHECK: 3 wide: gathers True
-text = lowered(CONV, "threads=1 cpu=x86-64-v4")
+text = lowered(CONV, "f", "threads=1 cpu=x86-64-v4")
 print("direct: gathers %s, reductions %s" % ("llvm.intr.masked.gather" in text,
                                              "llvm.intr.vector.reduce.fadd" in text))
-text = lowered(CONV, "threads=1 cpu=x86-64-v4 direct-convolutions=false")
+text = lowered(CONV, "f", "threads=1 cpu=x86-64-v4 direct-convolutions=false")
 print("implicit: gathers %s" % ("llvm.intr.masked.gather" in text))
 text = lowered(conv_src((2, 3, 3, 3), (5, 3, 3, 3), ("y", "y[n, k, p < 3, q < 3]"),
-                        "p + r - 1, q + s - 1"), "threads=1 cpu=x86-64-v4")
+                        "p + r - 1, q + s - 1"), "f", "threads=1 cpu=x86-64-v4")
 print("3 wide: gathers %s" % ("llvm.intr.masked.gather" in text))
 
 # A weight gradient whose dy is read one column to the right (zero past the

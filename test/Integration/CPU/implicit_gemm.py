@@ -28,7 +28,7 @@ import tempfile
 import numpy as np
 import neotest
 import torch.nn.functional as F
-from neotest import NEO_OPT, NEO_RUN, NEO_TRANSLATE, check_with_torch
+from neotest import NEO_RUN, check_with_torch, lowered
 
 rng = np.random.default_rng(11)
 
@@ -47,20 +47,11 @@ def check(what, src, fn, inputs, ref):
     check_with_torch(what, src, fn, inputs, ref, lambda shape: rand(*shape), atol=1e-3)
 
 
-def lowered(src, fn):
+def lowered_implicit(src, fn):
     """The LLVM dialect of `fn` and its gradient after neo-lower-to-cpu with
     AVX-512's schedules, whatever the host (the packing checked below depends
-    on the register tile's width, not on the host)."""
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "op.neo")
-        with open(path, "w") as f:
-            f.write(src)
-        imported = subprocess.run([NEO_TRANSLATE, "--import-neo", path], check=True,
-                                  capture_output=True, text=True).stdout
-        diffed = subprocess.run([NEO_OPT, "--neo-autodiff=function=%s" % fn], input=imported,
-                                check=True, capture_output=True, text=True).stdout
-        return subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4 " + IMPLICIT],
-                              input=diffed, check=True, capture_output=True, text=True).stdout
+    on the register tile's width, not on the host), as implicit GEMMs."""
+    return lowered(src, fn, "threads=1 cpu=x86-64-v4 " + IMPLICIT)
 
 
 # CHECK: conv 3x3 pad 1, 21x21: ok
@@ -73,7 +64,7 @@ check("conv 3x3 pad 1, 21x21", CONV, "f", {"x": rand(2, 5, 21, 21), "w": rand(6,
 # the packing gathers (llvm.intr.masked.gather) in the forward and both
 # gradients. (AVX2's NR = 16 takes two-row masked loads instead.)
 # CHECK: gathers: True
-print("gathers:", "llvm.intr.masked.gather" in lowered(CONV, "f"))
+print("gathers:", "llvm.intr.masked.gather" in lowered_implicit(CONV, "f"))
 
 # CHECK: conv 3x3 pad 1, 6x45: ok
 CONV45 = """def f(x: f32[2, 3, 6, 45], w: f32[4, 3, 3, 3]) -> y {
@@ -83,7 +74,7 @@ check("conv 3x3 pad 1, 6x45", CONV45, "f", {"x": rand(2, 3, 6, 45), "w": rand(4,
       lambda x, w: F.conv2d(x, w, padding=1))
 # The forward and the data gradient pack B with masked vector loads.
 # CHECK: masked loads: True
-print("masked loads:", "llvm.intr.masked.load" in lowered(CONV45, "f"))
+print("masked loads:", "llvm.intr.masked.load" in lowered_implicit(CONV45, "f"))
 
 # CHECK: conv 3x3 unpadded, 5x44: ok
 check("conv 3x3 unpadded, 5x44",
@@ -123,15 +114,7 @@ want = conv2d_weight(torch.from_numpy(xv).double(), (4, 3, 3, 3), torch.from_num
                      padding=1).numpy()
 neotest.assert_close(got, want, rtol=1e-4, atol=1e-5, what="weight gradient 3x3 pad 1, 7x21")
 print("weight gradient 3x3 pad 1, 7x21: ok")
-with tempfile.TemporaryDirectory() as d:
-    path = os.path.join(d, "dw.neo")
-    with open(path, "w") as f:
-        f.write(DW)
-    imported = subprocess.run([NEO_TRANSLATE, "--import-neo", path], check=True,
-                              capture_output=True, text=True).stdout
-    llvm = subprocess.run([NEO_OPT, "--neo-lower-to-cpu=threads=1 cpu=x86-64-v4 " + IMPLICIT],
-                          input=imported,
-                          check=True, capture_output=True, text=True).stdout
+llvm = lowered(DW, "f", "threads=1 cpu=x86-64-v4 " + IMPLICIT, differentiate=False)
 print("weight gradient packing: gathers %s, masked loads %s" % (
     "llvm.intr.masked.gather" in llvm, "llvm.intr.masked.load" in llvm))
 

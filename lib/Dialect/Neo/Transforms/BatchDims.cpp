@@ -59,8 +59,11 @@ struct Checker {
   int64_t extent = 0;
   DenseMap<Value, int64_t> dims;
 
-  int64_t dimOf(Value v) { return dims.lookup(v) ? dims.lookup(v) - 1 : kNone; }
-  void set(Value v, int64_t d) { dims[v] = d + 1; }
+  int64_t dimOf(Value v) {
+    auto it = dims.find(v);
+    return it == dims.end() ? kNone : it->second;
+  }
+  void set(Value v, int64_t d) { dims[v] = d; }
 
   LogicalResult check(ComputeOp op) {
     unsigned parallel = op.getNumParallelDims();
