@@ -18,7 +18,6 @@ the count took effect. PyTorch and JAX come from the bench venv
 float64 numpy reference first. The graph is bench/spmm.py's (power-law
 degrees), with the symmetric normalization of Kipf & Welling as values.
 """
-import argparse
 import json
 import os
 import sys
@@ -93,14 +92,15 @@ def one(system, threads, args):
     n = len(rowptr) - 1
     compile_s = 0.0
     res = {}
-    if system == "neo":
+    if system in ("neo", "neo-eqsat"):
         sys.path.insert(0, os.path.join(ROOT, "python"))
         import neo
         t0 = time.perf_counter()
         m = neo.Module.from_source(SOURCE.format(n=n), name="gcn.neo", sizes={
             "R": n + 1, "E": len(col), "N": n, "F": args.features, "H": args.hidden,
             "C": args.classes})
-        f = neo.grad(m, "gcn", wrt=[4, 5], options="threads=%d" % threads)
+        f = neo.grad(m, "gcn", wrt=[4, 5], options="threads=%d%s" % (
+            threads, " eqsat=true" if system == "neo-eqsat" else ""))
         compile_s = time.perf_counter() - t0
         one_ = np.array(1.0, np.float32)
 
@@ -174,57 +174,11 @@ def one(system, threads, args):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--nodes", type=int, default=100000)
-    p.add_argument("--edges", type=int, default=1000000)
-    p.add_argument("--features", type=int, default=64)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--classes", type=int, default=16)
-    sidebyside.add_run_options(p, rounds=5)
-    p.add_argument("--systems", default=",".join(SYSTEMS))
-    p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
-    args = p.parse_args()
-    if args.one:
-        return one(args.one[0], int(args.one[1]), args)
-    venv = spmm.VENV_PY if os.path.exists(spmm.VENV_PY) else sys.executable
-    systems = args.systems.split(",")
-
-    def command(system, threads):
-        py = "/usr/bin/python3" if system == "neo" else venv
-        cmd = [py, os.path.abspath(__file__), "--one", system, str(threads)]
-        for k in ("nodes", "edges", "features", "hidden", "classes", "rounds"):
-            cmd += ["--" + k, str(getattr(args, k))]
-        return cmd
-    runs = sidebyside.run_processes(systems, args, command)
-    model, isa = spmm.cpu_model()
-    lines = ["# GCN training step", "",
-             "Machine: %s, %s, %d cores. Two-layer GCN (Kipf & Welling), %d nodes, %d "
-             "nonzeros (Zipf degrees), %d -> %d -> %d features, f32, cross-entropy against "
-             "integer labels; a step is the forward, the loss and the gradients of both "
-             "weight matrices." % (model, isa, os.cpu_count(), args.nodes,
-                                   runs[next(iter(runs))][0]["nnz"], args.features,
-                                   args.hidden, args.classes), "",
-             "Command: `/usr/bin/python3 bench/gcn.py --nodes %d --edges %d --features %d "
-             "--hidden %d --classes %d --rounds %d --repeats %d --out %s`" % (
-                 args.nodes, args.edges, args.features, args.hidden, args.classes,
-                 args.rounds, args.repeats, args.out), "",
-             "Each system ran in %d processes, alternated with the others; a process times "
-             "the median of %d steps after one warm-up step (which compiles), and the table "
-             "gives the median process (all of them in the last column). The loss and both "
-             "gradients of every system are checked against a float64 numpy reference "
-             "(max error relative to the largest value of each). Cores: CPU time / wall "
-             "time of the timed steps. Compile: Neo's import, autodiff and CPU pipeline; "
-             "JAX's and torch.compile's first call." % (args.repeats, args.rounds), "",
-             "| threads | system | ms | this / neo | cores | max rel. error | compile s | "
-             "all ms |", "|---|---|---|---|---|---|---|---|"]
-    for threads in sorted({t for t, _ in runs}):
-        med = {system: sidebyside.median_process(runs[(threads, system)]) for system in systems}
-        for system in systems:
-            r = med[system]
-            lines.append("| %d | %s | %.1f | %.2f | %.2f | %.1e | %.2f | %s |" % (
-                threads, system, r["ms"], r["ms"] / med["neo"]["ms"], r["cores"], r["err"],
-                r["compile_s"], ", ".join("%.1f" % x for x in r["all_ms"])))
-    sidebyside.write_report(lines, args.out)
+    sidebyside.gnn_main(
+        __doc__, __file__, SYSTEMS, one, "# GCN training step",
+        "Two-layer GCN (Kipf & Welling), %d nodes, %d nonzeros (Zipf degrees), %d -> %d -> %d "
+        "features, f32, cross-entropy against integer labels; a step is the forward, the loss "
+        "and the gradients of both weight matrices.", "a float64 numpy reference")
 
 
 if __name__ == "__main__":

@@ -676,6 +676,11 @@ def write_report(results, out):
     with open(os.path.splitext(out)[0] + ".json", "w") as f:
         json.dump(results, f, indent=1)
     lines = harness.render(results)
+    # The workloads with pages of their own (SpMM, SDDMM, GCN, GAT, DLRM,
+    # neo.torch): a summary with links (bench/summarize.py).
+    sys.path.insert(0, HERE)
+    import summarize  # noqa: E402
+    lines += summarize.section(os.path.join(ROOT, "docs"))
     # The GPU results (scripts/gpu/check.sh on a GPU machine; see docs/gpu.md).
     gpu_json = os.path.join(ROOT, "docs", "gpu-results.json")
     if os.path.exists(gpu_json):

@@ -56,3 +56,70 @@ def run_processes(systems, args, command):
                     rep, system, threads, r["ms"], r["cores"], r["compile_s"],
                     "  err %.1e" % r["err"] if r["err"] >= 0 else ""), flush=True)
     return runs
+
+
+GNN_SIZES = (("nodes", 100000), ("edges", 1000000), ("features", 64), ("hidden", 64),
+             ("classes", 16))
+
+
+def gnn_main(doc, script, systems, one, heading, model_text, checked_against):
+    """main() of the GNN training-step benchmarks (bench/gcn.py, bench/gat.py):
+    their options, one process per system and thread count (`one(system,
+    threads, args)` with --one; Neo's systems on Debian's python3, the
+    others on the bench venv's), and the report: `heading`, the machine and
+    `model_text % (nodes, nnz, features, hidden, classes)`, the command,
+    how it was measured and the table with each system's time against the
+    first system's."""
+    import argparse
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import spmm
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    for name, default in GNN_SIZES:
+        p.add_argument("--" + name, type=int, default=default)
+    add_run_options(p, rounds=5)
+    p.add_argument("--systems", default=",".join(systems))
+    p.add_argument("--one", nargs=2, metavar=("SYSTEM", "THREADS"))
+    args = p.parse_args()
+    if args.one:
+        return one(args.one[0], int(args.one[1]), args)
+    venv = spmm.VENV_PY if os.path.exists(spmm.VENV_PY) else sys.executable
+    systems = args.systems.split(",")
+    keys = [name for name, _ in GNN_SIZES] + ["rounds"]
+
+    def command(system, threads):
+        py = "/usr/bin/python3" if system.startswith("neo") else venv
+        cmd = [py, os.path.abspath(script), "--one", system, str(threads)]
+        for k in keys:
+            cmd += ["--" + k, str(getattr(args, k))]
+        return cmd
+    runs = run_processes(systems, args, command)
+    model, isa = spmm.cpu_model()
+    base = systems[0]
+    lines = [heading, "",
+             "Machine: %s, %s, %d cores. " % (model, isa, os.cpu_count()) + model_text % (
+                 args.nodes, runs[next(iter(runs))][0]["nnz"], args.features, args.hidden,
+                 args.classes), "",
+             "Command: `/usr/bin/python3 bench/%s %s --rounds %d --repeats %d --out %s`" % (
+                 os.path.basename(script), " ".join("--%s %d" % (k, getattr(args, k))
+                                                    for k, _ in GNN_SIZES),
+                 args.rounds, args.repeats, args.out), "",
+             "Each system ran in %d processes, alternated with the others; a process times "
+             "the median of %d steps after one warm-up step (which compiles), and the table "
+             "gives the median process (all of them in the last column). The loss and the "
+             "gradients of every system are checked against %s (max error relative to the "
+             "largest value of each). Cores: CPU time / wall time of the timed steps. "
+             "neo-eqsat: `eqsat=true` (neo-eqsat-fuse first). Compile: Neo's import, "
+             "autodiff and CPU pipeline; JAX's and torch.compile's first call."
+             % (args.repeats, args.rounds, checked_against), "",
+             "| threads | system | ms | this / %s | cores | max rel. error | compile s | "
+             "all ms |" % base, "|---|---|---|---|---|---|---|---|"]
+    for threads in sorted({t for t, _ in runs}):
+        med = {system: median_process(runs[(threads, system)]) for system in systems}
+        for system in systems:
+            r = med[system]
+            lines.append("| %d | %s | %.1f | %.2f | %.2f | %.1e | %.2f | %s |" % (
+                threads, system, r["ms"], r["ms"] / med[base]["ms"], r["cores"], r["err"],
+                r["compile_s"], ", ".join("%.1f" % x for x in r["all_ms"])))
+    write_report(lines, args.out)

@@ -18,6 +18,7 @@ memory with the numpy arrays Neo's runtime reads and writes; outputs are
 allocated by torch). Shapes and dtypes are those of the .neo signature.
 docs/pytorch.md has the details and what is not there yet.
 """
+import hashlib
 import math
 import os
 import re
@@ -361,8 +362,10 @@ class Op:
             return self._remembered(_grad_key, tensors, lambda: self._needed_wrt(tensors))
         return self._remembered(_key, tensors, lambda: None)
 
-    def _bind(self, tensors):
-        """Checks `tensors` against the signature; returns the size binding."""
+    def _bind(self, tensors, keep=None):
+        """Checks `tensors` against the signature; returns the size binding
+        (size parameter `keep` as the tensors give it: a SymInt when
+        torch.compile traces it as dynamic)."""
         if len(tensors) != len(self.inputs):
             raise _neo.NeoError("'%s' takes %d tensors (%s) but %d were given"
                                 % (self.name, len(self.inputs),
@@ -389,7 +392,7 @@ class Op:
                     if e == 0:
                         raise _neo.NeoError("%s has shape %s: size %s must be positive"
                                             % (what, tuple(t.shape), d))
-                    sizes[d], source[d] = int(e), n
+                    sizes[d], source[d] = (e if d == keep else int(e)), n
         return sizes
 
     def __call__(self, *tensors):
@@ -442,6 +445,30 @@ class Op:
         info = (inputs, _result_batch_dims(str(module), self.name, self._num_results))
         self._batch_info[others] = info
         return info
+
+    def _dynamic_entry(self, xs, wrt):
+        """For the custom op of an op with a dynamic size parameter: (the
+        instance compiled for the chunk size, differentiated w.r.t. `wrt`,
+        the batch size b, the chunk size, the batch dims of the inputs and
+        results). Under torch.compile b may be a SymInt (a dim traced as
+        dynamic): it is never turned into a number, so one graph serves
+        every batch size."""
+        name = self._dynamic[0]
+        wrt = tuple(wrt) or None
+        if wrt is not None and not set(wrt) <= set(self._differentiable):
+            raise _neo.NeoError("'%s' differentiates inputs %s, not %s"
+                                % (self.name, list(self._differentiable), list(wrt)))
+        sizes = self._bind(xs, keep=name)
+        b = sizes[name]
+        in_dims, out_dims = self._batch_dims(sizes)
+        with self._lock:
+            if self._chunk is None:
+                # (A dynamic trace before any concrete call: the size the
+                # tracer was started with.)
+                self._chunk = b if isinstance(b, int) else int(b.node.hint)
+        chunk = dict(sizes)
+        chunk[name] = self._chunk
+        return self._instance(chunk, wrt), b, self._chunk, in_dims, out_dims
 
     def _call_dynamic(self, tensors):
         """A call with a dynamic size parameter: the instance compiled for
@@ -498,6 +525,8 @@ _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", _never
 
 
 _custom_op_count = [0]
+with open(__file__, "rb") as _f:
+    _MODULE_DIGEST = hashlib.sha1(_f.read()).digest()
 _custom_op_lock = threading.Lock()
 
 
@@ -514,17 +543,29 @@ def _register_custom_op(op):
     check, dispatch through its own autograd layer) cost 15-30 us a call."""
     with _custom_op_lock:
         _custom_op_count[0] += 1
-        name = "%s_%d" % (op.name, _custom_op_count[0])
+        # The name carries a digest of what shapes the op's fake
+        # implementation (the source, its dynamic size, this module): the
+        # name is part of the key of inductor's on-disk graph cache, which
+        # must not serve a graph traced with another version.
+        text = op._text if isinstance(op._text, bytes) else str(op._text).encode()
+        tag = hashlib.sha1(text + repr(op._dynamic).encode() + _MODULE_DIGEST).hexdigest()[:10]
+        name = "%s_%d_%s" % (op.name, _custom_op_count[0], tag)
     lib = torch.library.Library("neo", "FRAGMENT")
     op._library = lib  # the registrations live as long as the Library object
     lib.define(name + "(Tensor[] xs, int[] wrt) -> Tensor[]")
     lib.define(name + "_bwd(Tensor[] xs, int[] wrt, Tensor[] outs, Tensor[] dys) -> Tensor[]")
     instance = op._instance_with
 
+    dynamic = op._dynamic is not None
+
     def fwd(xs, wrt):
+        if dynamic:
+            return _dynamic_forward(*op._dynamic_entry(xs, wrt), xs)
         return instance(xs, wrt).forward(xs)[1]
 
     def bwd(xs, wrt, outs, dys):
+        if dynamic:
+            return _dynamic_backward(*op._dynamic_entry(xs, wrt), xs, outs, dys)
         inst = instance(xs, wrt)
         xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
         return inst.backward(inst.backward_args(xs, list(outs)), dys)
@@ -534,11 +575,28 @@ def _register_custom_op(op):
 
     @torch.library.register_fake("neo::" + name, lib=lib)
     def _(xs, wrt):
+        if dynamic:
+            # The results with b rows, then each of f_fwd's outputs for the
+            # chunk size over the ceil(b / chunk) chunks, one after the other.
+            inst, b, size, _, out_dims = op._dynamic_entry(xs, wrt)
+            outs = []
+            for k, (_, dtype, s) in enumerate(inst.outputs):
+                shape = list(s)
+                shape[out_dims[k]] = b
+                outs.append(xs[0].new_empty(shape, dtype=dtype))
+            # (Flat: a leading dim of chunks would make the tracer guard on
+            # whether there is one chunk, and trace once more.)
+            chunks = (b + size - 1) // size
+            return outs + [xs[0].new_empty([chunks * math.prod(s)], dtype=_TORCH_DTYPES[d])
+                           for _, d, s in inst.fwd_outputs]
         inst = instance(xs, wrt)
         return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.fwd_outputs]
 
     @torch.library.register_fake("neo::" + name + "_bwd", lib=lib)
     def _(xs, wrt, outs, dys):
+        if dynamic:
+            inst = op._dynamic_entry(xs, wrt)[0]
+            return [xs[i].new_empty(xs[i].shape) for i in inst.grad_of]
         inst = instance(xs, wrt)
         return [xs[0].new_empty(s, dtype=_TORCH_DTYPES[d]) for _, d, s in inst.bwd_outputs]
 
@@ -552,9 +610,9 @@ def _register_custom_op(op):
     def backward(ctx, grads):
         tensors = ctx.saved_tensors
         xs, outs = list(tensors[:ctx.num_inputs]), list(tensors[ctx.num_inputs:])
-        inst = instance(xs, ctx.wrt)
-        dys = [torch.zeros(s, dtype=d) if g is None else g.to(d)
-               for (_, d, s), g in zip(inst.outputs, grads)]
+        inst = op._dynamic_entry(xs, ctx.wrt)[0] if dynamic else instance(xs, ctx.wrt)
+        dys = [torch.zeros_like(y) if g is None else g.to(y.dtype)
+               for y, g in zip(outs[:inst.num_results], grads)]
         dx = bwd_op(xs, ctx.wrt, outs, dys)
         result = [None] * len(xs)
         for g, i in zip(dx, inst.grad_of):
@@ -658,6 +716,48 @@ def _rows(t, dim, start, n, size, zeros=False):
                t.narrow(dim, start + n - 1, 1).expand(shape))
         part = torch.cat([part, pad], dim=dim)
     return part if part.is_contiguous() else part.contiguous()
+
+
+def _dynamic_forward(inst, b, size, in_dims, out_dims, xs):
+    """The custom op's forward for a dynamic size: the chunks of `size`
+    rows (the last one padded) through the chunk-size instance; returns the
+    results with b rows, then each of f_fwd's outputs of every chunk, one
+    after the other in a flat tensor (what the backward of each chunk
+    reads)."""
+    results = [[] for _ in range(inst.num_results)]
+    stacked = [[] for _ in inst.fwd_outputs]
+    for start in range(0, b, size):
+        n = min(size, b - start)
+        chunk = [x if d is None else _rows(x, d, start, n, size) for x, d in zip(xs, in_dims)]
+        outs = inst.forward(chunk)[1]
+        for k, o in enumerate(outs):
+            stacked[k].append(o)
+        for k in range(inst.num_results):
+            results[k].append(outs[k] if n == size else outs[k].narrow(out_dims[k], 0, n))
+    return ([torch.cat(r, dim=out_dims[k]) for k, r in enumerate(results)] +
+            [torch.cat([o.reshape(-1) for o in t]) for t in stacked])
+
+
+def _dynamic_backward(inst, b, size, in_dims, out_dims, xs, outs, dys):
+    """The custom op's backward for a dynamic size: each chunk's f_bwd on
+    its inputs, its stacked f_fwd outputs and its rows of the adjoints (zero
+    for the padding); the gradients in grad_of order, batched ones
+    concatenated, the others summed over the chunks."""
+    stacked = [t.view(-1, *s) for t, (_, _, s) in zip(outs[inst.num_results:], inst.fwd_outputs)]
+    grads = {}
+    for c, start in enumerate(range(0, b, size)):
+        n = min(size, b - start)
+        chunk = [x if d is None else _rows(x, d, start, n, size) for x, d in zip(xs, in_dims)]
+        chunk_dys = [_rows(g, out_dims[k], start, n, size, zeros=True)
+                     for k, g in enumerate(dys)]
+        args = inst.backward_args(chunk, [t[c] for t in stacked])
+        for g, i in zip(inst.backward(args, chunk_dys), inst.grad_of):
+            if in_dims[i] is None:
+                grads[i] = g if i not in grads else grads[i] + g
+            else:
+                grads.setdefault(i, []).append(g if n == size else g.narrow(in_dims[i], 0, n))
+    return [grads[i] if in_dims[i] is None else torch.cat(grads[i], dim=in_dims[i])
+            for i in inst.grad_of]
 
 
 class _NeoChunked(torch.autograd.Function):

@@ -240,6 +240,33 @@ def test_out_of_range_index_is_an_error(module, interpret):
         f(E, neg, W)
 
 
+def test_checks_skipped_only_for_unchanged_index_values(module):
+    # The runtime skips the checks of a call whose index inputs equal, byte
+    # for byte, those of the last call whose checks passed (a CSR over a
+    # training loop). An index changed in place in the same array, or a new
+    # array, is checked again; so is the array that failed once.
+    f = module.compile("spmm")
+    rowptr, col = ROWPTR.copy(), COL.copy()
+    want = f(rowptr, col, VAL, XS)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(rowptr, col, VAL, XS), want)
+    out = np.full((6, 4), 7.0)
+    col[3] = 9  # in place: X has 9 rows
+    with pytest.raises(neo.NeoError, match=r"is 9 at iteration point"):
+        f(rowptr, col, VAL, XS, out=[out])
+    assert (out == 7.0).all()
+    with pytest.raises(neo.NeoError, match=r"is 9 at iteration point"):
+        f(rowptr, col, VAL, XS)
+    col[3] = COL[3]
+    np.testing.assert_array_equal(f(rowptr, col, VAL, XS), want)
+    rowptr[2] = 20  # past the nonzeros
+    with pytest.raises(neo.NeoError, match=r"is 20 at iteration point"):
+        f(rowptr, col, VAL, XS)
+    np.testing.assert_array_equal(f(ROWPTR.copy(), COL.copy(), VAL, XS), want)
+    # Other float inputs do not matter to the checks.
+    np.testing.assert_allclose(f(ROWPTR, COL, 2 * VAL, XS), 2 * want, rtol=1e-12)
+
+
 def test_labels_and_csr_columns_are_checked(module):
     xent = module.compile("xent")
     with pytest.raises(neo.NeoError, match=r"index #1 of read #1 \('X', dim size 5\) is 5"):

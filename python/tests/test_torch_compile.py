@@ -81,3 +81,58 @@ def test_errors_in_eager_and_under_compile():
     with pytest.raises(Exception, match="has dtype torch.float64 but the signature says "
                                         "torch.float32"):
         f(torch.randn(4, 16, dtype=torch.float64))
+
+
+def test_dynamic_batch_under_torch_compile_compiles_once():
+    # dynamic="N": the custom op's fake implementation keeps N symbolic, so
+    # after torch.compile's usual second trace (the batch dim marked
+    # dynamic) one graph serves every batch size, and Neo compiles once (for
+    # the first batch, 8 rows; the others run in chunks of 8, the last one
+    # padded). Results and gradients equal eager PyTorch's.
+    torch.manual_seed(4)
+    op = nt.op(layer_source("f32", "N"), dynamic="N", overlap=False)
+    w = torch.nn.Parameter(torch.randn(16, 32) * 0.3)
+    b = torch.nn.Parameter(torch.randn(32) * 0.1)
+    head = torch.nn.Linear(32, 4)
+
+    def loss(x, t):
+        return torch.nn.functional.cross_entropy(head(op(x, w, b)), t)
+
+    import torch._dynamo as dynamo
+    dynamo.reset()
+    frames = []
+    compiled = torch.compile(loss, fullgraph=True, backend=_counting_inductor(frames))
+    for n in (8, 5, 21, 13, 8, 3):
+        x, t = torch.randn(n, 16, requires_grad=True), torch.randint(0, 4, (n,))
+        comp = compiled(x, t)
+        gc = torch.autograd.grad(comp, (x, w, b, head.weight))
+        ref = torch.nn.functional.cross_entropy(head(layer_ref(x, w, b)), t)
+        gr = torch.autograd.grad(ref, (x, w, b, head.weight))
+        assert abs(ref.item() - comp.item()) < 1e-5, n
+        for a, c in zip(gr, gc):
+            assert a.shape == c.shape and close(c, a, 1e-5), n
+    sizes = [dict(k)["N"] for k in op._instances] + [dict(k[0])["N"] for k in op._variants]
+    assert set(sizes) == {8}, sizes
+    assert len(frames) <= 2, frames  # the static trace, then the dynamic one
+
+
+def _counting_inductor(frames):
+    def backend(gm, example_inputs):
+        from torch._inductor.compile_fx import compile_fx
+        frames.append([tuple(t.shape) for t in example_inputs if hasattr(t, "shape")])
+        return compile_fx(gm, example_inputs)
+    return backend
+
+
+def test_dynamic_batch_float64_gradcheck_of_the_custom_op():
+    # The custom op itself with a dynamic size: forward in chunks (11 = 8 +
+    # 3 padded), its registered autograd formula against finite differences,
+    # and torch.library's checks of the fake implementation.
+    op = nt.op(layer_source("f64", "N"), dynamic={"N": 8}, overlap=False)
+    torch.manual_seed(5)
+    x, w, b = (torch.randn(*s, dtype=torch.float64, requires_grad=True)
+               for s in ((11, 16), (16, 32), (32,)))
+    assert torch.autograd.gradcheck(lambda *a: op.custom_op(list(a), [])[0], (x, w, b))
+    torch.library.opcheck(op.custom_op, ([x.detach(), w.detach(), b.detach()], []),
+                          test_utils=("test_schema", "test_faketensor",
+                                      "test_autograd_registration"))

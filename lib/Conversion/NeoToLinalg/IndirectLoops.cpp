@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -183,6 +184,7 @@ public:
         readCache(op.getInputs().size()), boundDims(op.getNumDims()) {
     if (vectorize)
       analyzeVectorDim();
+    analyzeFactoredSum(vectorize);
   }
 
   Value emit() {
@@ -198,8 +200,11 @@ public:
     bool pinned =
         llvm::any_of(plan.dims, [](const DimPlan &p) { return p.kind == DimPlan::Pinned; });
     unsigned first = plan.order.empty() ? 0 : plan.order.front();
-    if (pinned || plan.order.empty() || first >= op.getNumParallelDims() ||
-        plan.dims[first].kind != DimPlan::Box || bounds[first] < 2)
+    // (An op of a row-blocked kernel runs inside the kernel's scf.forall
+    // over its blocks: neo.serial, no loop of threads of its own.)
+    if (pinned || op->hasAttr("neo.serial") || plan.order.empty() ||
+        first >= op.getNumParallelDims() || plan.dims[first].kind != DimPlan::Box ||
+        bounds[first] < 2)
       return emitLevel(0, linalg::FillOp::create(b, loc, identity, empty).getResult(0));
     return emitRows(first, empty, identity);
   }
@@ -215,9 +220,12 @@ private:
     AffineMap map = op.getIndexMap(j);
     auto input = op.getIndexInputs()[j];
     auto type = cast<RankedTensorType>(input.getType());
+    llvm::SmallBitVector used(map.getNumSymbols());
+    for (AffineExpr e : map.getResults())
+      used |= symbolsOf(e, map.getNumSymbols());
     SmallVector<Value> syms;
     for (unsigned s = 0; s < map.getNumSymbols(); ++s)
-      syms.push_back(s < j ? symbol(s) : index(0));
+      syms.push_back(s < j && used.test(s) ? symbol(s) : index(0));
     SmallVector<Value> indices;
     for (auto [k, e] : llvm::enumerate(map.getResults())) {
       Value v = affine::expandAffineExpr(b, loc, e, dims, syms);
@@ -236,9 +244,14 @@ private:
   SmallVector<Value> readIndices(unsigned i, Value &ok, bool vectorDim = false) {
     AffineMap map = op.getIndexingMap(i);
     auto type = cast<RankedTensorType>(op.getInputs()[i].getType());
+    // (Only the symbols the map uses: the others may depend on dims that
+    // are not bound yet.)
+    llvm::SmallBitVector used(map.getNumSymbols());
+    for (AffineExpr e : map.getResults())
+      used |= symbolsOf(e, map.getNumSymbols());
     SmallVector<Value> syms;
     for (unsigned s = 0; s < map.getNumSymbols(); ++s)
-      syms.push_back(symbol(s));
+      syms.push_back(used.test(s) ? symbol(s) : index(0));
     ok = Value();
     SmallVector<Value> indices;
     for (auto [k, e] : llvm::enumerate(map.getResults())) {
@@ -357,6 +370,8 @@ private:
     if (level == plan.order.size())
       return emitPoint(acc);
     unsigned d = plan.order[level];
+    if (static_cast<int>(d) == sumDim && level + 1 == plan.order.size())
+      return emitFactoredPoint(acc);
     const DimPlan &p = plan.dims[d];
     Value lo = index(0), hi = index(bounds[d]);
     for (AffineExpr e : p.lower)
@@ -390,6 +405,46 @@ private:
   /// Whether read `i` uses dim `d`.
   bool readUses(unsigned i, unsigned d) { return readDims(i).test(d); }
 
+  /// Lanes of a vector along dim `d`: 512 bits of the result's type, fewer
+  /// for a short dim; 0 when under 4.
+  int64_t vectorWidth(unsigned d) {
+    Type elem = op.getResultType().getElementType();
+    int64_t width = std::max<int64_t>(1, 512 / elem.getIntOrFloatBitWidth());
+    while (width > 1 && width > bounds[d])
+      width /= 2;
+    return width < 4 ? 0 : width;
+  }
+
+  /// Whether no index value and no condition left to the loops uses dim `d`.
+  bool freeOfIndexValuesAndConditions(unsigned d) {
+    for (unsigned j = 0; j < op.getNumIndexReads(); ++j)
+      if (dimsOfSymbol(op, j).test(d))
+        return false;
+    std::optional<IntegerSet> domain = op.getDomain();
+    for (unsigned c : plan.rest)
+      if (dimsOf(op, domain->getConstraint(c)).test(d))
+        return false;
+    return true;
+  }
+
+  /// Whether every read that uses dim `d` takes it as its last index, alone
+  /// (contiguous along it) and within the operand's extent.
+  bool readsContiguousAlong(unsigned d) {
+    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+      AffineMap map = op.getIndexingMap(i);
+      auto type = cast<RankedTensorType>(input.getType());
+      for (auto [k, e] : llvm::enumerate(map.getResults())) {
+        if (!dimsOf(op, e).test(d))
+          continue;
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (k + 1 != map.getNumResults() || !dim || dim.getPosition() != d ||
+            type.getDimSize(k) < bounds[d])
+          return false;
+      }
+    }
+    return true;
+  }
+
   /// Picks the innermost loop's dim for vectors when it is the result's last
   /// dim, a full box dim that no index value, condition or neo.index uses,
   /// read only as the last index of reads (contiguous), and the body is
@@ -404,31 +459,9 @@ private:
       return;
     if (llvm::any_of(plan.dims, [](const DimPlan &q) { return q.kind == DimPlan::Pinned; }))
       return;
-    Type elem = op.getResultType().getElementType();
-    int64_t width = std::max<int64_t>(1, 512 / elem.getIntOrFloatBitWidth());
-    while (width > 1 && width > bounds[d])
-      width /= 2;
-    if (width < 4)
+    int64_t width = vectorWidth(d);
+    if (!width || !freeOfIndexValuesAndConditions(d) || !readsContiguousAlong(d))
       return;
-    for (unsigned j = 0; j < op.getNumIndexReads(); ++j)
-      if (dimsOfSymbol(op, j).test(d))
-        return;
-    std::optional<IntegerSet> domain = op.getDomain();
-    for (unsigned c : plan.rest)
-      if (dimsOf(op, domain->getConstraint(c)).test(d))
-        return;
-    for (auto [i, input] : llvm::enumerate(op.getInputs())) {
-      AffineMap map = op.getIndexingMap(i);
-      auto type = cast<RankedTensorType>(input.getType());
-      for (auto [k, e] : llvm::enumerate(map.getResults())) {
-        if (!dimsOf(op, e).test(d))
-          continue;
-        auto dim = dyn_cast<AffineDimExpr>(e);
-        if (k + 1 != map.getNumResults() || !dim || dim.getPosition() != d ||
-            type.getDimSize(k) < bounds[d])
-          return;
-      }
-    }
     for (Operation &inner : op.getBodyBlock().without_terminator()) {
       if (auto idx = dyn_cast<IndexOp>(inner)) {
         if (idx.getDim() == d)
@@ -446,27 +479,23 @@ private:
     lanes = width;
   }
 
-  Value broadcast(Value v) {
-    if (isa<VectorType>(v.getType()))
-      return v;
-    return vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, v.getType()), v);
-  }
+  Value broadcast(Value v) { return broadcastTo(v, lanes); }
 
   /// Read `i` at the bound dims as `lanes` elements along its last index
   /// (the vector dim, in range there), the pad value where its other
   /// indices leave the operand.
-  Value readVector(unsigned i) {
+  Value readVector(unsigned i) { return readVector(i, lanes); }
+  Value readVector(unsigned i, int64_t n) {
     Value input = op.getInputs()[i];
     auto type = cast<RankedTensorType>(input.getType());
     Value ok;
     SmallVector<Value> indices = readIndices(i, ok, /*vectorDim=*/true);
     Value pad =
         arith::ConstantOp::create(b, loc, FloatAttr::get(type.getElementType(), op.getPadValue(i)));
-    Value x =
-        vector::TransferReadOp::create(b, loc, VectorType::get({lanes}, type.getElementType()),
-                                       input, indices, pad, ArrayRef<bool>{true});
+    Value x = vector::TransferReadOp::create(b, loc, VectorType::get({n}, type.getElementType()),
+                                             input, indices, pad, ArrayRef<bool>{true});
     if (ok && !op.isCheckedRead(i))
-      x = arith::SelectOp::create(b, loc, ok, x, broadcast(pad));
+      x = arith::SelectOp::create(b, loc, ok, x, broadcastTo(pad, n));
     return x;
   }
 
@@ -515,20 +544,7 @@ private:
           mapping.map(r.getResult(), symbol(r.getRead()));
           continue;
         }
-        bool lanewise = llvm::any_of(inner.getOperands(), [&](Value v) {
-          return isa<VectorType>(mapping.lookupOrDefault(v).getType());
-        });
-        if (!lanewise) {
-          b.clone(inner, mapping);
-          continue;
-        }
-        // The same op on vectors: every operand broadcast, the result a vector.
-        IRMapping lanes;
-        for (Value v : inner.getOperands())
-          lanes.map(v, broadcast(mapping.lookupOrDefault(v)));
-        Operation *vec = b.clone(inner, lanes);
-        vec->getResult(0).setType(VectorType::get({this->lanes}, inner.getResult(0).getType()));
-        mapping.map(inner.getResult(0), vec->getResult(0));
+        cloneLanewise(inner, mapping, lanes);
       }
       Value v = broadcast(mapping.lookup(op.getYieldedValue()));
       SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
@@ -551,6 +567,263 @@ private:
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
     scf::YieldOp::create(b, loc, acc);
     return ifOp.getResult(0);
+  }
+
+  /// Looks for a sum whose innermost dim `h` (a full box reduction dim that
+  /// no index value, condition or pinned dim uses) enters the body only
+  /// through one value `x` that the yielded value is linear in:
+  /// `sum(h) c * x(h) = c * sum(h) x(h)` when `c` is free of `h`. The GAT
+  /// backward's `sum(e, h) exp(score(e)) / D * dY[i, h] * XW[col[e], h]`
+  /// then computes its exp and division once per edge around a dot product
+  /// along `h`, instead of once per (edge, feature).
+  void analyzeFactoredSum(bool vectorize) {
+    if (op.getKind() != ReductionKind::Sum || plan.order.empty())
+      return;
+    unsigned d = plan.order.back();
+    const DimPlan &p = plan.dims[d];
+    if (d < op.getNumParallelDims() || p.kind != DimPlan::Box || bounds[d] < 2)
+      return;
+    if (llvm::any_of(plan.dims, [](const DimPlan &q) { return q.kind == DimPlan::Pinned; }))
+      return;
+    if (!freeOfIndexValuesAndConditions(d))
+      return;
+    Block &body = op.getBodyBlock();
+    llvm::DenseSet<Value> dep;
+    for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
+      if (readUses(i, d))
+        dep.insert(body.getArgument(i));
+    bool usesIndex = false;
+    for (Operation &inner : body.without_terminator()) {
+      if (inner.getNumRegions() || inner.getNumResults() != 1)
+        return;
+      auto idx = dyn_cast<IndexOp>(inner);
+      if ((idx && idx.getDim() == d) ||
+          llvm::any_of(inner.getOperands(), [&](Value v) { return dep.contains(v); })) {
+        dep.insert(inner.getResult(0));
+        usesIndex |= idx != nullptr;
+      }
+    }
+    Value y = op.getYieldedValue();
+    if (!dep.contains(y))
+      return;
+    auto isZero = [](Value v) { return matchPattern(v, m_AnyZeroFloat()); };
+    // The value y is linear in, following ops linear in one operand that
+    // varies along h (the others being free of h or zero constants).
+    std::function<Value(Value)> linear = [&](Value v) -> Value {
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return v;
+      auto same = [&](Value a, Value b2) {
+        Value x = linear(a);
+        return x == linear(b2) ? x : v;
+      };
+      if (isa<arith::NegFOp>(def))
+        return linear(def->getOperand(0));
+      if (isa<arith::MulFOp>(def)) {
+        Value a = def->getOperand(0), b2 = def->getOperand(1);
+        if (dep.contains(a) != dep.contains(b2))
+          return linear(dep.contains(a) ? a : b2);
+        return v;
+      }
+      if (isa<arith::DivFOp>(def))
+        return dep.contains(def->getOperand(1)) ? v : linear(def->getOperand(0));
+      if (isa<arith::AddFOp, arith::SubFOp>(def)) {
+        Value a = def->getOperand(0), b2 = def->getOperand(1);
+        if (dep.contains(a) && dep.contains(b2))
+          return same(a, b2);
+        if (dep.contains(a) && isZero(b2))
+          return linear(a);
+        if (dep.contains(b2) && isZero(a))
+          return linear(b2);
+        return v;
+      }
+      if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+        if (dep.contains(sel.getCondition()))
+          return v;
+        Value t = sel.getTrueValue(), f = sel.getFalseValue();
+        if (dep.contains(t) && dep.contains(f))
+          return same(t, f);
+        if (dep.contains(t) && isZero(f))
+          return linear(t);
+        if (dep.contains(f) && isZero(t))
+          return linear(f);
+        return v;
+      }
+      return v;
+    };
+    Value x = linear(y);
+    if (x == y)
+      return; // nothing to take out of the loop
+    // The ops x is computed by (those of the body before it that it needs).
+    llvm::DenseSet<Operation *> ops;
+    SmallVector<Value> stack{x};
+    while (!stack.empty()) {
+      Operation *def = stack.pop_back_val().getDefiningOp();
+      if (!def || !ops.insert(def).second)
+        continue;
+      for (Value v : def->getOperands())
+        stack.push_back(v);
+    }
+    for (Operation &inner : body.without_terminator())
+      if (llvm::any_of(inner.getOperands(),
+                       [&](Value v) { return v == x || sumDerived.contains(v); }))
+        sumDerived.insert(inner.getResult(0));
+    sumDim = d;
+    sumTerm = x;
+    sumDependent = std::move(dep);
+    sumTermOps = std::move(ops);
+    // Lanes: the reads along h contiguous (h their last index), x's ops
+    // elementwise.
+    int64_t width = vectorWidth(d);
+    if (!vectorize || usesIndex || !width || !readsContiguousAlong(d))
+      return;
+    for (Operation *inner : sumTermOps)
+      if (!isa<IndexOp, IndexReadOp>(inner) && !inner->hasTrait<OpTrait::ConstantLike>() &&
+          (!inner->hasTrait<OpTrait::Elementwise>() ||
+           !inner->getResult(0).getType().isIntOrFloat()))
+        return;
+    sumLanes = width;
+  }
+
+  /// Maps the body's arguments that do not vary along `d` (hoisted reads or
+  /// reads at the bound dims), its neo.index and neo.index_read values.
+  void mapInvariants(IRMapping &mapping, unsigned d) {
+    Block &body = op.getBodyBlock();
+    for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
+      if (!sumDependent.contains(body.getArgument(i)))
+        mapping.map(body.getArgument(i), readCache[i] ? readCache[i] : read(i));
+  }
+
+  /// x summed along sumDim at the bound dims.
+  Value emitTermSum() {
+    unsigned d = sumDim;
+    Block &body = op.getBodyBlock();
+    Type elem = op.getResultType().getElementType();
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elem));
+    auto fast = arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc |
+                                                                  arith::FastMathFlags::contract);
+    // One point (a vector of points with `vector`) of x, added to `acc`.
+    auto point = [&](Value acc, bool vector) -> Value {
+      IRMapping mapping;
+      for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i) {
+        Value arg = body.getArgument(i);
+        if (!llvm::any_of(arg.getUsers(), [&](Operation *u) { return sumTermOps.contains(u); }))
+          continue;
+        if (!sumDependent.contains(arg))
+          mapping.map(arg, readCache[i] ? readCache[i] : read(i));
+        else
+          mapping.map(arg, vector ? readVector(i, sumLanes) : read(i));
+      }
+      for (Operation &inner : body.without_terminator()) {
+        if (!sumTermOps.contains(&inner))
+          continue;
+        if (auto idx = dyn_cast<IndexOp>(inner)) {
+          mapping.map(idx.getResult(), dims[idx.getDim()]);
+          continue;
+        }
+        if (auto r = dyn_cast<IndexReadOp>(inner)) {
+          mapping.map(r.getResult(), symbol(r.getRead()));
+          continue;
+        }
+        cloneLanewise(inner, mapping, sumLanes);
+      }
+      Value v = mapping.lookup(sumTerm);
+      if (vector)
+        v = broadcastTo(v, sumLanes);
+      return arith::AddFOp::create(b, loc, acc, v, fast);
+    };
+    auto loopOver = [&](int64_t lo, int64_t hi, int64_t step, Value init, bool vector) {
+      auto loop = scf::ForOp::create(b, loc, index(lo), index(hi), index(step), ValueRange{init});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      dims[d] = loop.getInductionVar();
+      boundDims.set(d);
+      scf::YieldOp::create(b, loc, point(loop.getRegionIterArgs()[0], vector));
+      boundDims.reset(d);
+      return loop.getResult(0);
+    };
+    Value sum = zero;
+    int64_t main = sumLanes ? bounds[d] / sumLanes * sumLanes : 0;
+    if (main) {
+      Value partial = loopOver(0, main, sumLanes, broadcastTo(zero, sumLanes), /*vector=*/true);
+      sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, partial,
+                                        arith::FastMathFlags::reassoc);
+    }
+    if (main < bounds[d])
+      sum = loopOver(main, bounds[d], 1, sum, /*vector=*/false);
+    return sum;
+  }
+
+  /// emitPoint for a factored sum: the loop summing x, then the rest of the
+  /// body once on the sum, added to the result.
+  Value emitFactoredPoint(Value acc) {
+    unsigned numPar = op.getNumParallelDims();
+    Value inside = restHolds();
+    auto compute = [&]() -> Value {
+      Value sum = emitTermSum();
+      IRMapping mapping;
+      mapInvariants(mapping, sumDim);
+      mapping.map(sumTerm, sum);
+      Block &body = op.getBodyBlock();
+      for (Operation &inner : body.without_terminator()) {
+        Value r = inner.getResult(0);
+        if (r == sumTerm)
+          continue;
+        // Of the ops that vary along h, those x is computed by are summed;
+        // the others are computed from x.
+        if (sumDependent.contains(r) && !sumDerived.contains(r))
+          continue;
+        if (auto idx = dyn_cast<IndexOp>(inner)) {
+          mapping.map(r, dims[idx.getDim()]);
+          continue;
+        }
+        if (auto rd = dyn_cast<IndexReadOp>(inner)) {
+          mapping.map(r, symbol(rd.getRead()));
+          continue;
+        }
+        b.clone(inner, mapping);
+      }
+      Value v = mapping.lookup(op.getYieldedValue());
+      SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
+      if (rowDim >= 0)
+        out[rowDim] = index(0);
+      Value old = tensor::ExtractOp::create(b, loc, acc, out);
+      return tensor::InsertOp::create(b, loc, combine(b, loc, old, v), acc, out);
+    };
+    if (!inside)
+      return compute();
+    auto ifOp = scf::IfOp::create(b, loc, acc.getType(), inside, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, loc, compute());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, acc);
+    return ifOp.getResult(0);
+  }
+
+  /// Clones body op `inner` after the values `mapping` gives its operands:
+  /// as it is when none is a vector, else the same op on vectors of `n`
+  /// lanes (every operand broadcast).
+  void cloneLanewise(Operation &inner, IRMapping &mapping, int64_t n) {
+    bool lanewise = llvm::any_of(inner.getOperands(), [&](Value v) {
+      return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+    });
+    if (!lanewise) {
+      b.clone(inner, mapping);
+      return;
+    }
+    IRMapping vectors;
+    for (Value v : inner.getOperands())
+      vectors.map(v, broadcastTo(mapping.lookupOrDefault(v), n));
+    Operation *vec = b.clone(inner, vectors);
+    vec->getResult(0).setType(VectorType::get({n}, inner.getResult(0).getType()));
+    mapping.map(inner.getResult(0), vec->getResult(0));
+  }
+
+  Value broadcastTo(Value v, int64_t n) {
+    if (isa<VectorType>(v.getType()))
+      return v;
+    return vector::BroadcastOp::create(b, loc, VectorType::get({n}, v.getType()), v);
   }
 
   /// The reduction's combination of the accumulated value and a new one.
@@ -640,6 +913,16 @@ private:
   // The innermost dim run on vectors of `lanes` elements (-1: none).
   int vecDim = -1;
   int64_t lanes = 0;
+  // The innermost reduction dim whose sum is factored out of the body (-1:
+  // none): the body is `c * x` with `c` free of it, so the loop sums `x`
+  // alone (`sumLanes` at a time; 0: scalar) and the rest of the body runs
+  // once on the sum.
+  int sumDim = -1;
+  int64_t sumLanes = 0;
+  Value sumTerm;                          // x, a value of the body
+  llvm::DenseSet<Value> sumDependent;     // body values that vary along sumDim
+  llvm::DenseSet<Operation *> sumTermOps; // the ops x is computed by
+  llvm::DenseSet<Value> sumDerived;       // body values computed from x
   // Index values and reads computed at an enclosing loop (null: not yet).
   SmallVector<Value> symCache, readCache;
   llvm::SmallBitVector boundDims;

@@ -487,7 +487,6 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op) {
   auto forall = scf::ForallOp::create(rewriter, loc,
                                       ArrayRef<OpFoldResult>{rewriter.getIndexAttr(extent / rows)},
                                       inits, std::nullopt, /*bodyBuilderFn=*/nullptr);
-  Block *body = forall.getBody();
   rewriter.setInsertionPoint(forall.getTerminator());
   Value first = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
                                       arith::ConstantIndexOp::create(rewriter, loc, rows));
@@ -532,9 +531,49 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op) {
       }
       operands.push_back(slice);
     }
-    IRMapping m;
-    m.map(member.getInputs(), operands);
-    auto clone = cast<ComputeOp>(rewriter.clone(*member, m));
+    // Index tensors read at d0 + c (rowptr[i], rowptr[i + 1]): the slice of
+    // the block's rows from c on, read at d0; read elsewhere: whole.
+    SmallVector<Value> indexOperands;
+    SmallVector<AffineMap> indexMaps;
+    for (auto [j, v] : llvm::enumerate(member.getIndexInputs())) {
+      Value whole = op.getInputs()[cast<BlockArgument>(v).getArgNumber()];
+      AffineMap map = member.getIndexMap(j);
+      SmallVector<int64_t> offsets = *getRowIndexOffsets(member, j, extent);
+      if (llvm::all_of(offsets, [](int64_t c) { return c < 0; })) {
+        indexOperands.push_back(whole);
+        indexMaps.push_back(map);
+        continue;
+      }
+      auto type = cast<RankedTensorType>(whole.getType());
+      SmallVector<OpFoldResult> sliceOffsets, sizes, strides;
+      SmallVector<AffineExpr> results(map.getResults());
+      for (auto [k, size] : llvm::enumerate(type.getShape())) {
+        strides.push_back(rewriter.getIndexAttr(1));
+        if (offsets[k] < 0) {
+          sliceOffsets.push_back(rewriter.getIndexAttr(0));
+          sizes.push_back(rewriter.getIndexAttr(size));
+          continue;
+        }
+        Value at = first;
+        if (offsets[k])
+          at = arith::AddIOp::create(rewriter, loc, first,
+                                     arith::ConstantIndexOp::create(rewriter, loc, offsets[k]));
+        sliceOffsets.push_back(at);
+        sizes.push_back(rewriter.getIndexAttr(rows));
+        results[k] = rewriter.getAffineDimExpr(0);
+      }
+      indexOperands.push_back(
+          tensor::ExtractSliceOp::create(rewriter, loc, whole, sliceOffsets, sizes, strides));
+      indexMaps.push_back(
+          AffineMap::get(map.getNumDims(), map.getNumSymbols(), results, rewriter.getContext()));
+    }
+    // (Operands set one by one: one value may be read twice, through
+    // different slices: rowptr[i] and rowptr[i + 1].)
+    auto clone = cast<ComputeOp>(rewriter.clone(*member));
+    clone.getInputsMutable().assign(operands);
+    clone.getIndexInputsMutable().assign(indexOperands);
+    if (member.hasIndexReads())
+      clone.setIndexMapsAttr(rewriter.getAffineMapArrayAttr(indexMaps));
     SmallVector<int64_t> bounds(member.getBounds());
     bounds[0] = rows;
     clone.setBounds(bounds);

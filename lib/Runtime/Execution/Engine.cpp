@@ -1,6 +1,7 @@
 //===- Engine.cpp - Compile and run neo modules on the host CPU -----------===//
 #include "neo/Runtime/Execution/Engine.h"
 #include "Codegen.h"
+#include "IndexCheckCache.h"
 
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
@@ -361,7 +362,7 @@ protected:
     std::vector<void *> args;
     for (const HostBuffer &b : inputs)
       args.push_back(b.data);
-    if (!sig.indexCheckFunction.empty()) {
+    if (!sig.indexCheckFunction.empty() && !checked.passedBefore(sig.name, inputs)) {
       // Index values first: nothing is written when one is out of range.
       std::vector<double> found(2 * sig.indexChecks.size());
       std::vector<void *> checkArgs(args);
@@ -370,6 +371,7 @@ protected:
       entries.lookup(sig.indexCheckFunction)(checkArgs.data());
       if (llvm::Error err = reportIndexChecks(sig, found))
         return err;
+      checked.remember(sig.name, inputs);
     }
     for (const HostBuffer &b : outputs)
       args.push_back(b.data);
@@ -384,6 +386,8 @@ private:
 
   std::unique_ptr<llvm::orc::LLJIT> jit;
   llvm::StringMap<PackedFn> entries;
+  // Index inputs whose checks passed: the same ones again skip them.
+  mutable IndexCheckCache checked;
 };
 } // namespace
 

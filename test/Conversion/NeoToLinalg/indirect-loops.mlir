@@ -123,3 +123,39 @@ func.func @csr_vector(%rowptr: tensor<11xi32>, %col: tensor<40xi32>, %val: tenso
   }
   return %y : tensor<10x20xf32>
 }
+
+// A sum over a CSR row's nonzeros e and a dense dim h whose body is linear
+// in the one value that varies along h (GAT's attention gradient:
+// exp(s[i] + t[col[e]]) * dY[i, h] * H[col[e], h]): the loop over h sums
+// dY[i, h] * H[col[e], h] alone, 16 lanes at a time, and the exp and the
+// multiplication run once per nonzero on the sum (not once per (e, h)).
+// CHECK-LABEL: func.func @factored
+// CHECK: scf.for %{{.*}} iter_args
+// CHECK: %[[DOT:.*]] = scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c16{{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (vector<16xf32>)
+// CHECK-NOT: math.exp
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK: arith.addf %[[P]], {{.*}} fastmath<reassoc,contract> : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: %[[S:.*]] = vector.reduction <add>, %[[DOT]] fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: math.exp
+// CHECK: arith.mulf %{{.*}}, %[[S]]
+// CHECK: tensor.insert
+func.func @factored(%rowptr: tensor<5xi32>, %col: tensor<9xi32>, %s: tensor<4xf32>, %t: tensor<6xf32>, %dy: tensor<4x32xf32>, %h: tensor<6x32xf32>) -> tensor<4xf32> {
+  %y = neo.compute ins(%s, %t, %dy, %h : tensor<4xf32>, tensor<6xf32>, tensor<4x32xf32>, tensor<6x32xf32>)
+         indices(%rowptr, %rowptr, %col : tensor<5xi32>, tensor<5xi32>, tensor<9xi32>)
+         space [4] sum [9, 32]
+         maps [affine_map<(i, e, h)[s0, s1, s2] -> (i)>, affine_map<(i, e, h)[s0, s1, s2] -> (s2)>,
+               affine_map<(i, e, h)[s0, s1, s2] -> (i, h)>, affine_map<(i, e, h)[s0, s1, s2] -> (s2, h)>]
+         index_maps [affine_map<(i, e, h) -> (i)>, affine_map<(i, e, h) -> (i + 1)>, affine_map<(i, e, h) -> (e)>]
+         checked [1, 3]
+         where affine_set<(i, e, h)[s0, s1, s2] : (e - s0 >= 0, s1 - e - 1 >= 0)>
+         -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32, %g: f32, %x: f32):
+    %z = arith.addf %a, %b : f32
+    %w = math.exp %z : f32
+    %p = arith.mulf %g, %x : f32
+    %q = arith.mulf %w, %p : f32
+    neo.yield %q : f32
+  }
+  return %y : tensor<4xf32>
+}

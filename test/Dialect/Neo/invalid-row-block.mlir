@@ -143,3 +143,41 @@ func.func @nested(%a: tensor<8xf32>) -> tensor<8xf32> {
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// An index tensor read at 2 * d0: a block of rows cannot take a slice of it.
+func.func @strided_index_read(%x: tensor<8xf32>, %idx: tensor<16xi32>) -> tensor<8xf32> {
+  %r = neo.fused ins(%x, %idx : tensor<8xf32>, tensor<16xi32>) row_block 2 -> (tensor<8xf32>) {
+  ^bb0(%a: tensor<8xf32>, %i: tensor<16xi32>):
+    // expected-error @+1 {{'neo.compute' op cannot run by rows: index read #0 names d0 other than as d0 + c with a constant c >= 0}}
+    %s = neo.compute ins(%a : tensor<8xf32>) indices(%i : tensor<16xi32>) space [8]
+           maps [affine_map<(n)[s0] -> (s0)>] index_maps [affine_map<(n) -> (n * 2)>] checked [0] -> tensor<8xf32> {
+    ^bb0(%v: f32):
+      neo.yield %v : f32
+    }
+    neo.return %s : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// rowptr[i + 1] for 8 rows needs 9 row pointers.
+func.func @short_row_pointers(%x: tensor<8xf32>, %rowptr: tensor<8xi32>) -> tensor<8xf32> {
+  %r = neo.fused ins(%x, %rowptr : tensor<8xf32>, tensor<8xi32>) row_block 2 -> (tensor<8xf32>) {
+  ^bb0(%a: tensor<8xf32>, %p: tensor<8xi32>):
+    // expected-error @+1 {{'neo.compute' op cannot run by rows: index read #0 reads d0 + 1 in a dim of size 8, less than the rows' extent 8 + 1}}
+    %s = neo.compute ins(%a : tensor<8xf32>) indices(%p : tensor<8xi32>) space [8]
+           maps [affine_map<(n)[s0] -> (n)>] index_maps [affine_map<(n) -> (n + 1)>] -> tensor<8xf32> {
+    ^bb0(%v: f32):
+      %k = neo.index_read 0
+      %c = arith.index_cast %k : index to i64
+      %f = arith.sitofp %c : i64 to f32
+      %w = arith.addf %v, %f : f32
+      neo.yield %w : f32
+    }
+    neo.return %s : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

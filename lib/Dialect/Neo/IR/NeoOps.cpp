@@ -586,8 +586,6 @@ LogicalResult FusedOp::verify() {
 }
 
 std::optional<std::string> mlir::neo::whyNotRowOp(ComputeOp op, int64_t extent) {
-  if (op.hasIndexReads())
-    return std::string("it reads index values");
   if (op.getNumParallelDims() == 0 || op.getBounds()[0] != extent)
     return "its leading parallel dim is not the kernel's rows (extent " + std::to_string(extent) +
            ")";
@@ -595,6 +593,11 @@ std::optional<std::string> mlir::neo::whyNotRowOp(ComputeOp op, int64_t extent) 
     for (AffineExpr c : domain->getConstraints())
       if (c.isFunctionOfDim(0))
         return std::string("its domain constrains d0");
+  for (unsigned j = 0; j < op.getNumIndexReads(); ++j) {
+    std::string why;
+    if (failed(getRowIndexOffsets(op, j, extent, &why)))
+      return why;
+  }
   bool usesRow = false;
   op.getBodyBlock().walk([&](IndexOp index) { usesRow |= index.getDim() == 0; });
   if (usesRow)
@@ -620,6 +623,37 @@ std::optional<std::string> mlir::neo::whyNotRowRead(ComputeOp op, unsigned read,
       return which + " of a value of the kernel names d0 after its first index";
   }
   return std::nullopt;
+}
+
+FailureOr<SmallVector<int64_t>> mlir::neo::getRowIndexOffsets(ComputeOp op, unsigned j,
+                                                              int64_t extent, std::string *why) {
+  AffineMap map = op.getIndexMap(j);
+  auto shape = cast<ShapedType>(op.getIndexInputs()[j].getType()).getShape();
+  AffineExpr row = getAffineDimExpr(0, op.getContext());
+  SmallVector<int64_t> offsets;
+  for (auto [k, e] : llvm::enumerate(map.getResults())) {
+    if (!e.isFunctionOfDim(0)) {
+      offsets.push_back(-1);
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e - row, map.getNumDims(), map.getNumSymbols()));
+    std::string which = "index read #" + std::to_string(j);
+    if (!c || c.getValue() < 0) {
+      if (why)
+        *why = which + " names d0 other than as d0 + c with a constant c >= 0";
+      return failure();
+    }
+    if (shape[k] < extent + c.getValue()) {
+      if (why)
+        *why = which + " reads d0 + " + std::to_string(c.getValue()) + " in a dim of size " +
+               std::to_string(shape[k]) + ", less than the rows' extent " + std::to_string(extent) +
+               " + " + std::to_string(c.getValue());
+      return failure();
+    }
+    offsets.push_back(c.getValue());
+  }
+  return offsets;
 }
 
 int64_t FusedOp::getRowExtent() {

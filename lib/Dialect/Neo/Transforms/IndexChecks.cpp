@@ -61,12 +61,26 @@ std::string locationOf(Operation *op) {
   return "";
 }
 
+/// The value that index read `j` of `op` reads in the function's body: the
+/// operand of a neo.fused kernel (row-blocked or not) for its block argument.
+Value indexTensor(ComputeOp op, unsigned j) {
+  Value v = op.getIndexInputs()[j];
+  while (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fused = dyn_cast_or_null<FusedOp>(arg.getOwner()->getParentOp());
+    if (!fused)
+      break;
+    v = fused.getInputs()[arg.getArgNumber()];
+  }
+  return v;
+}
+
 /// The values of the index reads of `op` whose tensor is a result of
 /// neo.invert_index, which lie in range by construction (offsets in [0, N],
 /// positions in [0, N), owners in [0, M)); nothing for the others.
 SmallVector<std::optional<Interval>> inverseIndexRanges(ComputeOp op) {
   SmallVector<std::optional<Interval>> ranges;
-  for (Value input : op.getIndexInputs()) {
+  for (unsigned j = 0; j < op.getNumIndexReads(); ++j) {
+    Value input = indexTensor(op, j);
     ranges.push_back(std::nullopt);
     auto invert = input.getDefiningOp<InvertIndexOp>();
     if (!invert)
@@ -91,7 +105,7 @@ bool isOffsetsRange(ComputeOp op, AffineExpr lower, AffineExpr upper) {
   auto lo = dyn_cast<AffineSymbolExpr>(lower), hi = dyn_cast<AffineSymbolExpr>(upper);
   if (!lo || !hi)
     return false;
-  Value a = op.getIndexInputs()[lo.getPosition()], b = op.getIndexInputs()[hi.getPosition()];
+  Value a = indexTensor(op, lo.getPosition()), b = indexTensor(op, hi.getPosition());
   auto invert = a.getDefiningOp<InvertIndexOp>();
   if (a != b || !invert || a != invert.getOffsets())
     return false;
@@ -192,7 +206,7 @@ void buildCheck(OpBuilder &b, const Check &check, const IRMapping &args,
   SmallVector<Value> indexInputs;
   SmallVector<AffineMap> indexMaps;
   for (unsigned s : syms) {
-    indexInputs.push_back(args.lookup(op.getIndexInputs()[s]));
+    indexInputs.push_back(args.lookup(indexTensor(op, s)));
     SmallVector<AffineExpr> exprs;
     for (AffineExpr e : op.getIndexMap(s).getResults())
       exprs.push_back(remap(e));
@@ -283,7 +297,8 @@ LogicalResult mlir::neo::addIndexChecks(ModuleOp module) {
       continue;
     SmallVector<Check> checks;
     WalkResult walk = func.walk([&](ComputeOp op) {
-      for (Value v : op.getIndexInputs()) {
+      for (unsigned j = 0; j < op.getNumIndexReads(); ++j) {
+        Value v = indexTensor(op, j);
         auto arg = dyn_cast<BlockArgument>(v);
         if (v.getDefiningOp<InvertIndexOp>())
           continue;

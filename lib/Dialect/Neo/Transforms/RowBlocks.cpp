@@ -48,6 +48,7 @@ struct Unit {
   Operation *op;
   SmallVector<ComputeOp> members;
   SmallVector<UnitRead> reads;
+  SmallVector<UnitRead> indexReads; // index tensors: always read from outside
   int64_t extent = 0; // 0: cannot join a row-blocked kernel
 };
 
@@ -97,6 +98,8 @@ void RowGrouper::collect() {
       u.members.push_back(c);
       for (auto [i, v] : llvm::enumerate(c.getInputs()))
         u.reads.push_back({c, (unsigned)i, (unsigned)i});
+      for (unsigned j = 0; j < c.getNumIndexReads(); ++j)
+        u.indexReads.push_back({c, j, (unsigned)c.getInputs().size() + j});
     } else if (auto f = dyn_cast<FusedOp>(op); f && !f.getRowBlock()) {
       Block &body = f.getBody().front();
       bool plain = true;
@@ -114,6 +117,14 @@ void RowGrouper::collect() {
             break;
           }
           u.reads.push_back({c, (unsigned)i, arg.getArgNumber()});
+        }
+        for (auto [j, v] : llvm::enumerate(c.getIndexInputs())) {
+          auto arg = dyn_cast<BlockArgument>(v);
+          if (!arg || arg.getOwner() != &body) {
+            plain = false;
+            break;
+          }
+          u.indexReads.push_back({c, (unsigned)j, arg.getArgNumber()});
         }
       }
       // Only fused ops whose results are their members' results in order.
@@ -141,9 +152,15 @@ void RowGrouper::collect() {
     // would cost more than the grouping saves).
     int64_t wholeBytes = 0;
     llvm::DenseSet<Value> whole;
+    // (A read through index values, X[col[e], f], touches only the rows it
+    // gathers, as it does unblocked: it does not count.)
     for (UnitRead r : u.reads) {
       AffineMap map = r.member.getIndexingMap(r.read);
       Value v = op.getOperand(r.operand);
+      if (map.getNumSymbols() && llvm::any_of(map.getResults(), [](AffineExpr e) {
+            return e.isSymbolicOrConstant() && !isa<AffineConstantExpr>(e);
+          }))
+        continue;
       if (llvm::none_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }) &&
           whole.insert(v).second)
         wholeBytes += tensorBytes(v.getType());
@@ -270,6 +287,13 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
           rowBytes += tensorBytes(value.getType()) / extent;
       }
     }
+  // Index tensors (never computed by a neo.compute): read from outside.
+  for (unsigned u : group)
+    for (UnitRead r : units[u].indexReads) {
+      Value value = valueOf(u, r);
+      if (inputIndex.try_emplace(value, inputs.size()).second)
+        inputs.push_back(value);
+    }
   // Results: the values used outside the group.
   SmallVector<Value> results;
   size_t numValues = 0;
@@ -311,6 +335,9 @@ void RowGrouper::build(ArrayRef<unsigned> group) {
     // the values they stand for.
     for (UnitRead r : units[u].reads)
       if (Value inner = r.member.getInputs()[r.read]; inner != valueOf(u, r))
+        outer.map(inner, outer.lookup(valueOf(u, r)));
+    for (UnitRead r : units[u].indexReads)
+      if (Value inner = r.member.getIndexInputs()[r.read]; inner != valueOf(u, r))
         outer.map(inner, outer.lookup(valueOf(u, r)));
     for (ComputeOp m : units[u].members)
       outer.map(m.getResult(), in.clone(*m, outer)->getResult(0));

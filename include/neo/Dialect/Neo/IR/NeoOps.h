@@ -54,6 +54,14 @@ std::optional<std::string> whyNotRowOp(ComputeOp op, int64_t extent);
 std::optional<std::string> whyNotRowRead(ComputeOp op, unsigned read, int64_t extent,
                                          bool internal);
 
+/// The row offsets of index read `j` of `op` in a row-blocked kernel: for
+/// each dim of its index tensor, `c` where the index is `d0 + c`, or -1 where
+/// it does not name d0. Fails with the reason when d0 appears otherwise, `c`
+/// is negative, or the dim is shorter than `extent + c` (a block of rows
+/// reads `rowptr[d0]` and `rowptr[d0 + 1]` from slices of its rows).
+FailureOr<SmallVector<int64_t>> getRowIndexOffsets(ComputeOp op, unsigned j, int64_t extent,
+                                                   std::string *why = nullptr);
+
 } // namespace neo
 } // namespace mlir
 

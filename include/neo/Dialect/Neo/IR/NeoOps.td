@@ -250,7 +250,13 @@ def Neo_FusedOp : Neo_Op<"fused", [IsolatedFromAbove, SingleBlock,
     every op is a `neo.compute` whose `d0` has one extent `E` (a multiple of
     `B`); `d0` appears in no domain and no `neo.index`; a read of another op
     of the region has `d0` as its first index and nowhere else; a read of an
-    operand names `d0` only as a whole index into a dim of extent `E`.
+    operand names `d0` only as a whole index into a dim of extent `E`. Ops
+    with index reads may join (a CSR row range, an embedding lookup): an
+    index operand names `d0` only as `d0 + c` (`c >= 0`) into a dim of at
+    least `E + c` (a block reads `rowptr[i]` and `rowptr[i + 1]` for its
+    rows), and a read through index values (`X[col[e], f]`) reads its
+    operand whole, touching only the rows it gathers. Index tensors are
+    operands only, never results.
 
     ```mlir
     %y = neo.fused ins(%x : tensor<64x1024xf32>) row_block 8 -> (tensor<64x1024xf32>) {
@@ -270,8 +276,8 @@ def Neo_FusedOp : Neo_Op<"fused", [IsolatedFromAbove, SingleBlock,
     }
     ```
   }];
-  let arguments = (ins Variadic<Neo_Tensor>:$inputs,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$row_block);
+  let arguments = (ins Variadic<AnyTypeOf<[Neo_Tensor, Neo_IndexTensor]>>:$inputs,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$row_block);
   let results = (outs Variadic<Neo_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCanonicalizer = 1;
