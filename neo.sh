@@ -9,7 +9,8 @@
 #                             print its outputs and time, and check them
 #   ./neo.sh test             run every test (lit, gtest)
 #   ./neo.sh bench [opts]     run the benchmark harness (docs/benchmarks.md);
-#                             --all first: also SpMM, GCN, DLRM and neo.torch
+#                             --all first: also SpMM, SDDMM, GCN, GAT, DLRM and
+#                             neo.torch
 set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 build=${NEO_BUILD_DIR:-$root/build}
@@ -55,15 +56,18 @@ case "$cmd" in
         --out "$root/docs/sparse-benchmarks-backward.md"
       /usr/bin/python3 "$root/bench/spmm.py" --sddmm --out "$root/docs/sddmm-benchmarks.md"
       /usr/bin/python3 "$root/bench/gcn.py" --out "$root/docs/gcn-benchmarks.md"
+      /usr/bin/python3 "$root/bench/gat.py" --out "$root/docs/gat-benchmarks.md"
       /usr/bin/python3 "$root/bench/dlrm.py" --out "$root/docs/dlrm-benchmarks.md"
       if [ -n "$py" ]; then
         "$py" "$root/bench/torch_bridge.py" --threads 1,2 \
           --out "$root/docs/torch-bridge-benchmarks.md"
       fi
+      # Their summary in docs/benchmarks.md, with the numbers just made.
+      /usr/bin/python3 "$root/bench/summarize.py" --insert "$root/docs/benchmarks.md"
     fi
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -45,7 +45,7 @@ def gcn(rowptr: i32[R], col: i32[E], val: f32[E], X: f32[N, F], W1: f32[F, H],
 }}
 """
 
-SYSTEMS = ["neo", "torch-sparse", "torch-index_add", "torch.compile", "jax"]
+SYSTEMS = ["neo", "neo-eqsat", "torch-sparse", "torch-index_add", "torch.compile", "jax"]
 
 
 def problem(args):

@@ -204,6 +204,12 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 4: loops; parallel ones run on OpenMP threads.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
+  // Rows read through index values (gathers): prefetched iterations ahead.
+  if (options.prefetchGathers > 0) {
+    NeoPrefetchGathersOptions prefetch;
+    prefetch.distance = options.prefetchGathers;
+    pm.addNestedPass<func::FuncOp>(createNeoPrefetchGathers(prefetch));
+  }
   // Large functions: a function per loop nest, for LLVM's compile time.
   NeoOutlineKernelsOptions outline;
   outline.minKernels = options.outlineMinKernels;

@@ -120,6 +120,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("neo-tile's direct-convolutions: convolutions read their windowed operand "
                      "from zero-padded planes instead of packing im2col blocks"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> prefetchGathers{
+      *this, "prefetch-gathers",
+      llvm::cl::desc("neo-prefetch-gathers' distance: loops that read rows through index values "
+                     "prefetch the row this many iterations ahead (0: never)"),
+      llvm::cl::init(16)};
   PassOptions::Option<int64_t> outlineMinKernels{
       *this, "outline-min-kernels",
       llvm::cl::desc("Give each loop nest of a function with at least this many loop nests a "
