@@ -38,14 +38,21 @@ def one(system, threads, args):
     dlrm.configure(args.batch, [int(v) for v in args.vocab.split(",")],
                    [int(v) for v in args.ids.split(",")])
     p = dlrm.init(0)
-    x, bags, y = next(dlrm.batches(1, seed=2))
+    # Steps cycle through 4 batches: new ids every step, as in training (Neo's
+    # index checks run every step; the same ids again would skip them).
+    data = list(dlrm.batches(4, seed=2))
     t0 = time.perf_counter()
-    res = {}
+    res = {"step": 0}
+
+    def batch():
+        res["batch"] = data[res["step"] % len(data)]
+        res["step"] += 1
+        return res["batch"]
     if system == "neo":
         model = dlrm.NeoDLRM(options="threads=%d" % threads)
 
         def run():
-            res["out"] = model.loss_and_grads(p, x, bags, y)
+            res["out"] = model.loss_and_grads(p, *batch())
         run()
         compile_s = time.perf_counter() - t0
         got = lambda: [np.asarray(res["out"][0])] + [res["out"][1][k]  # noqa: E731
@@ -55,7 +62,7 @@ def one(system, threads, args):
         torch.set_num_threads(threads)
         model = dlrm.TorchDLRM(p)
 
-        def step():
+        def step(x, bags, y):
             for v in model.params.values():
                 v.grad = None
             loss = model.loss(x, bags, y)
@@ -65,7 +72,7 @@ def one(system, threads, args):
             step = torch.compile(step)
 
         def run():
-            res["out"] = step()
+            res["out"] = step(*batch())
         run()
         compile_s = time.perf_counter() - t0
         got = lambda: [res["out"].detach().numpy()] + [  # noqa: E731
@@ -75,7 +82,7 @@ def one(system, threads, args):
     if system == "neo" and args.check:
         import torch  # noqa: F401 (the check runs PyTorch eager in this process)
         t = dlrm.TorchDLRM(p)
-        loss = t.loss(x, bags, y)
+        loss = t.loss(*res["batch"])  # the batch of the last timed step
         loss.backward()
         ref = [loss.detach().numpy()] + [t.params[k].grad.numpy() for k in dlrm.PARAMS]
         err = max(float(np.abs(np.asarray(g) - r).max() / max(1e-30, np.abs(r).max()))
@@ -112,7 +119,9 @@ def main():
              "--rounds %d --repeats %d --out %s`" % (args.batch, args.vocab, args.ids,
                                                       args.rounds, args.repeats, args.out), "",
              "Each system ran in %d processes, alternated; a process times the median of %d "
-             "steps after a warm-up step (which compiles). Neo's loss and gradients are "
+             "steps after a warm-up step (which compiles); the steps cycle through 4 batches "
+             "(new ids every step, as in training: Neo's index checks run every step). Neo's "
+             "loss and gradients are "
              "checked against PyTorch eager's (max error relative to each tensor's largest "
              "value, column 'error')." % (args.repeats, args.rounds), "",
              "| threads | system | ms | this / neo | cores | error | compile s | all ms |",

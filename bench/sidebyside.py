@@ -109,7 +109,9 @@ def gnn_main(doc, script, systems, one, heading, model_text, checked_against):
              "the median of %d steps after one warm-up step (which compiles), and the table "
              "gives the median process (all of them in the last column). The loss and the "
              "gradients of every system are checked against %s (max error relative to the "
-             "largest value of each). Cores: CPU time / wall time of the timed steps. "
+             "largest value of each). Cores: CPU time / wall time of the timed steps. Neo's "
+             "first step runs its index checks; the timed ones, with the same graph, skip "
+             "them (the runtime remembers the index inputs whose checks passed). "
              "neo-eqsat: `eqsat=true` (neo-eqsat-fuse first). Compile: Neo's import, "
              "autodiff and CPU pipeline; JAX's and torch.compile's first call."
              % (args.repeats, args.rounds, checked_against), "",

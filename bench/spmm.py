@@ -335,7 +335,9 @@ def main():
               "times the median of %d runs, and the table gives the median process (all "
               "of them in the last column). Every result is checked against %s first "
               "(max error relative to the largest value). Cores: CPU time / wall time of "
-              "the timed runs. Neo's time includes its run-time index check. torch.compile "
+              "the timed runs. Neo's first call runs its index checks; the timed ones, with "
+              "the same index tensors, skip them (the runtime remembers the index inputs "
+              "whose checks passed), as the steps of a training loop do. torch.compile "
               "and JAX were compiled by a call before the timing (compile s)." %
               (args.repeats, args.rounds, reference)), "",
              "| threads | system | ms | best peer / this | cores | max rel. error | compile s | "

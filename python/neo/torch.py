@@ -465,7 +465,13 @@ class Op:
             if self._chunk is None:
                 # (A dynamic trace before any concrete call: the size the
                 # tracer was started with.)
-                self._chunk = b if isinstance(b, int) else int(b.node.hint)
+                hint = b if isinstance(b, int) else getattr(b.node, "hint", None)
+                if hint is None:
+                    raise _neo.NeoError(
+                        "'%s': the first batch of dynamic size parameter '%s' has no known "
+                        "size (traced as unbacked): give the chunk size, dynamic={'%s': 64}"
+                        % (self.name, name, name))
+                self._chunk = int(hint)
         chunk = dict(sizes)
         chunk[name] = self._chunk
         return self._instance(chunk, wrt), b, self._chunk, in_dims, out_dims
@@ -548,7 +554,13 @@ def _register_custom_op(op):
         # name is part of the key of inductor's on-disk graph cache, which
         # must not serve a graph traced with another version.
         text = op._text if isinstance(op._text, bytes) else str(op._text).encode()
-        tag = hashlib.sha1(text + repr(op._dynamic).encode() + _MODULE_DIGEST).hexdigest()[:10]
+        # A dynamic size without a given chunk takes the first batch's size,
+        # which the digest cannot know: a per-process nonce then keeps
+        # another process's graphs out.
+        nonce = (repr(os.getpid()) + repr(id(op))
+                 if op._dynamic is not None and op._dynamic[1] is None else "")
+        tag = hashlib.sha1(text + repr((op._dynamic, op._settings, nonce)).encode() +
+                           _MODULE_DIGEST).hexdigest()[:10]
         name = "%s_%d_%s" % (op.name, _custom_op_count[0], tag)
     lib = torch.library.Library("neo", "FRAGMENT")
     op._library = lib  # the registrations live as long as the Library object
@@ -724,6 +736,7 @@ def _dynamic_forward(inst, b, size, in_dims, out_dims, xs):
     results with b rows, then each of f_fwd's outputs of every chunk, one
     after the other in a flat tensor (what the backward of each chunk
     reads)."""
+    xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
     results = [[] for _ in range(inst.num_results)]
     stacked = [[] for _ in inst.fwd_outputs]
     for start in range(0, b, size):
@@ -745,6 +758,9 @@ def _dynamic_backward(inst, b, size, in_dims, out_dims, xs, outs, dys):
     concatenated, the others summed over the chunks."""
     stacked = [t.view(-1, *s) for t, (_, _, s) in zip(outs[inst.num_results:], inst.fwd_outputs)]
     grads = {}
+    # (f_bwd reads its arguments as dense row-major buffers: a transposed
+    # weight must be made contiguous, as the chunks of batched inputs are.)
+    xs = [x if x.is_contiguous() else x.contiguous() for x in xs]
     for c, start in enumerate(range(0, b, size)):
         n = min(size, b - start)
         chunk = [x if d is None else _rows(x, d, start, n, size) for x, d in zip(xs, in_dims)]

@@ -136,3 +136,21 @@ def test_dynamic_batch_float64_gradcheck_of_the_custom_op():
     torch.library.opcheck(op.custom_op, ([x.detach(), w.detach(), b.detach()], []),
                           test_utils=("test_schema", "test_faketensor",
                                       "test_autograd_registration"))
+
+
+def test_dynamic_batch_custom_op_with_a_transposed_weight():
+    # A non-contiguous weight (a transposed view) through the dynamic custom
+    # op's chunks: results and gradients equal PyTorch's.
+    op = nt.op(layer_source("f64", "N"), dynamic={"N": 4}, overlap=False)
+    torch.manual_seed(6)
+    x = torch.randn(10, 16, dtype=torch.float64, requires_grad=True)
+    wt = torch.randn(32, 16, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(32, dtype=torch.float64, requires_grad=True)
+    y = op.custom_op([x, wt.t(), b], [])[0]
+    assert close(y, layer_ref(x, wt.t(), b), 1e-12)
+    g = torch.randn_like(y)
+    got = torch.autograd.grad(y, (x, wt, b), g)
+    want = torch.autograd.grad(layer_ref(x, wt.t(), b), (x, wt, b), g)
+    for a, r in zip(got, want):
+        assert close(a, r, 1e-10)
+

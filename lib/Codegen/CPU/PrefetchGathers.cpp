@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -78,7 +79,8 @@ private:
     return !loop->getRegion(0).isAncestor(r);
   }
 
-  /// Walks the ops that compute `v` in the loop, recording them in `ops`.
+  /// Walks the ops that compute `v` in the loop, recording them in `ops`
+  /// (and what each one depends on in `seenOps`, for values reached twice).
   void analyze(Value v, Slice &s, llvm::SetVector<Operation *> &ops) {
     if (v == iv) {
       s.usesIv = true;
@@ -91,34 +93,51 @@ private:
       return;
     }
     Operation *def = v.getDefiningOp();
-    if (ops.contains(def))
-      return;
-    bool isLoad = isa<memref::LoadOp>(def);
-    if ((!isLoad && !isPure(def)) || def->getNumRegions() || def->getNumResults() != 1 ||
-        isa<VectorType>(def->getResult(0).getType())) {
-      s.ok = false;
+    if (auto it = seenOps.find(def); it != seenOps.end()) {
+      merge(s, it->second);
       return;
     }
-    Slice operands;
-    for (Value o : def->getOperands())
-      analyze(o, operands, ops);
-    s.inner |= operands.inner;
-    s.ok &= operands.ok;
-    s.usesIv |= operands.usesIv;
-    // (Index values come from i32/i64 buffers, a program's index tensors;
-    // the `index` tables of generated kernels, an implicit GEMM's offsets,
-    // address rows that the hardware prefetchers follow.)
-    bool readsIndexValues =
-        isLoad && isa<IntegerType>(cast<memref::LoadOp>(def).getMemRefType().getElementType());
-    s.gathered |= operands.gathered || (readsIndexValues && operands.usesIv);
-    ops.insert(def);
+    Slice own;
+    auto load = dyn_cast<memref::LoadOp>(def);
+    // Only scalar index arithmetic and reads of buffers defined before the
+    // loop with static shapes (so that the read ahead can be clamped into
+    // them): no views, nothing with regions or effects.
+    if (load) {
+      auto t = load.getMemRefType();
+      if (!outside(load.getMemRef()) || !t.hasStaticShape())
+        own.ok = false;
+    } else if (!isPure(def) || def->getNumRegions() || def->getNumResults() != 1 ||
+               !def->getResult(0).getType().isIntOrIndexOrFloat()) {
+      own.ok = false;
+    }
+    if (own.ok) {
+      Slice operands;
+      for (Value o : load ? ValueRange(load.getIndices()) : ValueRange(def->getOperands()))
+        analyze(o, operands, ops);
+      merge(own, operands);
+      // (Index values come from i32/i64 buffers, a program's index tensors;
+      // the `index` tables of generated kernels, an implicit GEMM's
+      // offsets, address rows that the hardware prefetchers follow.)
+      own.gathered |=
+          load && isa<IntegerType>(load.getMemRefType().getElementType()) && operands.usesIv;
+      ops.insert(def);
+    }
+    seenOps[def] = own;
+    merge(s, own);
+  }
+
+  static void merge(Slice &into, const Slice &from) {
+    into.inner |= from.inner;
+    into.ok &= from.ok;
+    into.usesIv |= from.usesIv;
+    into.gathered |= from.gathered;
   }
 
   void prefetch(Operation *g) {
     auto [buffer, indices] = *loadOf(g);
     auto type = dyn_cast<MemRefType>(buffer.getType());
     if (!type || indices.empty() || !type.hasStaticShape() ||
-        !isa<FloatType>(type.getElementType()))
+        !isa<FloatType>(type.getElementType()) || !outside(buffer))
       return;
     // The indices: each one outside, or computed in the body (the last may
     // vary in an inner loop: the offset in the row).
@@ -128,6 +147,7 @@ private:
     for (auto [k, idx] : llvm::enumerate(indices)) {
       Slice s;
       llvm::SetVector<Operation *> own;
+      seenOps.clear(); // (per index: `own` holds every op of its slice)
       analyze(idx, s, own);
       if (!s.ok || (s.inner && k + 1 != indices.size()))
         return;
@@ -220,6 +240,7 @@ private:
   int64_t distance, maxLines;
   OpBuilder builder;
   Value ahead;
+  llvm::DenseMap<Operation *, Slice> seenOps;
   std::set<std::vector<void *>> seen;
 };
 

@@ -664,11 +664,19 @@ private:
       for (Value v : def->getOperands())
         stack.push_back(v);
     }
-    for (Operation &inner : body.without_terminator())
-      if (llvm::any_of(inner.getOperands(),
-                       [&](Value v) { return v == x || sumDerived.contains(v); }))
-        sumDerived.insert(inner.getResult(0));
+    // The ops the yielded value needs besides x's.
+    llvm::DenseSet<Operation *> rest;
+    SmallVector<Value> pending{y};
+    while (!pending.empty()) {
+      Value v = pending.pop_back_val();
+      Operation *def = v == x ? nullptr : v.getDefiningOp();
+      if (!def || !rest.insert(def).second)
+        continue;
+      for (Value o : def->getOperands())
+        pending.push_back(o);
+    }
     sumDim = d;
+    sumRestOps = std::move(rest);
     sumTerm = x;
     sumDependent = std::move(dep);
     sumTermOps = std::move(ops);
@@ -707,7 +715,9 @@ private:
       IRMapping mapping;
       for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i) {
         Value arg = body.getArgument(i);
-        if (!llvm::any_of(arg.getUsers(), [&](Operation *u) { return sumTermOps.contains(u); }))
+        // (x itself may be a read: sum(e, h) val[e] * X[col[e], h].)
+        if (arg != sumTerm &&
+            !llvm::any_of(arg.getUsers(), [&](Operation *u) { return sumTermOps.contains(u); }))
           continue;
         if (!sumDependent.contains(arg))
           mapping.map(arg, readCache[i] ? readCache[i] : read(i));
@@ -766,13 +776,11 @@ private:
       mapping.map(sumTerm, sum);
       Block &body = op.getBodyBlock();
       for (Operation &inner : body.without_terminator()) {
+        // Only what the yielded value needs once x is known (the ops that
+        // vary along h there are computed from x).
+        if (!sumRestOps.contains(&inner))
+          continue;
         Value r = inner.getResult(0);
-        if (r == sumTerm)
-          continue;
-        // Of the ops that vary along h, those x is computed by are summed;
-        // the others are computed from x.
-        if (sumDependent.contains(r) && !sumDerived.contains(r))
-          continue;
         if (auto idx = dyn_cast<IndexOp>(inner)) {
           mapping.map(r, dims[idx.getDim()]);
           continue;
@@ -922,7 +930,7 @@ private:
   Value sumTerm;                          // x, a value of the body
   llvm::DenseSet<Value> sumDependent;     // body values that vary along sumDim
   llvm::DenseSet<Operation *> sumTermOps; // the ops x is computed by
-  llvm::DenseSet<Value> sumDerived;       // body values computed from x
+  llvm::DenseSet<Operation *> sumRestOps; // the ops the yield needs, x given
   // Index values and reads computed at an enclosing loop (null: not yet).
   SmallVector<Value> symCache, readCache;
   llvm::SmallBitVector boundDims;

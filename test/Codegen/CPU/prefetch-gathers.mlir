@@ -5,6 +5,8 @@
 // RUN: neo-run %S/Inputs/gathers.neo --function spmm --input rowptr=%t.rowptr.npy --input col=%t.col.npy --check | FileCheck %s --check-prefix=EXEC
 // RUN: neo-run %S/Inputs/gathers.neo --function spmm --input rowptr=%t.rowptr.npy --input col=%t.col.npy --check --pipeline-options=threads=2 | FileCheck %s --check-prefix=EXEC
 // RUN: neo-run %S/Inputs/gathers.neo --function sddmm --input row=%t.col.npy --input col=%t.col.npy --check --pipeline-options="threads=2 prefetch-gathers=4" | FileCheck %s --check-prefix=EXEC
+// RUN: neo-run %S/Inputs/gathers.neo --function rowdot --input rowptr=%t.rowptr.npy --input col=%t.col.npy --check | FileCheck %s --check-prefix=EXEC
+// RUN: neo-run %S/Inputs/gathers.neo --function rowdot --input rowptr=%t.rowptr.npy --input col=%t.col.npy --gradcheck | FileCheck %s --check-prefix=GRAD
 // RUN: neo-translate --import-neo %S/Inputs/gathers.neo | neo-opt --neo-lower-to-cpu="stop-after=loops" | FileCheck %s --check-prefix=PIPE
 // RUN: neo-translate --import-neo %S/Inputs/gathers.neo | neo-opt --neo-lower-to-cpu="stop-after=loops prefetch-gathers=0" | FileCheck %s --check-prefix=OFF
 
@@ -34,6 +36,7 @@
 // PIPE-COUNT-3: memref.prefetch %arg2
 // PIPE-COUNT-3: memref.prefetch %arg3
 // EXEC: check {{.*}}: ok
+// GRAD-COUNT-2: gradcheck d{{.*}}: ok
 // BAD: neo-prefetch-gathers: distance and max-lines must be >= 0
 func.func @spmm_row(%lo: index, %hi: index, %col: memref<1000xi32>, %x: memref<50x64xf32>, %val: memref<1000xf32>, %out: memref<64xf32>) {
   %c0 = arith.constant 0 : index
