@@ -54,3 +54,36 @@ func.func @causal(%a: tensor<4x4xf32>, %v: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %2 : tensor<4xf32>
 }
+
+// Domains that read index values. A CSR range rowptr[i] <= e < rowptr[i+1]
+// (bounds that depend on i) holds each nonzero e in one row: 9 nonzeros
+// times 3 features = 27 of the 4 x 3 x 9 = 108 iterations (evaluating the
+// symbols as 0 used to count none, and enumerated the box for it). A
+// scatter-form read pinned by tok[n] == v takes one v of 5 per n: 8 x 4.
+// CHECK-LABEL: function csr
+// CHECK-NEXT: sum visited 108 valid 27 flops 54 loc(
+// CHECK-NEXT: sum visited 160 valid 32 flops 32 loc(
+func.func @csr(%rowptr: tensor<5xi32>, %col: tensor<9xi32>, %val: tensor<9xf32>, %x: tensor<6x3xf32>, %tok: tensor<8xi32>, %dy: tensor<8x4xf32>) -> (tensor<4x3xf32>, tensor<5x4xf32>) {
+  %0 = neo.compute ins(%val, %x : tensor<9xf32>, tensor<6x3xf32>)
+         indices(%rowptr, %rowptr, %col : tensor<5xi32>, tensor<5xi32>, tensor<9xi32>)
+         space [4, 3] sum [9]
+         maps [affine_map<(i, f, e)[s0, s1, s2] -> (e)>, affine_map<(i, f, e)[s0, s1, s2] -> (s2, f)>]
+         index_maps [affine_map<(i, f, e) -> (i)>, affine_map<(i, f, e) -> (i + 1)>, affine_map<(i, f, e) -> (e)>]
+         checked [1]
+         where affine_set<(i, f, e)[s0, s1, s2] : (e - s0 >= 0, s1 - e - 1 >= 0)>
+         -> tensor<4x3xf32> {
+  ^bb0(%v: f32, %a: f32):
+    %m = arith.mulf %v, %a : f32
+    neo.yield %m : f32
+  }
+  %1 = neo.compute ins(%dy : tensor<8x4xf32>) indices(%tok : tensor<8xi32>)
+         space [5, 4] sum [8]
+         maps [affine_map<(v, d, n)[s0] -> (n, d)>]
+         index_maps [affine_map<(v, d, n) -> (n)>]
+         where affine_set<(v, d, n)[s0] : (v - s0 == 0)>
+         -> tensor<5x4xf32> {
+  ^bb0(%g: f32):
+    neo.yield %g : f32
+  }
+  return %0, %1 : tensor<4x3xf32>, tensor<5x4xf32>
+}

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -31,20 +32,54 @@ OpCost mlir::neo::countOpCost(ComputeOp op) {
   cost.valid = box;
   if (auto domain = op.getDomain()) {
     // Enumerate, per group of dims that constraints couple, the points of the
-    // group's box that satisfy its constraints.
+    // group's box that satisfy its constraints. Constraints that read index
+    // values (symbols) have no values here: a range `rowptr[i] <= e <
+    // rowptr[i + 1]` holds each e in one point of the dims its bounds depend
+    // on (i: the nonzeros of a CSR, not their product with the rows), and
+    // `d == tok[n]` pins d to one value.
     unsigned n = bounds.size();
     llvm::EquivalenceClasses<unsigned> groups;
     SmallVector<SmallVector<unsigned>> constraintDims(domain->getNumConstraints());
     for (unsigned d = 0; d < n; ++d)
       groups.insert(d);
+    double valid = box;
+    llvm::SmallBitVector pinned(n), ranged(n), symbolicConstraint(domain->getNumConstraints());
+    SmallVector<llvm::SmallBitVector> rangedBy(n, llvm::SmallBitVector(n));
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
+      AffineExpr e = domain->getConstraint(c);
+      SmallVector<unsigned> dims;
       for (unsigned d = 0; d < n; ++d)
-        if (domain->getConstraint(c).isFunctionOfDim(d))
-          constraintDims[c].push_back(d);
+        if (e.isFunctionOfDim(d))
+          dims.push_back(d);
+      bool symbolic = false;
+      e.walk([&](AffineExpr sub) { symbolic |= isa<AffineSymbolExpr>(sub); });
+      if (symbolic) {
+        symbolicConstraint.set(c);
+        if (dims.empty())
+          continue;
+        if (domain->isEq(c)) {
+          pinned.set(dims.front());
+          continue;
+        }
+        llvm::SmallBitVector deps = getDependentDims(op, e);
+        for (unsigned d : dims) {
+          ranged.set(d);
+          llvm::SmallBitVector others = deps;
+          others.reset(d);
+          rangedBy[d] |= others;
+        }
+        continue;
+      }
+      constraintDims[c] = std::move(dims);
       for (unsigned k = 1; k < constraintDims[c].size(); ++k)
         groups.unionSets(constraintDims[c][0], constraintDims[c][k]);
     }
-    double valid = box;
+    for (unsigned d : pinned.set_bits())
+      valid /= std::max<int64_t>(1, bounds[d]);
+    for (unsigned d : ranged.set_bits())
+      if (!pinned.test(d))
+        for (unsigned k : rangedBy[d].set_bits())
+          valid /= std::max<int64_t>(1, bounds[k]);
     llvm::DenseSet<unsigned> seenLeaders;
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c) {
       if (constraintDims[c].empty())
@@ -88,7 +123,7 @@ OpCost mlir::neo::countOpCost(ComputeOp op) {
     }
     // Constraints with no dims are constants.
     for (unsigned c = 0; c < domain->getNumConstraints(); ++c)
-      if (constraintDims[c].empty()) {
+      if (constraintDims[c].empty() && !symbolicConstraint.test(c)) {
         int64_t v = evaluateIndexExpr(domain->getConstraint(c), {});
         if (domain->isEq(c) ? v != 0 : v < 0)
           valid = 0;
