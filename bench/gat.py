@@ -19,7 +19,6 @@ Every system's loss and gradients are compared first with the same step in
 float64 PyTorch autograd (max error relative to the largest value of each).
 The graph is bench/spmm.py's (power-law degrees).
 """
-import json
 import os
 import sys
 import time
@@ -135,29 +134,9 @@ def one(system, threads, args):
         import torch
         torch.set_num_threads(threads)
         loss_fn, wt = torch_step(torch, p, torch.float32)
-
-        def step():
-            for w in wt:
-                w.grad = None
-            loss = loss_fn()
-            loss.backward()
-            return loss
-        if system == "torch.compile":
-            step = torch.compile(step)
-        t0 = time.perf_counter()
-        step()
-        compile_s = time.perf_counter() - t0
-
-        def run():
-            res["out"] = [step().detach()] + [w.grad for w in wt]
-        got = lambda: [t.numpy() for t in res["out"]]  # noqa: E731
-    run()
-    ref = reference(p)
-    err = max(float(np.abs(np.asarray(g, np.float64) - r).max() / max(1e-30, np.abs(r).max()))
-              for g, r in zip(got(), ref))
-    ms, cores = spmm.time_it(run, args.rounds)
-    print(json.dumps({"ms": ms, "cores": cores, "err": err, "compile_s": compile_s,
-                      "nnz": int(len(col)), "loss": float(np.asarray(got()[0]))}))
+        run, got, compile_s = sidebyside.torch_training_step(
+            torch, loss_fn, wt, system == "torch.compile", res)
+    sidebyside.report_step(run, got, reference(p), args.rounds, compile_s, len(col))
 
 
 def main():

@@ -18,7 +18,6 @@ the count took effect. PyTorch and JAX come from the bench venv
 float64 numpy reference first. The graph is bench/spmm.py's (power-law
 degrees), with the symmetric normalization of Kipf & Welling as values.
 """
-import json
 import os
 import sys
 import time
@@ -150,27 +149,9 @@ def one(system, threads, args):
             z = agg(h @ w2)
             return torch.nn.functional.cross_entropy(z, lt)
 
-        def step():
-            w1t.grad = w2t.grad = None
-            loss = loss_fn(w1t, w2t)
-            loss.backward()
-            return loss
-        if system == "torch.compile":
-            step = torch.compile(step)
-        t0 = time.perf_counter()
-        step()
-        compile_s = time.perf_counter() - t0
-
-        def run():
-            res["out"] = [step().detach(), w1t.grad, w2t.grad]
-        got = lambda: [t.numpy() for t in res["out"]]  # noqa: E731
-    run()
-    ref = reference(p)
-    err = max(float(np.abs(np.asarray(g, np.float64) - r).max() / max(1e-30, np.abs(r).max()))
-              for g, r in zip(got(), ref))
-    ms, cores = spmm.time_it(run, args.rounds)
-    print(json.dumps({"ms": ms, "cores": cores, "err": err, "compile_s": compile_s,
-                      "nnz": int(len(col)), "loss": float(np.asarray(got()[0]))}))
+        run, got, compile_s = sidebyside.torch_training_step(
+            torch, lambda: loss_fn(w1t, w2t), [w1t, w2t], system == "torch.compile", res)
+    sidebyside.report_step(run, got, reference(p), args.rounds, compile_s, len(col))
 
 
 def main():

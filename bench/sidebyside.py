@@ -125,3 +125,44 @@ def gnn_main(doc, script, systems, one, heading, model_text, checked_against):
                 threads, system, r["ms"], r["ms"] / med[base]["ms"], r["cores"], r["err"],
                 r["compile_s"], ", ".join("%.1f" % x for x in r["all_ms"])))
     write_report(lines, args.out)
+
+
+def torch_training_step(torch, loss_fn, params, compiled, res):
+    """A PyTorch training step of the GNN benchmarks: the gradients of
+    `params` cleared, `loss_fn()` and its backward, under torch.compile when
+    `compiled`; compiled (or warmed up) by a first call. Returns (run, got,
+    compile_s): run() stores the loss and the gradients in res["out"],
+    got() gives them as numpy arrays."""
+    import time
+
+    def step():
+        for w in params:
+            w.grad = None
+        loss = loss_fn()
+        loss.backward()
+        return loss
+    if compiled:
+        step = torch.compile(step)
+    t0 = time.perf_counter()
+    step()
+    compile_s = time.perf_counter() - t0
+
+    def run():
+        res["out"] = [step().detach()] + [w.grad for w in params]
+    return run, lambda: [t.numpy() for t in res["out"]], compile_s
+
+
+def report_step(run, got, ref, rounds, compile_s, nnz):
+    """Runs `run` once, compares got() with `ref` (max error relative to
+    each reference tensor's largest value), times it and prints the process's
+    JSON line."""
+    import json
+
+    import numpy as np
+    import spmm
+    run()
+    err = max(float(np.abs(np.asarray(g, np.float64) - r).max() / max(1e-30, np.abs(r).max()))
+              for g, r in zip(got(), ref))
+    ms, cores = spmm.time_it(run, rounds)
+    print(json.dumps({"ms": ms, "cores": cores, "err": err, "compile_s": compile_s,
+                      "nnz": int(nnz), "loss": float(np.asarray(got()[0]))}))

@@ -535,17 +535,9 @@ private:
         mapping.map(body.getArgument(i), readUses(i, d) ? readVector(i)
                                          : readCache[i] ? readCache[i]
                                                         : read(i));
-      for (Operation &inner : body.without_terminator()) {
-        if (auto idx = dyn_cast<IndexOp>(inner)) {
-          mapping.map(idx.getResult(), dims[idx.getDim()]);
-          continue;
-        }
-        if (auto r = dyn_cast<IndexReadOp>(inner)) {
-          mapping.map(r.getResult(), symbol(r.getRead()));
-          continue;
-        }
-        cloneLanewise(inner, mapping, lanes);
-      }
+      for (Operation &inner : body.without_terminator())
+        if (!mapIndexValue(inner, mapping))
+          cloneLanewise(inner, mapping, lanes);
       Value v = broadcast(mapping.lookup(op.getYieldedValue()));
       SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
       if (rowDim >= 0)
@@ -558,15 +550,7 @@ private:
       return vector::TransferWriteOp::create(b, loc, combined, acc, out, ArrayRef<bool>{true})
           .getResult();
     };
-    if (!inside)
-      return compute();
-    auto ifOp = scf::IfOp::create(b, loc, acc.getType(), inside, /*withElse=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    scf::YieldOp::create(b, loc, compute());
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, acc);
-    return ifOp.getResult(0);
+    return guarded(inside, acc, compute);
   }
 
   /// Looks for a sum whose innermost dim `h` (a full box reduction dim that
@@ -725,17 +709,8 @@ private:
           mapping.map(arg, vector ? readVector(i, sumLanes) : read(i));
       }
       for (Operation &inner : body.without_terminator()) {
-        if (!sumTermOps.contains(&inner))
-          continue;
-        if (auto idx = dyn_cast<IndexOp>(inner)) {
-          mapping.map(idx.getResult(), dims[idx.getDim()]);
-          continue;
-        }
-        if (auto r = dyn_cast<IndexReadOp>(inner)) {
-          mapping.map(r.getResult(), symbol(r.getRead()));
-          continue;
-        }
-        cloneLanewise(inner, mapping, sumLanes);
+        if (sumTermOps.contains(&inner) && !mapIndexValue(inner, mapping))
+          cloneLanewise(inner, mapping, sumLanes);
       }
       Value v = mapping.lookup(sumTerm);
       if (vector)
@@ -767,7 +742,6 @@ private:
   /// emitPoint for a factored sum: the loop summing x, then the rest of the
   /// body once on the sum, added to the result.
   Value emitFactoredPoint(Value acc) {
-    unsigned numPar = op.getNumParallelDims();
     Value inside = restHolds();
     auto compute = [&]() -> Value {
       Value sum = emitTermSum();
@@ -778,26 +752,39 @@ private:
       for (Operation &inner : body.without_terminator()) {
         // Only what the yielded value needs once x is known (the ops that
         // vary along h there are computed from x).
-        if (!sumRestOps.contains(&inner))
-          continue;
-        Value r = inner.getResult(0);
-        if (auto idx = dyn_cast<IndexOp>(inner)) {
-          mapping.map(r, dims[idx.getDim()]);
-          continue;
-        }
-        if (auto rd = dyn_cast<IndexReadOp>(inner)) {
-          mapping.map(r, symbol(rd.getRead()));
-          continue;
-        }
-        b.clone(inner, mapping);
+        if (sumRestOps.contains(&inner) && !mapIndexValue(inner, mapping))
+          b.clone(inner, mapping);
       }
-      Value v = mapping.lookup(op.getYieldedValue());
-      SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
-      if (rowDim >= 0)
-        out[rowDim] = index(0);
-      Value old = tensor::ExtractOp::create(b, loc, acc, out);
-      return tensor::InsertOp::create(b, loc, combine(b, loc, old, v), acc, out);
+      return accumulate(acc, mapping.lookup(op.getYieldedValue()));
     };
+    return guarded(inside, acc, compute);
+  }
+
+  /// Maps a body's neo.index (the dim's value) or neo.index_read (the index
+  /// value at the bound dims); false for other ops.
+  bool mapIndexValue(Operation &inner, IRMapping &mapping) {
+    if (auto idx = dyn_cast<IndexOp>(inner)) {
+      mapping.map(idx.getResult(), dims[idx.getDim()]);
+      return true;
+    }
+    if (auto r = dyn_cast<IndexReadOp>(inner)) {
+      mapping.map(r.getResult(), symbol(r.getRead()));
+      return true;
+    }
+    return false;
+  }
+
+  /// `v` combined into the result's element at the bound parallel dims.
+  Value accumulate(Value acc, Value v) {
+    SmallVector<Value> out(dims.begin(), dims.begin() + op.getNumParallelDims());
+    if (rowDim >= 0)
+      out[rowDim] = index(0); // the forall's slice holds one row
+    Value old = tensor::ExtractOp::create(b, loc, acc, out);
+    return tensor::InsertOp::create(b, loc, combine(b, loc, old, v), acc, out);
+  }
+
+  /// compute() where `inside` holds (always without it), else `acc`.
+  Value guarded(Value inside, Value acc, llvm::function_ref<Value()> compute) {
     if (!inside)
       return compute();
     auto ifOp = scf::IfOp::create(b, loc, acc.getType(), inside, /*withElse=*/true);
@@ -854,7 +841,6 @@ private:
   }
 
   Value emitPoint(Value acc) {
-    unsigned numPar = op.getNumParallelDims();
     // Pinned dims, and whether they fall inside the result.
     Value inside;
     auto conjoin = [&](Value c) {
@@ -871,44 +857,17 @@ private:
     }
     if (Value holds = restHolds())
       conjoin(holds);
-    auto compute = [&](OpBuilder &nb, Location l) -> Value {
+    auto compute = [&]() -> Value {
       IRMapping mapping;
       Block &body = op.getBodyBlock();
-      SmallVector<Value> syms;
-      for (unsigned s = 0; s < op.getNumIndexReads(); ++s)
-        syms.push_back(symbol(s));
       for (unsigned i = 0, e = op.getInputs().size(); i < e; ++i)
         mapping.map(body.getArgument(i), readCache[i] ? readCache[i] : read(i));
-      for (Operation &inner : body.without_terminator()) {
-        if (auto idx = dyn_cast<IndexOp>(inner)) {
-          mapping.map(idx.getResult(), dims[idx.getDim()]);
-          continue;
-        }
-        if (auto read = dyn_cast<IndexReadOp>(inner)) {
-          mapping.map(read.getResult(), syms[read.getRead()]);
-          continue;
-        }
-        nb.clone(inner, mapping);
-      }
-      Value v = mapping.lookup(op.getYieldedValue());
-      SmallVector<Value> out(dims.begin(), dims.begin() + numPar);
-      if (rowDim >= 0)
-        out[rowDim] = index(0); // the forall's slice holds one row
-      Value old = tensor::ExtractOp::create(nb, l, acc, out);
-      Value combined = combine(nb, l, old, v);
-      return tensor::InsertOp::create(nb, l, combined, acc, out);
+      for (Operation &inner : body.without_terminator())
+        if (!mapIndexValue(inner, mapping))
+          b.clone(inner, mapping);
+      return accumulate(acc, mapping.lookup(op.getYieldedValue()));
     };
-    if (!inside)
-      return compute(b, loc);
-    auto ifOp = scf::IfOp::create(b, loc, acc.getType(), inside, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      scf::YieldOp::create(b, loc, compute(b, loc));
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, acc);
-    }
-    return ifOp.getResult(0);
+    return guarded(inside, acc, compute);
   }
 
   RewriterBase &b;

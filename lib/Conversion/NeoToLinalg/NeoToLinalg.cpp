@@ -504,6 +504,8 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op) {
   };
   // Operand slices by (operand, the dims its read indexes by row).
   std::map<std::pair<unsigned, std::vector<bool>>, Value> slices;
+  // Index tensor slices by (operand, row offset c of each dim; -1: whole).
+  std::map<std::pair<unsigned, std::vector<int64_t>>, Value> indexSlices;
   IRMapping local;
   for (Operation &inner : block.without_terminator()) {
     auto member = cast<ComputeOp>(inner);
@@ -544,26 +546,33 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op) {
         indexMaps.push_back(map);
         continue;
       }
-      auto type = cast<RankedTensorType>(whole.getType());
-      SmallVector<OpFoldResult> sliceOffsets, sizes, strides;
       SmallVector<AffineExpr> results(map.getResults());
-      for (auto [k, size] : llvm::enumerate(type.getShape())) {
-        strides.push_back(rewriter.getIndexAttr(1));
-        if (offsets[k] < 0) {
-          sliceOffsets.push_back(rewriter.getIndexAttr(0));
-          sizes.push_back(rewriter.getIndexAttr(size));
-          continue;
+      for (auto [k, c] : llvm::enumerate(offsets))
+        if (c >= 0)
+          results[k] = rewriter.getAffineDimExpr(0);
+      // One slice per (tensor, offsets), shared by the ops that read it so.
+      Value &slice = indexSlices[{cast<BlockArgument>(v).getArgNumber(),
+                                  std::vector<int64_t>(offsets.begin(), offsets.end())}];
+      if (!slice) {
+        auto type = cast<RankedTensorType>(whole.getType());
+        SmallVector<OpFoldResult> sliceOffsets, sizes, strides;
+        for (auto [k, size] : llvm::enumerate(type.getShape())) {
+          strides.push_back(rewriter.getIndexAttr(1));
+          if (offsets[k] < 0) {
+            sliceOffsets.push_back(rewriter.getIndexAttr(0));
+            sizes.push_back(rewriter.getIndexAttr(size));
+            continue;
+          }
+          Value at = first;
+          if (offsets[k])
+            at = arith::AddIOp::create(rewriter, loc, first,
+                                       arith::ConstantIndexOp::create(rewriter, loc, offsets[k]));
+          sliceOffsets.push_back(at);
+          sizes.push_back(rewriter.getIndexAttr(rows));
         }
-        Value at = first;
-        if (offsets[k])
-          at = arith::AddIOp::create(rewriter, loc, first,
-                                     arith::ConstantIndexOp::create(rewriter, loc, offsets[k]));
-        sliceOffsets.push_back(at);
-        sizes.push_back(rewriter.getIndexAttr(rows));
-        results[k] = rewriter.getAffineDimExpr(0);
+        slice = tensor::ExtractSliceOp::create(rewriter, loc, whole, sliceOffsets, sizes, strides);
       }
-      indexOperands.push_back(
-          tensor::ExtractSliceOp::create(rewriter, loc, whole, sliceOffsets, sizes, strides));
+      indexOperands.push_back(slice);
       indexMaps.push_back(
           AffineMap::get(map.getNumDims(), map.getNumSymbols(), results, rewriter.getContext()));
     }

@@ -110,22 +110,19 @@ void RowGrouper::collect() {
           break;
         }
         u.members.push_back(c);
-        for (auto [i, v] : llvm::enumerate(c.getInputs())) {
-          auto arg = dyn_cast<BlockArgument>(v);
-          if (!arg || arg.getOwner() != &body) {
-            plain = false;
-            break;
+        // Each read (data, then index values) of one of the body's arguments.
+        auto addReads = [&](ValueRange values, SmallVectorImpl<UnitRead> &into) {
+          for (auto [i, v] : llvm::enumerate(values)) {
+            auto arg = dyn_cast<BlockArgument>(v);
+            if (!arg || arg.getOwner() != &body) {
+              plain = false;
+              return;
+            }
+            into.push_back({c, (unsigned)i, arg.getArgNumber()});
           }
-          u.reads.push_back({c, (unsigned)i, arg.getArgNumber()});
-        }
-        for (auto [j, v] : llvm::enumerate(c.getIndexInputs())) {
-          auto arg = dyn_cast<BlockArgument>(v);
-          if (!arg || arg.getOwner() != &body) {
-            plain = false;
-            break;
-          }
-          u.indexReads.push_back({c, (unsigned)j, arg.getArgNumber()});
-        }
+        };
+        addReads(c.getInputs(), u.reads);
+        addReads(c.getIndexInputs(), u.indexReads);
       }
       // Only fused ops whose results are their members' results in order.
       auto ret = cast<ReturnOp>(body.getTerminator());
