@@ -21,6 +21,8 @@ std::string mlir::neo::checkGpuPipelineOptions(const GpuPipelineOptions &options
     return "format must be isa, bin, fatbin, offload, llvm or empty, not '" + format + "'";
   if (options.gemmTile.size() > 7)
     return "gemm-tile takes at most 7 values (bm,bn,bk,tm,tn,wm,wn)";
+  if (options.gemmStages < 0 || options.gemmStages > 8)
+    return "gemm-stages must be between 0 (the kernel chooses) and 8";
   return "";
 }
 
@@ -38,6 +40,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   // becomes a launch with constant sizes.
   NeoGpuSelectSchedulesOptions select;
   select.mma = options.mma;
+  select.stages = options.gemmStages;
   int64_t *fields[] = {&select.bm, &select.bn, &select.bk, &select.tm,
                        &select.tn, &select.wm, &select.wn};
   for (auto [i, v] : llvm::enumerate(options.gemmTile))
@@ -73,6 +76,9 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
+  // The pipelined tensor-core GEMMs' nvgpu ops (cp.async, ldmatrix, mma.sync).
+  kernels.addPass(createNeoGpuLegalizeMma());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions toNvvm;
   toNvvm.useBarePtrCallConv = true;
   toNvvm.indexBitwidth = 64;

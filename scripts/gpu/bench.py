@@ -114,7 +114,14 @@ def bench_gemm(args, name, entry, workdir):
     np_type = np.float16 if dtype == "f16" else np.float32
     a = rng.uniform(-1, 1, (m, k)).astype(np_type)
     b = rng.uniform(-1, 1, (k, n)).astype(np_type)
-    paths = save_inputs([a, b], workdir)
+    if dtype == "bf16":
+        # bf16 values as float32 (for the reference) and as their bits, the
+        # '<u2' .npy the runner reads as bf16.
+        a, b = (torch.from_numpy(x).bfloat16().float().numpy() for x in (a, b))
+        paths = save_inputs([(x.view(np.uint32) >> 16).astype(np.uint16) for x in (a, b)],
+                            workdir)
+    else:
+        paths = save_inputs([a, b], workdir)
     outdir = os.path.join(workdir, "out")
     rc, log, report = runner_json(args.runner, os.path.join(args.bundles, "bench", name),
                                   ["--input", "0=" + paths[0], "--input", "1=" + paths[1],
@@ -125,15 +132,18 @@ def bench_gemm(args, name, entry, workdir):
     c = np.load(os.path.join(outdir, os.listdir(outdir)[0]))
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
     want = (ta.double() @ tb.double()).cpu().numpy()
+    if dtype == "bf16":
+        ta, tb = ta.bfloat16(), tb.bfloat16()
     err = rel_error(c, want)
-    tol = {"f32": 1e-4, "tf32": 1e-2, "f16": 1e-2}[dtype]
+    tol = {"f32": 1e-4, "tf32": 1e-2, "f16": 1e-2, "bf16": 1e-2}[dtype]
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
     torch_ms = median_ms(lambda: ta @ tb, args.reps)
     torch.backends.cuda.matmul.allow_tf32 = False
     flops = 2.0 * m * n * k
     return dict(name=name, kind="gemm", ok=err <= tol, error=err, neo_ms=neo_ms,
                 torch_ms=torch_ms, ratio=torch_ms / neo_ms, neo_tflops=flops / neo_ms / 1e9,
-                torch_tflops=flops / torch_ms / 1e9, dtype=dtype)
+                torch_tflops=flops / torch_ms / 1e9, dtype=dtype,
+                options=entry.get("options", ""), shape=(m, n, k))
 
 
 def bench_train(args, name, entry, workdir):
@@ -231,6 +241,21 @@ def render(results, heading="#"):
             label += " (%.1f vs %.1f TFLOP/s)" % (r["neo_tflops"], r["torch_tflops"])
         lines.append("| %s | %.4f | %.4f | %.2fx | %s |" % (
             label, r["neo_ms"], r["torch_ms"], r["ratio"], "ok" if r["ok"] else "MISMATCH"))
+    # The schedule search: the fastest bundle of each GEMM shape and type.
+    best = {}
+    for r in results["bench"]:
+        if r.get("kind") == "gemm" and r.get("ok") and r.get("neo_ms"):
+            key = (tuple(r.get("shape", ())), r["dtype"])
+            if key not in best or r["neo_ms"] < best[key]["neo_ms"]:
+                best[key] = r
+    if best:
+        lines += ["", "Fastest schedule per GEMM (the search over the bundles' schedules):", "",
+                  "| GEMM | type | schedule (neo-lower-to-ptx options) | neo TFLOP/s | "
+                  "cuBLAS TFLOP/s | ratio |", "| --- | --- | --- | --- | --- | --- |"]
+        for (shape, dtype), r in sorted(best.items()):
+            lines.append("| %s | %s | `%s` | %.1f | %.1f | %.2f |" % (
+                "x".join(map(str, shape)), dtype, r.get("options") or "default",
+                r["neo_tflops"], r["torch_tflops"], r["ratio"]))
     cells = [r["ratio"] for r in results["bench"] if r.get("kind") == "train" and
              r.get("group") == "cell" and r.get("ratio")]
     lines += ["", "Geomean PyTorch/neo over the novel cells and the MLP step: %.2fx" % geomean(cells)]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Compiles Neo's GPU bundle set ahead of time (on a machine with LLVM/MLIR).
 
-    scripts/gpu/make_bundles.py OUTDIR [--quick] [--jobs N] [--reference cpu]
+    scripts/gpu/make_bundles.py OUTDIR [--quick] [--jobs N] [--reference cpu] [--simulate]
+                                [--filter REGEX]
 
 OUTDIR/check/<name>/   every operator of test/Operators, forward and
                        forward+backward (<name>_fwdbwd), plus GEMM variants
@@ -47,6 +48,23 @@ def autodiff(mlir, function=None):
     return sh([os.path.join(BIN, "neo-opt"), opt], input=mlir)
 
 
+# --simulate: (rtol, atol) of each check bundle's name, and the results.
+SIMULATE = None
+
+
+def simulate(path, out, gpu_options, tolerance):
+    """Runs the bundle's function in scripts/gpu/gpusim.py against its reference."""
+    args = [sys.executable, os.path.join(ROOT, "scripts", "gpu", "gpusim.py"), "--source", path,
+            "--bundle", out, "--neo-bin", BIN, "--gpu-pipeline-options", gpu_options]
+    if tolerance:
+        args += ["--rtol", str(tolerance[0]), "--atol", str(tolerance[1])]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    with open(os.path.join(out, "gpusim.txt"), "w") as f:
+        f.write(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise RuntimeError("gpusim: %s\n%s%s" % (out, proc.stdout, proc.stderr))
+
+
 def emit(mlir, function, out, reference, gpu_options="", seed=1):
     path = out + ".mlir"
     with open(path, "w") as f:
@@ -59,6 +77,17 @@ def emit(mlir, function, out, reference, gpu_options="", seed=1):
         args += ["--gpu-pipeline-options", gpu_options]
     try:
         sh(args)
+        # Every kernel within sm_90a's registers, shared memory and threads,
+        # without spills (ptxas -v; the report: <bundle>/resources.txt).
+        proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gpu",
+                                                            "ptxas_resources.py"), out,
+                               "--chip", "sm_90a"], capture_output=True, text=True)
+        with open(os.path.join(out, "resources.txt"), "w") as f:
+            f.write(proc.stdout + proc.stderr)
+        if proc.returncode != 0:
+            raise RuntimeError("ptxas_resources: %s\n%s%s" % (out, proc.stdout, proc.stderr))
+        if SIMULATE is not None and reference != "none":
+            simulate(path, out, gpu_options, SIMULATE.get(os.path.basename(out)))
     finally:
         os.remove(path)
 
@@ -155,6 +184,9 @@ def bench_jobs(out, quick):
                         ("f32_64x64", "gemm-tile=64,64,8,4,4"),
                         ("f32_128x64", "gemm-tile=128,64,8,8,4"),
                         ("tf32_bk16", "tensor-cores=tf32 gemm-tile=128,128,16"),
+                        ("tf32_s4", "tensor-cores=tf32 gemm-tile=128,128,16,8,8,64,32 "
+                         "gemm-stages=4"),
+                        ("tf32_wmma", "tensor-cores=tf32 gemm-stages=1"),
                         ("tf32_w32x32", "tensor-cores=tf32 gemm-tile=128,128,32,8,8,32,32"),
                         ("tf32_256x128", "tensor-cores=tf32 gemm-tile=256,128,16,8,8,64,64")):
         name = "sgemm_4096x4096x4096_%s" % label
@@ -163,10 +195,28 @@ def bench_jobs(out, quick):
         dest = os.path.join(out, "bench", name)
         jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(src4k), "mm", dest,
                                                              "none", opts)))
-    name = "hgemm_4096x4096x4096_f16"
-    index[name] = dict(kind="gemm", function="g", m=4096, n=4096, k=4096, dtype="f16")
-    dest = os.path.join(out, "bench", name)
-    jobs.append((name, lambda dest=dest: emit(F16_GEMM_BENCH, "g", dest, "none")))
+    # The pipelined tensor-core kernel (cp.async stages, ldmatrix, mma.sync):
+    # the default schedule and the variants the device run searches over
+    # (block tile, warp tile, depth, stages).
+    for dtype in ("f16", "bf16"):
+        src = F16_GEMM_BENCH.replace("f16", dtype)
+        variants = [("", "")]
+        if not quick:
+            variants += [("_w64x64", "gemm-tile=128,128,32,8,8,64,64"),
+                         ("_128x256", "gemm-tile=128,256,32,8,8,64,64"),
+                         ("_256x128", "gemm-tile=256,128,32,8,8,64,64"),
+                         ("_bk64", "gemm-tile=128,128,64,8,8,64,64"),
+                         ("_s4", "gemm-tile=128,128,32,8,8,64,64 gemm-stages=4"),
+                         ("_wmma", "gemm-stages=1")]
+        if dtype == "bf16":
+            variants = [v for v in variants if v[0] != "_wmma"]  # WMMA has no bf16 here
+        for label, opts in variants:
+            name = "%sgemm_4096x4096x4096_%s%s" % ("h" if dtype == "f16" else "b", dtype, label)
+            index[name] = dict(kind="gemm", function="g", m=4096, n=4096, k=4096, dtype=dtype,
+                               options=opts)
+            dest = os.path.join(out, "bench", name)
+            jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(src, "g", dest, "none",
+                                                                          opts)))
     cases = models.TRAINING[:3] if quick else models.TRAINING
     for label, group, build in cases:
         src, fn, _ = build()
@@ -197,6 +247,12 @@ def main():
                         help="what computes the check bundles' reference outputs")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--only", choices=["check", "bench"], default=None)
+    parser.add_argument("--simulate", action="store_true",
+                        help="also run every check bundle on the CPU with scripts/gpu/gpusim.py "
+                        "(the kernels at the gpu-dialect level against the reference outputs; "
+                        "its report: <bundle>/gpusim.txt)")
+    parser.add_argument("--filter", default=None, help="only bundles whose name matches this "
+                        "regular expression")
     args = parser.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(os.path.join(out, "check"), exist_ok=True)
@@ -210,6 +266,12 @@ def main():
         j, i = bench_jobs(out, args.quick)
         jobs += j
         index.update(i)
+    if args.filter:
+        jobs = [(n, t) for n, t in jobs if re.search(args.filter, n)]
+        index = {k: v for k, v in index.items() if any(n == k for n, _ in jobs)}
+    if args.simulate:
+        global SIMULATE
+        SIMULATE = {k: (v["rtol"], v["atol"]) for k, v in index.items() if "rtol" in v}
     failed = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(thunk): name for name, thunk in jobs}

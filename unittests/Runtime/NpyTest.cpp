@@ -325,20 +325,22 @@ TEST(NpyTest, ErrorFortranOrder) {
 
 TEST(NpyTest, ErrorUnsupportedDType) {
   EXPECT_EQ(parseError(npy("{'descr': '<u1', 'fortran_order': False, 'shape': (2,), }", 2)),
-            "t.npy: unsupported dtype '<u1' (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+            "t.npy: unsupported dtype '<u1' (expected '<f2', '<f4', '<f8', '<i4', '<i8' or '<u2' "
+            "(bf16 bits))");
   EXPECT_EQ(parseError(npy("{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", 32)),
-            "t.npy: unsupported dtype '<f16' (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
-  EXPECT_EQ(
-      parseError(npy("{'descr': [('a', '<f4')], 'fortran_order': False, "
-                     "'shape': (2,), }",
-                     8)),
-      "t.npy: unsupported dtype '[('a', '<f4')]' (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+            "t.npy: unsupported dtype '<f16' (expected '<f2', '<f4', '<f8', '<i4', '<i8' or '<u2' "
+            "(bf16 bits))");
+  EXPECT_EQ(parseError(npy("{'descr': [('a', '<f4')], 'fortran_order': False, "
+                           "'shape': (2,), }",
+                           8)),
+            "t.npy: unsupported dtype '[('a', '<f4')]' (expected '<f2', '<f4', '<f8', '<i4', '<i8' "
+            "or '<u2' (bf16 bits))");
 }
 
 TEST(NpyTest, ErrorBigEndian) {
   EXPECT_EQ(parseError(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8)),
             "t.npy: big-endian dtype '>f4' is not supported (expected '<f2', '<f4', '<f8', "
-            "'<i4' or '<i8')");
+            "'<i4', '<i8' or '<u2' (bf16 bits))");
 }
 
 TEST(NpyTest, ErrorShapeOverflow) {

@@ -219,6 +219,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "gemm-tile",
       llvm::cl::desc("GEMM kernel schedule bm,bn,bk,tm,tn,wm,wn (a prefix; see "
                      "neo-gpu-select-schedules)")};
+  PassOptions::Option<int64_t> gemmStages{
+      *this, "gemm-stages",
+      llvm::cl::desc("Tensor-core GEMMs: cp.async pipeline stages (2-8; 0: the kernel "
+                     "chooses; 1: the single-buffered WMMA kernel)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> useNamedOps{
       *this, "use-named-ops",
       llvm::cl::desc("Lower matmul-shaped neo ops to linalg.matmul/batch_matmul"),

@@ -17,9 +17,10 @@
 // stores (SIMT only: tensor cores need exact tiles and fall back otherwise).
 //
 //===----------------------------------------------------------------------===//
+#include "GpuGemmMmaSync.h"
 #include "GpuKernelBuilder.h"
-#include "neo/Codegen/Utils/ImplicitGemm.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
+#include "neo/Codegen/Utils/ImplicitGemm.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -42,13 +43,14 @@ GpuGemmSchedule GpuGemmSchedule::fromParams(const schedules::GpuGemmParams &p) {
   s.bm = p.bm, s.bn = p.bn, s.bk = p.bk, s.tm = p.tm, s.tn = p.tn, s.wm = p.wm, s.wn = p.wn;
   s.mma = schedules::toString(p.mma);
   s.minBlocks = p.minBlocks;
+  s.stages = p.stages;
   return s;
 }
 
 bool GpuGemmSchedule::isValid(bool tensorCores, std::string &error) const {
   schedules::GpuGemmParams p;
   p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
-  p.minBlocks = minBlocks;
+  p.minBlocks = minBlocks, p.stages = stages;
   if (!schedules::parseGpuMma(mma, p.mma)) {
     error = "mma must be \"none\", \"tf32\" or \"auto\"";
     return false;
@@ -454,6 +456,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     params.bm = schedule.bm, params.bn = schedule.bn, params.bk = schedule.bk;
     params.tm = schedule.tm, params.tn = schedule.tn, params.wm = schedule.wm;
     params.wn = schedule.wn, params.minBlocks = schedule.minBlocks;
+    params.stages = schedule.stages;
     if (!schedules::parseGpuMma(schedule.mma, params.mma))
       error = "mma must be \"none\", \"tf32\" or \"auto\"";
     else
@@ -464,8 +467,34 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   if (p.batch > 65535 || (p.m + 63) / 64 > 65535)
     return false;
 
-  // Tensor cores: tf32 on request, f16 products by default; exact tiles only.
+  // Tensor cores: tf32 on request, f16/bf16 products by default; exact tiles
+  // only. The pipelined mma.sync kernel first, then (f16, tf32) WMMA.
   GpuGemmSchedule s = schedule;
+  if (!implicit && acc.isF32() &&
+      ((s.mma == "tf32" && in.isF32()) || (s.mma != "none" && (in.isF16() || in.isBF16())))) {
+    GpuGemmSchedule t = s;
+    if (t.bk < 16)
+      t.bk = 32;
+    MmaSyncPlan plan;
+    std::string why = planMmaSync(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan);
+    if (why.empty() && (p.n / t.bn) <= 65535 && (p.m / t.bm) <= 65535) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(op);
+      Location loc = op.getLoc();
+      gpu::LaunchOp launch = createLaunch(rewriter, loc, {p.n / t.bn, p.m / t.bm, p.batch},
+                                          {plan.threads}, {}, plan.sharedBytes);
+      KB kb{rewriter, loc};
+      GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
+      makeOperands(kb, g.A, g.B, g.C);
+      buildMmaSync(rewriter, loc, launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat, g.B.stride,
+                   g.C.flat, g.C.stride);
+      launch->setAttr("neo.kernel", rewriter.getStringAttr("gemm_mma_sync"));
+      rewriter.eraseOp(op);
+      return true;
+    }
+    if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)
+      return op->emitOpError("invalid gpu_gemm schedule: ") << why, FailureOr<bool>(failure());
+  }
   bool tensorCores = !implicit && acc.isF32() &&
                      ((s.mma == "tf32" && in.isF32()) || (s.mma != "none" && in.isF16()));
   int64_t kStep = in.isF16() ? 16 : 8;

@@ -78,17 +78,20 @@ inline MemRefType sharedType(ArrayRef<int64_t> shape, Type elem) {
                          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
 }
 
-/// Creates a 1-D or 3-D launch with constant sizes; the builder is left at
+/// Creates a 1-D or 3-D launch with constant sizes (and, when positive, that
+/// many bytes of dynamic shared memory); the builder is left at
 /// the start of its body, before the terminator.
 inline gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, ArrayRef<int64_t> grid,
-                                  ArrayRef<int64_t> block, TypeRange workgroup = {}) {
+                                  ArrayRef<int64_t> block, TypeRange workgroup = {},
+                                  int64_t dynamicSharedBytes = 0) {
   auto c = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
   auto at = [](ArrayRef<int64_t> v, size_t i) { return i < v.size() ? v[i] : 1; };
-  auto launch =
-      gpu::LaunchOp::create(b, loc, c(at(grid, 0)), c(at(grid, 1)), c(at(grid, 2)), c(at(block, 0)),
-                            c(at(block, 1)), c(at(block, 2)),
-                            /*dynamicSharedMemorySize=*/nullptr,
-                            /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, workgroup);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, c(at(grid, 0)), c(at(grid, 1)), c(at(grid, 2)), c(at(block, 0)), c(at(block, 1)),
+      c(at(block, 2)),
+      dynamicSharedBytes ? arith::ConstantIntOp::create(b, loc, dynamicSharedBytes, 32).getResult()
+                         : Value(),
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, workgroup);
   Block &body = launch.getBody().front();
   b.setInsertionPointToEnd(&body);
   auto term = gpu::TerminatorOp::create(b, loc);

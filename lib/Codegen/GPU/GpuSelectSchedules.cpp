@@ -35,7 +35,7 @@ struct NeoGpuSelectSchedulesPass
   LogicalResult initialize(MLIRContext *ctx) override {
     gemm = schedules::GpuGemmParams();
     gemm.bm = bm, gemm.bn = bn, gemm.bk = bk, gemm.tm = tm, gemm.tn = tn, gemm.wm = wm,
-    gemm.wn = wn, gemm.minBlocks = minBlocks;
+    gemm.wn = wn, gemm.minBlocks = minBlocks, gemm.stages = stages;
     Location loc = UnknownLoc::get(ctx);
     if (!schedules::parseGpuMma(mma, gemm.mma))
       return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: mma must be "

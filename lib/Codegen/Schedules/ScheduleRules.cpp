@@ -52,6 +52,8 @@ std::string mlir::neo::schedules::checkGpuGemm(const GpuGemmParams &p, GpuGemmKe
     return "the warp tile needs wm, wn multiples of 16 of at most 256";
   if (p.minBlocks < 0 || p.minBlocks > (int64_t(1) << 31))
     return "min_blocks must be between 0 and 2^31";
+  if (p.stages < 0 || p.stages > 8)
+    return "stages must be between 0 (the kernel chooses) and 8";
   // From here on every field is bounded (<= 256): products cannot overflow,
   // and no divisor is zero.
   if (kernel == GpuGemmKernel::TensorCores) {

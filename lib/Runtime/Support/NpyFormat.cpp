@@ -20,8 +20,9 @@ using namespace mlir;
 using namespace mlir::neo;
 
 bool mlir::neo::isNpyElementType(ElementType type) {
-  return type == ElementType::F16 || type == ElementType::F32 || type == ElementType::F64 ||
-         type == ElementType::I32 || type == ElementType::I64;
+  // bf16 travels as its raw bits ('<u2'): numpy has no bfloat16.
+  return type == ElementType::F16 || type == ElementType::BF16 || type == ElementType::F32 ||
+         type == ElementType::F64 || type == ElementType::I32 || type == ElementType::I64;
 }
 
 const char *mlir::neo::getNpyDTypeName(ElementType type) {
@@ -431,8 +432,9 @@ Status mlir::neo::decodeNpy(const char *data, size_t size, const std::string &na
 
   // 'descr'.
   if (descr->kind != PyValue::Kind::Str)
-    return makeError(name, "unsupported dtype " + quote(descr->source) +
-                               " (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+    return makeError(name,
+                     "unsupported dtype " + quote(descr->source) +
+                         " (expected '<f2', '<f4', '<f8', '<i4', '<i8' or '<u2' (bf16 bits))");
   std::string_view type = descr->str;
   char order = '=';
   if (!type.empty() && std::string_view("<>|=").find(type.front()) != std::string_view::npos) {
@@ -450,16 +452,23 @@ Status mlir::neo::decodeNpy(const char *data, size_t size, const std::string &na
     dtype = ElementType::I32;
   else if (type == "i8")
     dtype = ElementType::I64;
+  else if (type == "u2")
+    dtype = ElementType::BF16;
   if (!dtype)
-    return makeError(name, "unsupported dtype " + quote(descr->str) +
-                               " (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+    return makeError(name,
+                     "unsupported dtype " + quote(descr->str) +
+                         " (expected '<f2', '<f4', '<f8', '<i4', '<i8' or '<u2' (bf16 bits))");
   if (order == '>')
-    return makeError(name, "big-endian dtype " + quote(descr->str) +
-                               " is not supported (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+    return makeError(
+        name,
+        "big-endian dtype " + quote(descr->str) +
+            " is not supported (expected '<f2', '<f4', '<f8', '<i4', '<i8' or '<u2' (bf16 bits))");
   if (order != '<' && !isLittleEndianHost())
-    return makeError(name, "dtype " + quote(descr->str) +
-                               " is in the native byte order, which is big-endian "
-                               "on this machine (expected '<f2', '<f4', '<f8', '<i4' or '<i8')");
+    return makeError(
+        name,
+        "dtype " + quote(descr->str) +
+            " is in the native byte order, which is big-endian "
+            "on this machine (expected '<f2', '<f4', '<f8', '<i4', '<i8' or '<u2' (bf16 bits))");
   array.dtype = *dtype;
 
   // The data.
@@ -498,7 +507,9 @@ Status mlir::neo::loadNpyFile(const std::string &path, NpyArray &array, uint64_t
 /// The magic string, version, header length and header of `array`, laid out
 /// as numpy (>= 1.23) writes them.
 static std::string makePreamble(const NpyArray &array) {
-  std::string dict = isFloatElementType(array.dtype) ? "{'descr': '<f" : "{'descr': '<i";
+  std::string dict = array.dtype == ElementType::BF16  ? "{'descr': '<u"
+                     : isFloatElementType(array.dtype) ? "{'descr': '<f"
+                                                       : "{'descr': '<i";
   dict += std::to_string(array.elementSize());
   dict += "', 'fortran_order': False, 'shape': " + formatShape(array.shape) + ", }";
   // Room for the first dim to grow in place (numpy's GROWTH_AXIS_MAX_DIGITS).
@@ -529,9 +540,11 @@ static std::string makePreamble(const NpyArray &array) {
 /// Checks that `array.bytes` holds exactly its shape's elements.
 static Status checkWritable(const NpyArray &array, const std::string &name) {
   if (!isNpyElementType(array.dtype))
-    return makeError(name,
-                     std::string("cannot write ") + getElementTypeName(array.dtype) +
-                         " elements as .npy (float16, float32, float64, int32 and int64 only)");
+    return makeError(
+        name,
+        std::string("cannot write ") + getElementTypeName(array.dtype) +
+            " elements as .npy (float16, bfloat16 as its bits, float32, float64, int32 and int64 "
+            "only)");
   int64_t count = 1;
   for (int64_t d : array.shape) {
     if (d < 0)

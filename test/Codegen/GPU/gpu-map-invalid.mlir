@@ -34,3 +34,22 @@ func.func @untyped(%x: memref<100xf32>, %y: memref<100xf32>) {
   linalg.copy {neo.schedule = {gpu_block = 128}} ins(%x : memref<100xf32>) outs(%y : memref<100xf32>)
   return
 }
+
+// -----
+
+// A schedule whose stages do not fit in shared memory is an error.
+func.func @too_deep(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref<256x256xf32>) {
+  // expected-error@+1 {{invalid gpu_gemm schedule: its 8 stages need 299008 bytes of shared memory, more than the 232448 a block may have}}
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"],
+                  neo.schedule = #neo.gpu_gemm<bm = 256, bn = 256, bk = 32, tm = 8, tn = 8, wm = 64, wn = 64, mma = "auto", stages = 8>}
+      ins(%a, %b : memref<256x256xf16>, memref<256x256xf16>) outs(%c : memref<256x256xf32>) {
+  ^bb0(%x: f16, %y: f16, %o: f32):
+    %xf = arith.extf %x : f16 to f32
+    %yf = arith.extf %y : f16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -74,14 +74,69 @@ func.func @scale(%x: memref<1000xf32>, %y: memref<1000xf32>) {
 
 // -----
 
-// An explicit schedule: tensor cores for f32 operands.
+// An explicit schedule: tensor cores for f32 operands (tf32), the pipelined
+// kernel: three stages of cp.async copies in dynamic shared memory
+// (3 x (128 x 36 + 32 x 136) floats), ldmatrix-free tf32 fragments,
+// mma.sync m16n8k8.
 // CHECK-LABEL: func.func @scheduled
-// CHECK: gpu.subgroup_mma_load_matrix
-// CHECK: gpu.subgroup_mma_compute
-// CHECK: gpu.subgroup_mma_store_matrix
-// CHECK: {neo.kernel = "gemm_mma"}
+// CHECK: %[[SHARED:.*]] = arith.constant 107520 : i32
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size %[[SHARED]]
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<3x128x36xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<3x32x136xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 4 {bypassL1}
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: gpu.barrier
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: {neo.kernel = "gemm_mma_sync"}
 func.func @scheduled(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>) {
   linalg.matmul {neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32, mma = "tf32">}
       ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>)
   return
 }
+
+// -----
+
+// stages = 1: the single-buffered WMMA kernel.
+// CHECK-LABEL: func.func @wmma
+// CHECK: gpu.subgroup_mma_load_matrix
+// CHECK: gpu.subgroup_mma_compute
+// CHECK: gpu.subgroup_mma_store_matrix
+// CHECK: {neo.kernel = "gemm_mma"}
+func.func @wmma(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>) {
+  linalg.matmul {neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32, mma = "tf32", stages = 1>}
+      ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>)
+  return
+}
+
+// -----
+
+// bf16 operands accumulated in f32, both transposed, four stages: ldmatrix
+// with .trans for A (stored k-major) and without for B (stored n-major).
+// CHECK-LABEL: func.func @bf16
+// CHECK: memref.view {{.*}} to memref<4x32x136xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<4x128x40xbf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
+// CHECK: nvvm.cp.async.wait.group 2
+// CHECK-DAG: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK-DAG: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: {neo.kernel = "gemm_mma_sync"}
+func.func @bf16(%a: memref<64x128xbf16>, %b: memref<128x64xbf16>, %c: memref<128x128xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (k, i)>, affine_map<(i, j, k) -> (j, k)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"],
+                  neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 32, tm = 8, tn = 8, wm = 64, wn = 32, mma = "auto", stages = 4>}
+      ins(%a, %b : memref<64x128xbf16>, memref<128x64xbf16>) outs(%c : memref<128x128xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+

@@ -48,6 +48,8 @@ struct GpuGemmSchedule {
   /// added atomically, so the summation order varies from run to run).
   /// Explicit schedules set 0.
   int64_t minBlocks = 0;
+  /// Tensor cores: cp.async pipeline stages (0: chosen; 1: the WMMA kernel).
+  int64_t stages = 0;
 
   /// The schedule of a #neo.gpu_gemm attribute's parameters.
   static GpuGemmSchedule fromParams(const schedules::GpuGemmParams &p);

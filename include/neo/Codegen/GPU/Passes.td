@@ -21,21 +21,25 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     or schedule is a pass failure. See docs/gpu.md, docs/schedules.md.
   }];
   let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::linalg::LinalgDialect"];
-  let options = [
-    Option<"bm", "bm", "int64_t", /*default=*/"128", "GEMM block tile rows">,
-    Option<"bn", "bn", "int64_t", /*default=*/"128", "GEMM block tile columns">,
-    Option<"bk", "bk", "int64_t", /*default=*/"8", "GEMM depth step (tensor cores: 32 when below 16)">,
-    Option<"tm", "tm", "int64_t", /*default=*/"8", "SIMT thread tile rows">,
-    Option<"tn", "tn", "int64_t", /*default=*/"8", "SIMT thread tile columns">,
-    Option<"wm", "wm", "int64_t", /*default=*/"64", "Tensor-core warp tile rows">,
-    Option<"wn", "wn", "int64_t", /*default=*/"32", "Tensor-core warp tile columns">,
-    Option<"mma", "mma", "std::string", /*default=*/"\"auto\"",
-           "Tensor cores: none, tf32 (f32 operands), auto (f16 operands only)">,
-    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block of elementwise and reduction kernels">,
-    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
-           "Below this many blocks, the default GEMM schedule shrinks its tiles and then "
-           "splits K (0: never; ops with an explicit schedule never adapt)">,
+  let options =
+      [Option<"bm", "bm", "int64_t", /*default=*/"128", "GEMM block tile rows">,
+       Option<"bn", "bn", "int64_t", /*default=*/"128", "GEMM block tile columns">,
+       Option<"bk", "bk", "int64_t", /*default=*/"8",
+              "GEMM depth step (tensor cores: 32 when below 16)">,
+       Option<"tm", "tm", "int64_t", /*default=*/"8", "SIMT thread tile rows">,
+       Option<"tn", "tn", "int64_t", /*default=*/"8", "SIMT thread tile columns">,
+       Option<"wm", "wm", "int64_t", /*default=*/"64", "Tensor-core warp tile rows">,
+       Option<"wn", "wn", "int64_t", /*default=*/"32", "Tensor-core warp tile columns">,
+       Option<"mma", "mma", "std::string", /*default=*/"\"auto\"",
+              "Tensor cores: none, tf32 (f32 operands), auto (f16 operands only)">,
+       Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+              "Threads per block of elementwise and reduction kernels">,
+       Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
+              "Below this many blocks, the default GEMM schedule shrinks its tiles and then "
+              "splits K (0: never; ops with an explicit schedule never adapt)">,
+       Option<"stages", "stages", "int64_t", /*default=*/"0",
+              "Tensor-core GEMMs: cp.async pipeline stages (2-8; 0: the kernel chooses; 1: the "
+              "single-buffered WMMA kernel)">,
   ];
 }
 
@@ -57,9 +61,27 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     error: every op must run on the GPU. See docs/gpu.md.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect", "::mlir::math::MathDialect",
                            "::mlir::affine::AffineDialect", "::mlir::neo::NeoDialect"];
+}
+
+def NeoGpuLegalizeMma : Pass<"neo-gpu-legalize-mma", "::mlir::gpu::GPUModuleOp"> {
+  let summary =
+      "Lower the nvgpu.mma.sync ops that convert-nvgpu-to-nvvm cannot (bf16) to nvvm.mma.sync";
+  let description = [{
+    Runs on gpu.module ops before `convert-nvgpu-to-nvvm`, which cannot deduce
+    PTX types for bf16 `nvgpu.mma.sync` (MLIR 22). Each such op (m16n8k16,
+    bf16 A and B, f32 C) becomes an `nvvm.mma.sync` on the fragments' 32-bit
+    registers: every row of A's vector<4x2xbf16> and B's vector<2x2xbf16> is
+    bitcast to one i32, C's four f32 are passed as they are, and the result
+    struct is unpacked into vector<2x2xf32>. Other mma.sync ops are left to
+    convert-nvgpu-to-nvvm; a bf16 mma.sync of another shape or accumulator is
+    an error.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def NeoGpuFinalize : Pass<"neo-gpu-finalize", "::mlir::gpu::GPUModuleOp"> {

@@ -48,6 +48,9 @@ struct GpuGemmParams {
   /// When positive, problems whose grid has fewer blocks than this get
   /// smaller SIMT tiles and then K split over blocks (the default schedule).
   int64_t minBlocks = 0;
+  /// Tensor cores: shared-memory stages of the cp.async pipeline (2 to 8;
+  /// 0 lets the kernel choose, 1 is the single-buffered WMMA kernel).
+  int64_t stages = 0;
 };
 
 /// GPU elementwise ops and reductions: threads per block.

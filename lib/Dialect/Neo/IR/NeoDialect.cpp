@@ -77,11 +77,11 @@ LogicalResult CpuGenericScheduleAttr::verify(function_ref<InFlightDiagnostic()> 
 
 LogicalResult GpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bm,
                                           int64_t bn, int64_t bk, int64_t tm, int64_t tn,
-                                          int64_t wm, int64_t wn, StringRef mma,
-                                          int64_t minBlocks) {
+                                          int64_t wm, int64_t wn, StringRef mma, int64_t minBlocks,
+                                          int64_t stages) {
   schedules::GpuGemmParams p;
   p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
-  p.minBlocks = minBlocks;
+  p.minBlocks = minBlocks, p.stages = stages;
   if (!schedules::parseGpuMma(mma.str(), p.mma))
     return emitError() << "invalid gpu_gemm schedule: mma must be \"none\", \"tf32\" or \"auto\"";
   return checked(emitError, "gpu_gemm", schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any));

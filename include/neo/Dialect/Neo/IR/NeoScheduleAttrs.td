@@ -75,26 +75,26 @@ def Neo_GpuGemmScheduleAttr : Neo_ScheduleAttr<"GpuGemmSchedule", "gpu_gemm"> {
     or "auto" (tensor cores for f16 operands only). `min_blocks` (default 0,
     omitted when 0), which neo-gpu-select-schedules sets on its default
     schedule: below this many blocks the kernel takes smaller SIMT tiles and
-    then splits K. The verifier checks the fields' ranges; neo-gpu-map checks
+    then splits K. `stages` (default 0, omitted when 0): the tensor-core
+    kernel's shared-memory pipeline depth (2 to 8 cp.async stages; 0: the
+    kernel chooses; 1: the single-buffered WMMA kernel). The verifier checks the fields' ranges; neo-gpu-map checks
     the rule of the kernel (SIMT or tensor cores) it chooses for the op.
   }];
-  let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$bk, "int64_t":$tm,
-                        "int64_t":$tn, "int64_t":$wm, "int64_t":$wn,
-                        StringRefParameter<"tensor-core use">:$mma,
-                        DefaultValuedParameter<"int64_t", "0">:$min_blocks);
-  let builders = [
-    AttrBuilder<(ins "const ::mlir::neo::schedules::GpuGemmParams &":$p), [{
+  let parameters = (ins "int64_t":$bm, "int64_t":$bn, "int64_t":$bk, "int64_t":$tm, "int64_t":$tn,
+      "int64_t":$wm, "int64_t":$wn, StringRefParameter<"tensor-core use">:$mma,
+      DefaultValuedParameter<"int64_t", "0">:$min_blocks,
+      DefaultValuedParameter<"int64_t", "0">:$stages);
+  let builders = [AttrBuilder<(ins "const ::mlir::neo::schedules::GpuGemmParams &":$p), [{
       return $_get($_ctxt, p.bm, p.bn, p.bk, p.tm, p.tn, p.wm, p.wn,
-                   ::mlir::neo::schedules::toString(p.mma), p.minBlocks);
-    }]>
-  ];
+                   ::mlir::neo::schedules::toString(p.mma), p.minBlocks, p.stages);
+    }]>];
   let extraClassDeclaration = [{
     /// The parameters (mma "auto" if the string is not a mode: the verifier
     /// rejects such attributes).
     ::mlir::neo::schedules::GpuGemmParams getParams() const {
       ::mlir::neo::schedules::GpuGemmParams p;
       p.bm = getBm(); p.bn = getBn(); p.bk = getBk(); p.tm = getTm(); p.tn = getTn();
-      p.wm = getWm(); p.wn = getWn(); p.minBlocks = getMinBlocks();
+      p.wm = getWm(); p.wn = getWn(); p.minBlocks = getMinBlocks(); p.stages = getStages();
       (void)::mlir::neo::schedules::parseGpuMma(getMma().str(), p.mma);
       return p;
     }

@@ -1,0 +1,322 @@
+//===- GpuGemmMmaSync.cpp - Pipelined tensor-core GEMM kernel -------------===//
+//
+// C[b, m, n] += A[b, m, k] * B[b, k, n] on tensor cores with the Ampere/Hopper
+// warp-level instructions:
+//
+//  - each block computes a BM x BN tile; its warps each a WM x WN tile of
+//    m16n8 accumulator fragments (f32, loaded from C first);
+//  - A and B tiles of BK travel from global to shared memory with 16-byte
+//    cp.async copies into `stages` buffers: while the warps multiply tile
+//    kt, the copies of tiles kt+1 .. kt+stages-1 are in flight
+//    (cp.async.commit_group / wait_group(stages - 2), one barrier per tile);
+//  - shared tiles are [outer][inner + pad], the inner dim being the
+//    operand's contiguous one in global memory (so transposed operands are
+//    copied as they lie), padded by 16 bytes so that ldmatrix's eight row
+//    addresses fall in distinct banks;
+//  - f16/bf16: ldmatrix.x4 (.trans where the tile lies the other way) loads
+//    A's 16x16 and two of B's 16x8 fragments, mma.sync.m16n8k16; f32 as
+//    tf32: scalar shared loads in the fragment layout, mma.sync.m16n8k8.
+//
+// Extents must be multiples of the tiles (planMmaSync says why not).
+//
+//===----------------------------------------------------------------------===//
+#include "GpuGemmMmaSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::gpukernel;
+
+namespace {
+constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
+
+/// Whether every stride in `roles` (of a role with extent > 1) is a multiple of `vec`.
+bool aligned(const int64_t stride[4], std::initializer_list<std::pair<int, int64_t>> roles,
+             int64_t vec) {
+  for (auto [role, extent] : roles)
+    if (extent > 1 && stride[role] % vec)
+      return false;
+  return true;
+}
+} // namespace
+
+std::string mlir::neo::gpukernel::planMmaSync(const GemmProblem &p, Type in, Type acc,
+                                              const int64_t strideA[4], const int64_t strideB[4],
+                                              const int64_t strideC[4], const GpuGemmSchedule &s,
+                                              MmaSyncPlan &plan) {
+  if (!acc.isF32())
+    return "the pipelined tensor-core kernel accumulates in f32 only";
+  bool half = in.isF16() || in.isBF16();
+  bool tf32 = in.isF32() && s.mma == "tf32";
+  if (!half && !tf32)
+    return "operands are neither f16/bf16 nor f32 with mma = \"tf32\"";
+  if (s.stages == 1)
+    return "stages = 1 asks for the WMMA kernel";
+  plan = MmaSyncPlan();
+  plan.kStep = half ? 16 : 8;
+  plan.vec = half ? 8 : 4;
+  plan.bm = s.bm, plan.bn = s.bn, plan.bk = s.bk, plan.wm = s.wm, plan.wn = s.wn;
+  if (plan.bk < 16 || plan.wm % 16 || plan.wn % 16 || plan.bm % plan.wm || plan.bn % plan.wn)
+    return "the tiles need bk >= 16 and warp tiles (multiples of 16) dividing the block tile";
+  plan.threads = (plan.bm / plan.wm) * (plan.bn / plan.wn) * 32;
+  if (plan.threads > 1024)
+    return "the block tile needs more than 1024 threads";
+  if ((plan.wm / 16) * (plan.wn / 8) > 32)
+    return "the warp tile holds more than 32 accumulator fragments (128 registers)";
+  if (p.m % plan.bm || p.n % plan.bn || p.k % plan.bk)
+    return "the extents are not multiples of the block tile";
+  if (strideC[kN] != 1)
+    return "C's rows are not contiguous";
+  // Operand layouts: copied as they lie, 16 bytes at a time.
+  if (strideA[kK] == 1 && aligned(strideA, {{kM, p.m}, {kB, p.batch}}, plan.vec))
+    plan.aInnerK = true;
+  else if (strideA[kM] == 1 && aligned(strideA, {{kK, p.k}, {kB, p.batch}}, plan.vec))
+    plan.aInnerK = false;
+  else
+    return "A is contiguous along neither k nor m with 16-byte aligned rows";
+  if (strideB[kN] == 1 && aligned(strideB, {{kK, p.k}, {kB, p.batch}}, plan.vec))
+    plan.bInnerN = true;
+  else if (strideB[kK] == 1 && aligned(strideB, {{kN, p.n}, {kB, p.batch}}, plan.vec))
+    plan.bInnerN = false;
+  else
+    return "B is contiguous along neither n nor k with 16-byte aligned rows";
+  plan.cPairs = aligned(strideC, {{kM, p.m}, {kB, p.batch}}, 2);
+  // Padding: 16 bytes for halves (ldmatrix rows in distinct banks); tf32's
+  // scalar fragment loads need 4 floats along k and 8 along m or n.
+  plan.padA = half ? 8 : (plan.aInnerK ? 4 : 8);
+  plan.padB = half ? 8 : (plan.bInnerN ? 8 : 4);
+  int64_t aOuter = plan.aInnerK ? plan.bm : plan.bk, aInner = plan.aInnerK ? plan.bk : plan.bm;
+  int64_t bOuter = plan.bInnerN ? plan.bk : plan.bn, bInner = plan.bInnerN ? plan.bn : plan.bk;
+  if ((aOuter * aInner / plan.vec) % plan.threads || (bOuter * bInner / plan.vec) % plan.threads)
+    return "the tiles' 16-byte chunks are not a multiple of the thread count";
+  int64_t bytes = in.getIntOrFloatBitWidth() / 8;
+  int64_t aBytes = aOuter * (aInner + plan.padA) * bytes;
+  int64_t bBytes = bOuter * (bInner + plan.padB) * bytes;
+  plan.stages = s.stages;
+  if (plan.stages == 0) {
+    // Three stages hide the copies' latency on sm_80/sm_90; fewer when the
+    // tiles are large.
+    plan.stages = 3;
+    while (plan.stages > 2 && plan.stages * (aBytes + bBytes) > kMaxDynamicShared)
+      --plan.stages;
+  }
+  plan.bOffsetBytes = plan.stages * aBytes;
+  plan.sharedBytes = plan.stages * (aBytes + bBytes);
+  if (plan.sharedBytes > kMaxDynamicShared)
+    return "its " + std::to_string(plan.stages) + " stages need " +
+           std::to_string(plan.sharedBytes) + " bytes of shared memory, more than the " +
+           std::to_string(kMaxDynamicShared) + " a block may have";
+  return "";
+}
+
+void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                                        const MmaSyncPlan &plan, const GemmProblem &p, Type in,
+                                        Value a, const int64_t strideA[4], Value bMem,
+                                        const int64_t strideB[4], Value c,
+                                        const int64_t strideC[4]) {
+  KB kb{b, loc};
+  MLIRContext *ctx = b.getContext();
+  const int64_t BM = plan.bm, BN = plan.bn, BK = plan.bk, WM = plan.wm, WN = plan.wn;
+  const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;
+  const bool half = plan.kStep == 16;
+  const int64_t TI = WM / 16, TJ = WN / 8;
+  Type f32 = b.getF32Type();
+
+  Value tid = launch.getThreadIds().x;
+  Value lane = kb.rem(tid, 32), warp = kb.div(tid, 32);
+  Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
+  Value wRow = kb.div(warp, BN / WN), wCol = kb.rem(warp, BN / WN);
+  Value batch = launch.getBlockIds().z;
+  Value m0 = kb.mul(launch.getBlockIds().y, BM);
+  Value n0 = kb.mul(launch.getBlockIds().x, BN);
+
+  // The stages of A and B in dynamic shared memory.
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
+  int64_t aOuter = plan.aInnerK ? BM : BK, aInner = plan.aInnerK ? BK : BM;
+  int64_t bOuter = plan.bInnerN ? BK : BN, bInner = plan.bInnerN ? BN : BK;
+  Value As = memref::ViewOp::create(b, loc, sharedType({S, aOuter, aInner + plan.padA}, in), smem,
+                                    kb.idx(0), ValueRange{});
+  Value Bs = memref::ViewOp::create(b, loc, sharedType({S, bOuter, bInner + plan.padB}, in), smem,
+                                    kb.idx(plan.bOffsetBytes), ValueRange{});
+
+  auto globalOffset = [&](const int64_t st[4], Value r1, int role1, Value r2, int role2) {
+    Value o = kb.add(kb.mul(batch, st[kB]), kb.mul(r1, st[role1]));
+    return kb.add(o, kb.mul(r2, st[role2]));
+  };
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  // One tile of an operand: `outer` x `inner` elements, 16 bytes per copy.
+  auto copyTile = [&](Value dst, Value stage, Value src, const int64_t st[4], int64_t outer,
+                      int64_t inner, int outerRole, Value outer0, int innerRole, Value inner0) {
+    int64_t chunks = inner / plan.vec;
+    for (int64_t r = 0; r < outer * chunks / T; ++r) {
+      Value e = kb.add(tid, r * T);
+      Value o = kb.div(e, chunks), i = kb.mul(kb.rem(e, chunks), plan.vec);
+      Value off = globalOffset(st, kb.add(outer0, o), outerRole, kb.add(inner0, i), innerRole);
+      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, ValueRange{stage, o, i}, src,
+                                       ValueRange{off}, b.getIndexAttr(plan.vec), Value(),
+                                       b.getUnitAttr());
+    }
+  };
+  auto issueLoads = [&](Value stage, Value k0) {
+    if (plan.aInnerK)
+      copyTile(As, stage, a, strideA, BM, BK, kM, m0, kK, k0);
+    else
+      copyTile(As, stage, a, strideA, BK, BM, kK, k0, kM, m0);
+    if (plan.bInnerN)
+      copyTile(Bs, stage, bMem, strideB, BK, BN, kK, k0, kN, n0);
+    else
+      copyTile(Bs, stage, bMem, strideB, BN, BK, kN, n0, kK, k0);
+  };
+  auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
+
+  // Prologue: tiles 0 .. S-2 in flight (one group each, empty past the end).
+  for (int64_t st = 0; st + 1 < S; ++st) {
+    if (st < KT)
+      issueLoads(kb.idx(st), kb.idx(st * BK));
+    commit();
+  }
+
+  // Accumulators: the warp's m16n8 fragments of C. Thread (group, inGroup)
+  // holds rows group and group + 8, columns 2 * inGroup + {0, 1}.
+  Value rowW = kb.add(m0, kb.mul(wRow, WM)), colW = kb.add(n0, kb.mul(wCol, WN));
+  auto fragType = VectorType::get({2, 2}, f32);
+  auto pairType = VectorType::get({2}, f32);
+  auto cOffset = [&](int64_t i, int64_t j, int64_t half8) {
+    Value row = kb.add(rowW, i * 16 + half8 * 8 + 0);
+    row = kb.add(row, group);
+    Value col = kb.add(kb.add(colW, j * 8), kb.mul(inGroup, 2));
+    return globalOffset(strideC, row, kM, col, kN);
+  };
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < TI; ++i)
+    for (int64_t j = 0; j < TJ; ++j) {
+      SmallVector<Value> elems;
+      for (int64_t h = 0; h < 2; ++h) {
+        Value off = cOffset(i, j, h);
+        if (plan.cPairs) {
+          Value v = vector::LoadOp::create(b, loc, pairType, c, off, false, llvm::MaybeAlign(8));
+          elems.push_back(vector::ExtractOp::create(b, loc, v, 0));
+          elems.push_back(vector::ExtractOp::create(b, loc, v, 1));
+        } else {
+          elems.push_back(memref::LoadOp::create(b, loc, c, off));
+          elems.push_back(memref::LoadOp::create(b, loc, c, kb.add(off, 1)));
+        }
+      }
+      init.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
+    }
+
+  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(KT), kb.idx(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    // Tile kt has landed (at most S-2 younger groups pending) for every
+    // thread, and every warp is done with the buffer the next copies fill.
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(S - 2));
+    gpu::BarrierOp::create(b, loc);
+    Value next = kb.add(kt, S - 1);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, kb.idx(KT));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      issueLoads(kb.rem(next, S), kb.mul(next, BK));
+    }
+    commit();
+
+    Value stage = kb.rem(kt, S);
+    SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    Value aRow = kb.mul(wRow, WM), bCol = kb.mul(wCol, WN);
+    for (int64_t ks = 0; ks < BK / plan.kStep; ++ks) {
+      int64_t k0 = ks * plan.kStep;
+      SmallVector<Value> af, bf;
+      if (half) {
+        auto x4 = VectorType::get({4, 2}, in);
+        Value l16 = kb.rem(lane, 16), hi8 = kb.mul(kb.div(lane, 16), 8);
+        Value l8 = kb.rem(lane, 8), mid8 = kb.mul(kb.rem(kb.div(lane, 8), 2), 8);
+        for (int64_t i = 0; i < TI; ++i) {
+          Value r = kb.add(aRow, i * 16);
+          SmallVector<Value> idx =
+              plan.aInnerK
+                  ? SmallVector<Value>{stage, kb.add(r, l16), kb.add(hi8, k0)}
+                  : SmallVector<Value>{stage, kb.add(kb.add(l8, hi8), k0), kb.add(r, mid8)};
+          af.push_back(
+              nvgpu::LdMatrixOp::create(b, loc, x4, As, idx, /*transpose=*/!plan.aInnerK, 4));
+        }
+        for (int64_t jp = 0; jp < TJ / 2; ++jp) {
+          Value col = kb.add(bCol, jp * 16);
+          SmallVector<Value> idx =
+              plan.bInnerN
+                  ? SmallVector<Value>{stage, kb.add(l16, k0), kb.add(col, hi8)}
+                  : SmallVector<Value>{stage, kb.add(col, kb.add(l8, hi8)), kb.add(mid8, k0)};
+          Value pair =
+              nvgpu::LdMatrixOp::create(b, loc, x4, Bs, idx, /*transpose=*/plan.bInnerN, 4);
+          // Rows 0-1 and 2-3 (row extracts and inserts: they lower to
+          // LLVM aggregates, where 2-D slices do not).
+          for (int64_t h = 0; h < 2; ++h) {
+            Value frag = kb.zero(VectorType::get({2, 2}, in));
+            for (int64_t r = 0; r < 2; ++r)
+              frag = vector::InsertOp::create(
+                  b, loc, vector::ExtractOp::create(b, loc, pair, 2 * h + r), frag, r);
+            bf.push_back(frag);
+          }
+        }
+      } else {
+        // tf32 fragments: A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4);
+        // B (k = t, n = g), (k = t + 4, n = g).
+        auto aLoad = [&](Value m, Value k) {
+          return plan.aInnerK ? memref::LoadOp::create(b, loc, As, ValueRange{stage, m, k})
+                              : memref::LoadOp::create(b, loc, As, ValueRange{stage, k, m});
+        };
+        auto bLoad = [&](Value k, Value n) {
+          return plan.bInnerN ? memref::LoadOp::create(b, loc, Bs, ValueRange{stage, k, n})
+                              : memref::LoadOp::create(b, loc, Bs, ValueRange{stage, n, k});
+        };
+        Value kLo = kb.add(inGroup, k0), kHi = kb.add(inGroup, k0 + 4);
+        for (int64_t i = 0; i < TI; ++i) {
+          Value r = kb.add(kb.add(aRow, i * 16), group), r8 = kb.add(r, 8);
+          SmallVector<Value> e = {aLoad(r, kLo), aLoad(r8, kLo), aLoad(r, kHi), aLoad(r8, kHi)};
+          af.push_back(vector::FromElementsOp::create(b, loc, VectorType::get({4, 1}, f32), e));
+        }
+        for (int64_t j = 0; j < TJ; ++j) {
+          Value n = kb.add(kb.add(bCol, j * 8), group);
+          SmallVector<Value> e = {bLoad(kLo, n), bLoad(kHi, n)};
+          bf.push_back(vector::FromElementsOp::create(b, loc, VectorType::get({2, 1}, f32), e));
+        }
+      }
+      for (int64_t i = 0; i < TI; ++i)
+        for (int64_t j = 0; j < TJ; ++j)
+          accs[i * TJ + j] =
+              nvgpu::MmaSyncOp::create(b, loc, af[i], bf[j], accs[i * TJ + j],
+                                       ArrayRef<int64_t>{16, 8, plan.kStep}, /*tf32Enabled=*/!half);
+    }
+    scf::YieldOp::create(b, loc, accs);
+  }
+  // No copy is left in flight when the block ends.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+
+  for (int64_t i = 0; i < TI; ++i)
+    for (int64_t j = 0; j < TJ; ++j) {
+      Value frag = loop.getResult(i * TJ + j);
+      for (int64_t h = 0; h < 2; ++h) {
+        Value off = cOffset(i, j, h);
+        Value row = vector::ExtractOp::create(b, loc, frag, h);
+        if (plan.cPairs) {
+          vector::StoreOp::create(b, loc, row, c, off, false, llvm::MaybeAlign(8));
+          continue;
+        }
+        memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, row, 0), c, off);
+        memref::StoreOp::create(b, loc, vector::ExtractOp::create(b, loc, row, 1), c,
+                                kb.add(off, 1));
+      }
+    }
+}

@@ -1,0 +1,63 @@
+//===- GpuGemmMmaSync.h - Pipelined tensor-core GEMM kernel -----*- C++ -*-===//
+//
+// The tensor-core GEMM of sm_80 and later (sm_90 included): a multi-stage
+// cp.async pipeline from global to shared memory, ldmatrix fragments and
+// mma.sync (m16n8k16 for f16/bf16, m16n8k8 for tf32) with f32 accumulators.
+// GpuGemm.cpp decides when it applies (planMmaSync) and builds the launch;
+// this file builds the kernel body.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_CODEGEN_GPU_GPUGEMMMMASYNC_H
+#define NEO_LIB_CODEGEN_GPU_GPUGEMMMMASYNC_H
+
+#include "GpuKernelBuilder.h"
+#include "neo/Codegen/GPU/GpuCodegen.h"
+#include "neo/Codegen/Utils/GemmAnalysis.h"
+
+#include <string>
+
+namespace mlir {
+namespace neo {
+namespace gpukernel {
+
+/// What the pipelined kernel needs to know before it is built.
+struct MmaSyncPlan {
+  int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, stages = 0;
+  /// f16/bf16: k step 16 (ldmatrix + m16n8k16); f32 as tf32: k step 8.
+  int64_t kStep = 16;
+  /// Elements of one 16-byte cp.async (8 halves or 4 floats).
+  int64_t vec = 8;
+  /// Operand tiles in shared memory are [outer][inner + pad]: the inner dim
+  /// is the operand's contiguous one in global memory (A: k or m; B: n or k).
+  bool aInnerK = true, bInnerN = true;
+  int64_t padA = 8, padB = 8;
+  int64_t threads = 0;
+  /// Dynamic shared memory: stages * (A tile + B tile) bytes; B's tiles
+  /// start at `bOffsetBytes`.
+  int64_t sharedBytes = 0, bOffsetBytes = 0;
+  /// C: two consecutive f32 per access (rows of even stride).
+  bool cPairs = false;
+};
+
+/// The most dynamic shared memory a block may ask for on sm_90 (227 KiB).
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
+
+/// "" and `plan` filled when the pipelined kernel computes C[b,m,n] +=
+/// A[b,m,k] * B[b,k,n] with these element strides (batch, m, n, k) under
+/// schedule `s`; otherwise why not (the caller falls back to another kernel).
+std::string planMmaSync(const GemmProblem &p, Type in, Type acc, const int64_t strideA[4],
+                        const int64_t strideB[4], const int64_t strideC[4],
+                        const GpuGemmSchedule &s, MmaSyncPlan &plan);
+
+/// Builds the kernel body into `launch` (grid: (n / bn, m / bm, batch),
+/// plan.threads threads, plan.sharedBytes of dynamic shared memory). `a`,
+/// `b` and `c` are flat (1-D) global buffers.
+void buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch, const MmaSyncPlan &plan,
+                  const GemmProblem &p, Type in, Value a, const int64_t strideA[4], Value bMem,
+                  const int64_t strideB[4], Value c, const int64_t strideC[4]);
+
+} // namespace gpukernel
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_CODEGEN_GPU_GPUGEMMMMASYNC_H

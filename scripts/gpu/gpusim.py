@@ -1,0 +1,1033 @@
+#!/usr/bin/env python3
+"""Runs Neo's GPU kernels on the CPU, at the level of the gpu dialect.
+
+    neo-opt f.mlir --pass-pipeline='builtin.module(neo-lower-to-ptx{stop-after=gpu})' \\
+        -mlir-print-op-generic -o f.gpu.mlir
+    neo-run f.mlir --emit-bundle B          # inputs/ and expected/ from Neo's interpreter
+    gpusim.py f.gpu.mlir --bundle B [--async lazy|eager] [--rtol R --atol A]
+
+Executes the host function of f.gpu.mlir (generic form) on the bundle's
+inputs: every gpu.launch runs block by block, the threads of a block in
+lockstep as numpy arrays (one element per thread). Warp-level instructions
+are modelled from the PTX ISA's fragment layouts, independently of the
+code generator: nvgpu.ldmatrix (x1/x2/x4, .trans), nvgpu.mma.sync (m16n8k16
+f16/bf16, m16n8k8 tf32), gpu.subgroup_mma_* (WMMA, a fragment held whole
+by each lane), gpu.shuffle; cp.async copies (nvgpu.device_async_copy with
+nvvm.cp.async.commit.group / wait.group) complete either at once (`eager`:
+exposes a copy that overwrites a buffer still being read) or as late as the
+waits allow (`lazy`: exposes a read before the wait). Shared memory and
+outputs start as NaN, so a read of a value never written shows; an access
+out of a buffer's bounds by an active thread is an error. Then compares each
+output with the bundle's expected/<name>.npy.
+
+What it cannot see: races between warps (the block runs in lockstep),
+performance, and anything below the gpu dialect (NVVM/PTX lowering, which
+ptxas and the device run check).
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+
+class SimError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- parsing
+
+
+class Op:
+    __slots__ = ("results", "name", "operands", "props", "attrs", "regions", "types", "line")
+
+    def __init__(self):
+        self.results, self.operands, self.regions = [], [], []
+        self.props, self.attrs, self.types = "", "", ""
+        self.name, self.line = "", 0
+
+
+class Region:
+    __slots__ = ("args", "arg_types", "ops")
+
+    def __init__(self):
+        self.args, self.arg_types, self.ops = [], [], []
+
+
+_OP = re.compile(r'^(?:(%[\w]+)(?::(\d+))? = )?"([\w.]+)"\((.*?)\)(.*)$')
+
+
+def _split_top(s, sep=","):
+    """Splits at `sep` outside brackets."""
+    out, depth, cur = [], 0, []
+    for i, ch in enumerate(s):
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}" and not (ch == ">" and i and s[i - 1] == "-"):
+            depth -= 1
+        if ch == sep and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def _result_names(name, count):
+    if count is None:
+        return [name]
+    return ["%s#%d" % (name, i) for i in range(int(count))]
+
+
+def _close(s):
+    """The index of the bracket closing s[0] ("->" is no bracket)."""
+    depth = 0
+    for i, ch in enumerate(s):
+        if ch in "<{[(":
+            depth += 1
+        elif ch in ">}])" and not (ch == ">" and s[i - 1] == "-"):
+            depth -= 1
+        if depth == 0:
+            return i
+    raise SimError("unbalanced brackets: %s" % s[:80])
+
+
+AFFINE_MAPS = {}
+
+
+def affine_map(text):
+    """A callable (dims, symbols) -> list of results of `affine_map<...>`."""
+    text = text.strip()
+    if text.startswith("#"):
+        if text not in AFFINE_MAPS:
+            raise SimError("unknown affine map %s" % text)
+        return AFFINE_MAPS[text]
+    m = re.match(r"^affine_map<\((.*?)\)(?:\[(.*?)\])?\s*->\s*\((.*)\)>$", text)
+    if not m:
+        raise SimError("cannot parse %s" % text)
+    dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
+    syms = [d.strip() for d in (m.group(2) or "").split(",") if d.strip()]
+    exprs = []
+    for e in _split_top(m.group(3)):
+        e = re.sub(r"\bfloordiv\b", "//", e)
+        e = re.sub(r"\bmod\b", "%", e)
+        e = re.sub(r"(\S+)\s+ceildiv\s+(\S+)", r"(-((-\1) // \2))", e)
+        exprs.append(compile(e, "<affine>", "eval"))
+
+    def apply(dv, sv):
+        env = dict(zip(dims, dv))
+        env.update(zip(syms, sv))
+        return [eval(c, {"__builtins__": {}}, env) for c in exprs]
+    apply.ndims = len(dims)
+    return apply
+
+
+def parse(lines):
+    pos = [0]
+    while lines and lines[0].startswith("#"):
+        name, body = lines[0].split("=", 1)
+        AFFINE_MAPS[name.strip()] = affine_map(body)
+        lines = lines[1:]
+
+    def block_args(line):
+        m = re.match(r"^\^bb\d+\((.*)\):$", line)
+        names, types = [], []
+        for a in _split_top(m.group(1)):
+            n, t = a.split(":", 1)
+            names.append(n.strip())
+            types.append(t.strip())
+        return names, types
+
+    def parse_ops(region):
+        while pos[0] < len(lines):
+            raw = lines[pos[0]]
+            line = raw.strip()
+            if not line or line.startswith("//"):
+                pos[0] += 1
+                continue
+            if line.startswith("}"):
+                return line
+            if line.startswith("^bb"):
+                if region.ops:
+                    raise SimError("line %d: blocks after the first are not supported" % (pos[0] + 1))
+                region.args, region.arg_types = block_args(line)
+                pos[0] += 1
+                continue
+            m = _OP.match(line)
+            if not m:
+                raise SimError("line %d: cannot parse: %s" % (pos[0] + 1, line[:120]))
+            op = Op()
+            op.line = pos[0] + 1
+            if m.group(1):
+                op.results = _result_names(m.group(1), m.group(2))
+            op.name = m.group(3)
+            op.operands = [o.strip() for o in m.group(4).split(",") if o.strip()]
+            rest = m.group(5).strip()
+            if rest.startswith("<{"):
+                i = _close(rest)
+                op.props = rest[2:i - 1]
+                rest = rest[i + 1:].strip()
+            pos[0] += 1
+            if rest.startswith("({"):
+                while True:
+                    r = Region()
+                    end = parse_ops(r)
+                    op.regions.append(r)
+                    pos[0] += 1
+                    if end.startswith("}, {"):
+                        continue
+                    rest = end[2:].strip()  # after "})"
+                    break
+            elif rest.startswith("("):
+                raise SimError("line %d: unexpected %s" % (op.line, rest[:60]))
+            if rest.startswith("{"):
+                i = _close(rest)
+                op.attrs = rest[1:i]
+                rest = rest[i + 1:].strip()
+            op.types = rest.lstrip(":").strip()
+            region.ops.append(op)
+        return ""
+
+    top = Region()
+    parse_ops(top)
+    return top
+
+
+def result_types(op):
+    """The result types of an op's `(operands) -> results` signature."""
+    t = op.types
+    if "->" not in t:
+        return []
+    res = t.rsplit("->", 1)[1].strip()
+    if res.startswith("(") and res.endswith(")"):
+        res = res[1:-1]
+    return _split_top(res) if res else []
+
+
+def operand_types(op):
+    """The operand types of an op's `(operands) -> results` signature."""
+    t = op.types
+    if not t.startswith("("):
+        return []
+    return _split_top(t[1:_close(t)])
+
+
+def prop(op, key, text=None):
+    """The text of attribute `key` in the op's properties or attributes."""
+    src = text if text is not None else op.props + ", " + op.attrs
+    for part in _split_top(src):
+        if part.startswith(key + " =") or part.startswith(key + "="):
+            return part.split("=", 1)[1].strip()
+    return None
+
+
+def int_prop(op, key, default=None):
+    v = prop(op, key)
+    if v is None:
+        if default is None:
+            raise SimError("line %d: %s needs %s" % (op.line, op.name, key))
+        return default
+    if v.startswith("array<"):
+        body = v[v.index(":") + 1:-1].strip()
+        return [int(x) for x in body.split(",")] if body else []
+    if v in ("true", "false"):
+        return v == "true"
+    if v.startswith("["):
+        return [int(x.split(":")[0]) for x in _split_top(v[1:-1])]
+    return int(v.split(":")[0].strip())
+
+
+# ------------------------------------------------------------------ types
+
+_DT = {"f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+       "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int64, "i64": np.int64,
+       "index": np.int64}
+
+
+def shaped(t):
+    """(kind, shape, element) of a memref/vector type, or (scalar, (), t)."""
+    m = re.match(r"^(memref|vector)<(.*)>$", t)
+    if not m:
+        return "scalar", (), t
+    body = _split_top(m.group(2))[0]
+    dims = body.split("x")
+    elem = dims[-1]
+    shape = tuple(-1 if d == "?" else int(d) for d in dims[:-1])
+    return m.group(1), shape, elem
+
+
+def memory_space(t):
+    return "workgroup" if ("workgroup" in t or re.search(r",\s*3>$", t)) else "global"
+
+
+def round_bf16(x):
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32)
+
+
+def cast_to(x, elem):
+    if elem == "bf16":
+        return round_bf16(x)
+    return np.asarray(x).astype(_DT[elem])
+
+
+class Mem:
+    """A view of a flat buffer: offset + sum(index * stride)."""
+
+    def __init__(self, buf, shape, elem, space, strides=None, offset=0):
+        self.buf, self.shape, self.elem, self.space = buf, tuple(shape), elem, space
+        if strides is None:
+            strides, acc = [], 1
+            for d in reversed(self.shape):
+                strides.insert(0, acc)
+                acc *= max(d, 1)
+        self.strides, self.offset = tuple(strides), offset
+
+    def flat(self, idx, mask, what):
+        off = np.full(mask.shape, self.offset, dtype=np.int64)
+        for i, (d, s) in enumerate(zip(self.shape, self.strides)):
+            v = np.broadcast_to(np.asarray(idx[i], dtype=np.int64), mask.shape)
+            if d >= 0:
+                bad = mask & ((v < 0) | (v >= d))
+                if bad.any():
+                    lane = int(np.argmax(bad))
+                    raise SimError("%s: index %d of dim %d (size %d) out of bounds in thread %d"
+                                   % (what, int(v[lane]), i, d, lane))
+            off = off + v * s
+        bad = mask & ((off < 0) | (off >= self.buf.size))
+        if bad.any():
+            raise SimError("%s: element %d outside the buffer of %d" %
+                           (what, int(off[np.argmax(bad)]), self.buf.size))
+        return np.where(mask, off, 0)
+
+
+# -------------------------------------------------------------- execution
+
+_CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
+         5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
+_CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal,
+         6: np.not_equal, 13: np.not_equal}
+
+
+def parse_number(text, elem):
+    text = text.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    if text.startswith("0x") and elem in ("f16", "f32", "f64", "bf16"):
+        bits = int(text, 16)
+        if elem == "f32":
+            return np.array([bits], dtype=np.uint32).view(np.float32)[0]
+        if elem == "f64":
+            return np.array([bits], dtype=np.uint64).view(np.float64)[0]
+        if elem == "f16":
+            return np.array([bits], dtype=np.uint16).view(np.float16)[0]
+        return np.array([bits << 16], dtype=np.uint32).view(np.float32)[0]
+    return float(text) if elem[0] in "fb" else int(text, 0)
+
+
+class Machine:
+    def __init__(self, async_mode):
+        self.async_mode = async_mode
+        self.ops = 0
+
+    # --- values
+    def get(self, env, name):
+        if name not in env:
+            raise SimError("unknown value %s" % name)
+        return env[name]
+
+    def constant(self, op):
+        v = prop(op, "value")
+        (ty,) = result_types(op)
+        kind, shape, elem = shaped(ty)
+        if v.startswith("dense<"):
+            body = v[len("dense<"):v.rindex(">")]
+            if body.startswith("["):
+                vals = [parse_number(x, elem) for x in re.findall(r"[-+\w.]+", body)]
+                return cast_to(np.array(vals).reshape(shape), elem)
+            return cast_to(np.full(shape, parse_number(body, elem)), elem)
+        num = v.rsplit(":", 1)[0] if ":" in v else v
+        return cast_to(np.array(parse_number(num, elem)), elem)
+
+    def run_region(self, region, env, mask, ctx):
+        """Runs the ops of a region; returns the operands of its terminator."""
+        for op in region.ops:
+            try:
+                out = self.step(op, env, mask, ctx)
+            except SimError:
+                raise
+            except Exception as e:  # a bug here or IR it does not understand
+                raise SimError("line %d: %s: %s: %s" % (op.line, op.name, type(e).__name__, e))
+            if out is not None and op.name in ("scf.yield", "gpu.terminator", "func.return"):
+                return out
+        return []
+
+    def step(self, op, env, mask, ctx):
+        self.ops += 1
+        n = op.name
+        vals = [self.get(env, o) for o in op.operands] if not n.startswith("gpu.launch") else None
+        rt = result_types(op)
+
+        def put(*xs):
+            for r, x in zip(op.results, xs):
+                env[r] = x
+
+        T = ctx["T"]
+
+        def full(x, shape=()):
+            return np.broadcast_to(np.asarray(x), (T,) + tuple(shape)).copy()
+
+        if n in ("scf.yield", "func.return"):
+            return vals
+        if n == "gpu.terminator":
+            return []
+        if n == "arith.constant":
+            return put(self.constant(op))
+        if n == "gpu.launch":
+            return self.launch(op, env)
+        if n in _BINARY:
+            a, b = vals
+            res = _BINARY[n](np.asarray(a), np.asarray(b))
+            elem = shaped(rt[0])[2]
+            return put(cast_to(res, elem) if elem[0] in "fb" else res)
+        if n in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi", "arith.floordivsi",
+                 "arith.ceildivsi", "arith.ceildivui"):
+            a, b = np.asarray(vals[0]), np.asarray(vals[1])
+            bb = np.where(b == 0, 1, b)
+            if np.any(b == 0):
+                raise SimError("line %d: %s by zero" % (op.line, n))
+            if n in ("arith.divui", "arith.floordivsi"):
+                return put(a // bb)
+            if n == "arith.divsi":
+                return put(np.trunc(a / bb).astype(np.int64))
+            if n in ("arith.ceildivsi", "arith.ceildivui"):
+                return put(-((-a) // bb))
+            if n == "arith.remsi":
+                return put(np.fmod(a, bb))
+            return put(a % bb)
+        if n == "arith.cmpi":
+            return put(_CMPI[int_prop(op, "predicate")](vals[0], vals[1]))
+        if n == "arith.cmpf":
+            p = int_prop(op, "predicate")
+            a, b = np.asarray(vals[0]), np.asarray(vals[1])
+            if p == 15:
+                return put(np.ones(np.broadcast(a, b).shape, bool))
+            if p == 0:
+                return put(np.zeros(np.broadcast(a, b).shape, bool))
+            if p in (7, 14):
+                nan = np.isnan(a) | np.isnan(b)
+                return put(~nan if p == 7 else nan)
+            if p in _CMPF:
+                r = _CMPF[p](a, b)
+                return put(r & ~(np.isnan(a) | np.isnan(b)) if p != 13 else r)
+            unordered = {8: np.equal, 9: np.greater, 10: np.greater_equal, 11: np.less,
+                         12: np.less_equal}[p]
+            return put(unordered(a, b) | np.isnan(a) | np.isnan(b))
+        if n in ("affine.apply", "affine.min", "affine.max"):
+            fn = affine_map(prop(op, "map"))
+            res = fn([np.asarray(v) for v in vals[:fn.ndims]],
+                     [np.asarray(v) for v in vals[fn.ndims:]])
+            if n == "affine.apply":
+                return put(res[0])
+            red = np.minimum if n == "affine.min" else np.maximum
+            out = res[0]
+            for r in res[1:]:
+                out = red(out, r)
+            return put(out)
+        if n == "arith.select":
+            return put(np.where(vals[0], vals[1], vals[2]))
+        if n in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
+                 "arith.trunci", "arith.fptosi", "arith.fptoui"):
+            elem = shaped(rt[0])[2]
+            x = np.asarray(vals[0])
+            if elem == "i1":
+                return put((x & 1).astype(bool))
+            if n in ("arith.fptosi", "arith.fptoui"):
+                x = np.trunc(x)
+            if n == "arith.extui" and x.dtype == np.bool_:
+                return put(x.astype(np.int64))
+            return put(x.astype(np.int64))
+        if n in ("arith.sitofp", "arith.uitofp", "arith.extf", "arith.truncf"):
+            return put(cast_to(vals[0], shaped(rt[0])[2]))
+        if n == "arith.negf":
+            return put(-vals[0])
+        if n in _UNARY:
+            elem = shaped(rt[0])[2]
+            with np.errstate(all="ignore"):
+                r = _UNARY[n](np.asarray(vals[0]).astype(np.float64))
+            return put(cast_to(r, elem))
+        if n in ("math.fma", "vector.fma"):
+            elem = shaped(rt[0])[2]
+            r = np.asarray(vals[0]).astype(np.float64) * vals[1] + vals[2]
+            return put(cast_to(r, elem))
+        if n == "math.powf":
+            with np.errstate(all="ignore"):
+                return put(cast_to(np.power(np.asarray(vals[0], np.float64), vals[1]),
+                                   shaped(rt[0])[2]))
+        if n == "math.copysign":
+            return put(np.copysign(vals[0], vals[1]))
+        # ---- memory
+        if n in ("memref.collapse_shape", "memref.expand_shape", "memref.reshape"):
+            m = vals[0]
+            _, shape, elem = shaped(rt[0])
+            return put(Mem(m.buf, shape, elem, m.space, offset=m.offset))
+        if n == "memref.cast":
+            return put(vals[0])
+        if n == "memref.view":
+            base = vals[0]
+            _, shape, elem = shaped(rt[0])
+            shift = int(np.asarray(vals[1]).flat[0])
+            return put(self.view(base, shift, shape, elem, op))
+        if n == "gpu.dynamic_shared_memory":
+            return put(ctx["dynamic"])
+        if n in ("memref.alloc", "memref.alloca"):
+            _, shape, elem = shaped(rt[0])
+            size = int(np.prod(shape)) if shape else 1
+            buf = np.full(size, np.nan if elem[0] in "fb" else 0, dtype=_DT[elem])
+            return put(Mem(buf, shape, elem, memory_space(rt[0])))
+        if n == "memref.dealloc":
+            return None
+        if n == "memref.load":
+            m = vals[0]
+            off = m.flat(vals[1:], mask, "line %d: %s" % (op.line, n))
+            return put(m.buf[off])
+        if n == "memref.store":
+            m = vals[1]
+            off = m.flat(vals[2:], mask, "line %d: %s" % (op.line, n))
+            v = np.broadcast_to(np.asarray(vals[0]), mask.shape)
+            m.buf[off[mask]] = cast_to(v[mask], m.elem)
+            return None
+        if n == "memref.atomic_rmw":
+            kind = int_prop(op, "kind")
+            m = vals[1]
+            off = m.flat(vals[2:], mask, "line %d: %s" % (op.line, n))
+            v = np.broadcast_to(np.asarray(vals[0]), mask.shape)
+            old = m.buf[off].copy()
+            for lane in np.nonzero(mask)[0]:
+                cur = m.buf[off[lane]]
+                x = v[lane]
+                m.buf[off[lane]] = {0: lambda: cur + x, 1: lambda: cur + x, 3: lambda: x,
+                                    4: lambda: max(cur, x), 5: lambda: max(cur, x),
+                                    6: lambda: max(cur, x), 8: lambda: min(cur, x),
+                                    9: lambda: min(cur, x), 10: lambda: min(cur, x),
+                                    12: lambda: cur * x}[kind]()
+            return put(old)
+        if n in ("vector.load", "vector.store"):
+            m = vals[0] if n == "vector.load" else vals[1]
+            idx = vals[1:] if n == "vector.load" else vals[2:]
+            vshape = shaped(rt[0] if n == "vector.load" else operand_types(op)[0])[1]
+            count = int(np.prod(vshape))
+            off = m.flat(idx, mask, "line %d: %s" % (op.line, n))
+            if m.strides[-1] != 1:
+                raise SimError("line %d: vector access of a strided memref" % op.line)
+            last = np.broadcast_to(np.asarray(idx[-1]), mask.shape)
+            if (mask & (last + count > m.shape[-1])).any():
+                raise SimError("line %d: %s runs past the end of the row" % (op.line, n))
+            lanes = off[:, None] + np.arange(count)[None, :]
+            if n == "vector.load":
+                return put(m.buf[lanes].reshape((T,) + vshape))
+            v = full(vals[0], vshape).reshape(T, count)
+            m.buf[lanes[mask]] = cast_to(v[mask], m.elem)
+            return None
+        # ---- vectors
+        if n == "vector.extract":
+            pos = int_prop(op, "static_position")
+            if any(p < 0 for p in pos):
+                dyn = [np.asarray(x) for x in vals[1:]]
+                raise SimError("line %d: dynamic vector.extract" % op.line) if dyn else None
+            x = full(vals[0], shaped(operand_types(op)[0])[1])
+            return put(x[(slice(None),) + tuple(pos)])
+        if n == "vector.insert":
+            pos = int_prop(op, "static_position")
+            dest_t = result_types(op)[0]
+            d = full(vals[1], shaped(dest_t)[1])
+            d[(slice(None),) + tuple(pos)] = vals[0] if np.ndim(vals[0]) else vals[0]
+            return put(d)
+        if n == "vector.from_elements":
+            shape = shaped(rt[0])[1]
+            parts = [full(v) for v in vals]
+            return put(np.stack(parts, axis=1).reshape((T,) + shape))
+        if n == "vector.to_elements":
+            shp = shaped(operand_types(op)[0])[1]
+            x = full(vals[0], shp).reshape(T, -1)
+            return put(*[x[:, i] for i in range(x.shape[1])])
+        if n in ("vector.broadcast", "vector.splat"):
+            shape = shaped(rt[0])[1]
+            src = np.asarray(vals[0])
+            if src.ndim <= 1 and (src.ndim == 0 or src.shape[0] == T) and len(shape) >= 1:
+                return put(np.broadcast_to(full(src).reshape((T,) + (1,) * len(shape)),
+                                           (T,) + shape).copy())
+            return put(np.broadcast_to(src, (T,) + shape).copy())
+        if n == "vector.shape_cast":
+            return put(full(vals[0]).reshape((T,) + shaped(rt[0])[1]) if np.ndim(vals[0]) > 1
+                       else np.asarray(vals[0]).reshape((T,) + shaped(rt[0])[1]))
+        if n == "vector.reduction":
+            kind = prop(op, "kind")
+            x = np.asarray(vals[0])
+            f = {"add": np.sum, "mul": np.prod, "maxnumf": np.max, "minnumf": np.min,
+                 "maximumf": np.max, "minimumf": np.min}
+            r = None
+            for k, fn in f.items():
+                if k in kind:
+                    r = fn(x, axis=-1)
+                    break
+            if r is None:
+                raise SimError("line %d: vector.reduction kind %s" % (op.line, kind))
+            if len(vals) > 1:
+                r = {"add": np.add, "mul": np.multiply}.get(kind.split("<")[-1].rstrip(">"),
+                                                             np.add)(r, vals[1])
+            return put(cast_to(r, shaped(rt[0])[2]))
+        # ---- control flow
+        if n == "scf.for":
+            lo, hi, step = (np.asarray(v) for v in vals[:3])
+            carried = vals[3:]
+            body = op.regions[0]
+            if not all(self.is_uniform(v, mask) for v in (lo, hi, step)):
+                # Bounds that differ between threads: each runs its own
+                # iterations (masked), keeping its values after its last.
+                step = self.uniform(step, mask, op)
+                i = np.broadcast_to(lo, mask.shape).astype(np.int64).copy()
+                hi = np.broadcast_to(hi, mask.shape)
+                carried = list(carried)
+                while True:
+                    live = mask & (i < hi)
+                    if not live.any():
+                        break
+                    inner = dict(env)
+                    inner[body.args[0]] = i.copy()
+                    for a, v in zip(body.args[1:], carried):
+                        inner[a] = v
+                    new = self.run_region(body, inner, live, ctx)
+                    for k, (old, v) in enumerate(zip(carried, new)):
+                        v, old = np.asarray(v), np.asarray(old)
+                        shape = np.broadcast(v, old).shape
+                        sel = live.reshape((T,) + (1,) * (len(shape) - 1)) if shape else live
+                        carried[k] = np.where(sel, np.broadcast_to(v, shape),
+                                              np.broadcast_to(old, shape))
+                    i = i + step
+                return put(*carried)
+            lo, hi, step = (self.uniform(v, mask, op) for v in (lo, hi, step))
+            i = lo
+            while i < hi:
+                inner = dict(env)
+                inner[body.args[0]] = np.int64(i)
+                for a, v in zip(body.args[1:], carried):
+                    inner[a] = v
+                carried = self.run_region(body, inner, mask, ctx)
+                i += step
+            return put(*carried)
+        if n == "scf.if":
+            cond = np.broadcast_to(np.asarray(vals[0]), mask.shape)
+            active = cond[mask]
+            if active.size and active.all() or (not active.size):
+                res = self.run_region(op.regions[0], dict(env), mask, ctx)
+                return put(*res)
+            if not active.any():
+                if len(op.regions) > 1 and op.regions[1].ops:
+                    return put(*self.run_region(op.regions[1], dict(env), mask, ctx))
+                return None
+            then = self.run_region(op.regions[0], dict(env), mask & cond, ctx)
+            other = []
+            if len(op.regions) > 1 and op.regions[1].ops:
+                other = self.run_region(op.regions[1], dict(env), mask & ~cond, ctx)
+            merged = []
+            for a, b in zip(then, other):
+                a, b = np.asarray(a), np.asarray(b)
+                c = cond.reshape((T,) + (1,) * max(a.ndim - 1, b.ndim - 1, 0))
+                merged.append(np.where(c, a, b))
+            return put(*merged)
+        # ---- gpu
+        if n == "gpu.barrier":
+            if not mask.all():
+                raise SimError("line %d: gpu.barrier under divergent control flow" % op.line)
+            return None
+        if n in ("gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim"):
+            dim = "xyz".index(re.search(r"dim (\w)", op.props + op.attrs).group(1))
+            return put(ctx[n][dim])
+        if n == "gpu.shuffle":
+            return put(*self.shuffle(op, vals, mask, T))
+        if n == "gpu.subgroup_mma_load_matrix":
+            return put(self.wmma_load(op, vals, mask, T))
+        if n == "gpu.subgroup_mma_compute":
+            a, b, c = vals
+            return put((a.astype(np.float32) @ b.astype(np.float32) + c).astype(c.dtype))
+        if n == "gpu.subgroup_mma_store_matrix":
+            return self.wmma_store(op, vals, mask, T)
+        if n == "gpu.subgroup_mma_constant_matrix":
+            shape = shaped(rt[0].replace("!gpu.mma_matrix", "vector").replace(', "COp"', "")
+                           .replace(', "AOp"', "").replace(', "BOp"', ""))[1]
+            return put(np.broadcast_to(np.asarray(vals[0]).reshape(
+                (-1,) + (1,) * len(shape)), (T,) + shape).copy())
+        if n == "nvgpu.ldmatrix":
+            return put(self.ldmatrix(op, vals, mask, T))
+        if n == "nvgpu.mma.sync":
+            return put(self.mma_sync(op, vals, mask, T))
+        if n == "nvgpu.device_async_copy":
+            self.async_copy(op, vals, mask, ctx)
+            return put(None)
+        if n in ("nvvm.cp.async.commit.group", "nvgpu.device_async_create_group"):
+            ctx["groups"].append(ctx["pending"])
+            ctx["pending"] = []
+            return put(None) if op.results else None
+        if n in ("nvvm.cp.async.wait.group", "nvgpu.device_async_wait"):
+            keep = int_prop(op, "n" if n.startswith("nvvm") else "numGroups", 0)
+            while len(ctx["groups"]) > keep:
+                for fn in ctx["groups"].pop(0):
+                    fn()
+            return None
+        raise SimError("line %d: the simulator does not model %s" % (op.line, n))
+
+    def is_uniform(self, v, mask):
+        v = np.asarray(v)
+        if v.ndim == 0:
+            return True
+        act = v[mask]
+        return not act.size or (act == act[0]).all()
+
+    def uniform(self, v, mask, op):
+        v = np.asarray(v)
+        if v.ndim == 0:
+            return int(v)
+        act = v[mask]
+        if act.size and (act != act[0]).any():
+            raise SimError("line %d: loop bounds differ between threads" % op.line)
+        return int(act[0]) if act.size else int(v.flat[0])
+
+    def view(self, base, shift, shape, elem, op):
+        esize = 2 if elem in ("f16", "bf16") else np.dtype(_DT[elem]).itemsize
+        if elem == "f32" and base.elem == "i8":
+            esize = 4
+        if shift % esize:
+            raise SimError("line %d: memref.view at a misaligned byte offset" % op.line)
+        # The byte buffer of dynamic shared memory is kept per element type
+        # (one array per type, byte offsets divided by its size).
+        arena = base.buf
+        key = (elem, esize)
+        if key not in arena:
+            arena[key] = np.full(arena["bytes"] // esize, np.nan, dtype=_DT[elem])
+        size = int(np.prod(shape))
+        start = shift // esize
+        if start + size > arena[key].size:
+            raise SimError("line %d: memref.view past the end of dynamic shared memory" % op.line)
+        return Mem(arena[key], shape, elem, "workgroup", offset=start)
+
+    # --- launches
+    def launch(self, op, env):
+        seg = int_prop(op, "operandSegmentSizes")
+        names = op.operands
+        vals = [self.get(env, o) for o in names]
+        # asyncDependencies, gridX..Z, blockX..Z, clusterX..Z, dynamicSharedMemorySize
+        k = seg[0]
+        grid = [int(vals[k + i]) for i in range(3)]
+        block = [int(vals[k + 3 + i]) for i in range(3)]
+        k += 6 + seg[7] + seg[8] + seg[9] if len(seg) > 10 else 6
+        dyn = int(vals[k]) if seg[-1] else 0
+        body = op.regions[0]
+        nwg = int_prop(op, "workgroup_attributions", 0)
+        T = block[0] * block[1] * block[2]
+        tid = np.arange(T)
+        tx, ty, tz = tid % block[0], (tid // block[0]) % block[1], tid // (block[0] * block[1])
+        for bz in range(grid[2]):
+            for by in range(grid[1]):
+                for bx in range(grid[0]):
+                    inner = dict(env)
+                    ids = [np.int64(bx), np.int64(by), np.int64(bz), tx, ty, tz,
+                           np.int64(grid[0]), np.int64(grid[1]), np.int64(grid[2]),
+                           np.int64(block[0]), np.int64(block[1]), np.int64(block[2])]
+                    for a, v in zip(body.args[:12], ids):
+                        inner[a] = v
+                    for a, t in zip(body.args[12:12 + nwg], body.arg_types[12:12 + nwg]):
+                        _, shape, elem = shaped(t)
+                        buf = np.full(int(np.prod(shape)), np.nan if elem[0] in "fb" else 0,
+                                      dtype=_DT[elem])
+                        inner[a] = Mem(buf, shape, elem, "workgroup")
+                    arena = {"bytes": dyn}
+                    ctx = {"T": T, "dynamic": Mem(arena, (dyn,), "i8", "workgroup"),
+                           "groups": [], "pending": []}
+                    self.run_region(body, inner, np.ones(T, bool), ctx)
+                    if ctx["groups"] or ctx["pending"]:
+                        raise SimError("line %d: the kernel ends with cp.async copies never "
+                                       "waited for" % op.line)
+        return None
+
+    # --- warp-level instructions (PTX ISA fragment layouts)
+    def warps(self, mask, T, op):
+        if T % 32 or not mask.all():
+            raise SimError("line %d: %s needs whole, converged warps" % (op.line, op.name))
+        return T // 32
+
+    def ldmatrix(self, op, vals, mask, T):
+        m = vals[0]
+        tiles = int_prop(op, "numTiles")
+        trans = prop(op, "transpose") == "true"
+        self.warps(mask, T, op)
+        off = m.flat(vals[1:], mask, "line %d: ldmatrix" % op.line)
+        if m.strides[-1] != 1:
+            raise SimError("line %d: ldmatrix rows must be contiguous" % op.line)
+        out = np.zeros((T, tiles, 2), dtype=m.buf.dtype)
+        for w in range(T // 32):
+            base = w * 32
+            for j in range(tiles):
+                rows = off[base + 8 * j: base + 8 * j + 8]
+                if (rows % 8 != rows[0] % 8).any() and False:
+                    pass
+                mat = np.stack([m.buf[r:r + 8] for r in rows])  # 8 x 8, row r from lane 8j+r
+                if trans:
+                    mat = mat.T
+                for lane in range(32):
+                    out[base + lane, j] = mat[lane // 4, 2 * (lane % 4): 2 * (lane % 4) + 2]
+        return out
+
+    def mma_sync(self, op, vals, mask, T):
+        shape = int_prop(op, "mmaShape")
+        a, b, c = (np.asarray(v) for v in vals)
+        tf32 = re.search(r"\btf32Enabled\b", op.props + op.attrs) is not None
+        self.warps(mask, T, op)
+        M, N, K = shape
+        if (M, N) != (16, 8) or K not in (8, 16):
+            raise SimError("line %d: mma.sync shape %s is not modelled" % (op.line, shape))
+        out = np.zeros_like(c)
+        for w in range(T // 32):
+            A = np.zeros((16, K), np.float64)
+            B = np.zeros((K, 8), np.float64)
+            C = np.zeros((16, 8), np.float64)
+            for lane in range(32):
+                g, t = lane // 4, lane % 4
+                x = w * 32 + lane
+                if K == 16:
+                    for r in range(4):
+                        for e in range(2):
+                            A[g + 8 * (r % 2), 2 * t + e + 8 * (r // 2)] = a[x, r, e]
+                    for r in range(2):
+                        for e in range(2):
+                            B[2 * t + e + 8 * r, g] = b[x, r, e]
+                else:
+                    for r in range(4):
+                        A[g + 8 * (r % 2), t + 4 * (r // 2)] = a[x, r, 0]
+                    for r in range(2):
+                        B[t + 4 * r, g] = b[x, r, 0]
+                for r in range(2):
+                    for e in range(2):
+                        C[g + 8 * r, 2 * t + e] = c[x, r, e]
+            if tf32:  # tf32 keeps 10 mantissa bits
+                A = (A.astype(np.float32).view(np.uint32) & 0xFFFFE000).view(np.float32)
+                B = (B.astype(np.float32).view(np.uint32) & 0xFFFFE000).view(np.float32)
+            D = A.astype(np.float64) @ B.astype(np.float64) + C
+            for lane in range(32):
+                g, t = lane // 4, lane % 4
+                for r in range(2):
+                    for e in range(2):
+                        out[w * 32 + lane, r, e] = D[g + 8 * r, 2 * t + e]
+        return out
+
+    def async_copy(self, op, vals, mask, ctx):
+        count = int(prop(op, "dstElements").split(":")[0])
+        # dst, dstIndices..., src, srcIndices..., [srcElements]
+        dst = vals[0]
+        k = 1 + len(dst.shape)
+        dst_idx = vals[1:k]
+        src = vals[k]
+        src_idx = vals[k + 1:k + 1 + len(src.shape)]
+        src_elems = vals[k + 1 + len(src.shape)] if len(vals) > k + 1 + len(src.shape) else None
+        what = "line %d: device_async_copy" % op.line
+        d = dst.flat(dst_idx, mask, what)
+        s = src.flat(src_idx, mask, what)
+        m = mask.copy()
+        if (m & (np.broadcast_to(np.asarray(src_idx[-1]), m.shape) + count > src.shape[-1])).any():
+            raise SimError(what + ": the copy runs past the source row")
+        n_src = (np.broadcast_to(np.asarray(src_elems), m.shape) if src_elems is not None
+                 else np.full(m.shape, count))
+
+        def done():
+            for lane in np.nonzero(m)[0]:
+                k2 = int(n_src[lane])
+                dst.buf[d[lane]:d[lane] + count] = 0
+                dst.buf[d[lane]:d[lane] + k2] = src.buf[s[lane]:s[lane] + k2]
+
+        if self.async_mode == "eager":
+            done()
+            ctx["pending"].append(lambda: None)
+        else:
+            ctx["pending"].append(done)
+
+    def shuffle(self, op, vals, mask, T):
+        x, offset, width = (np.asarray(v) for v in vals)
+        mode = re.search(r"shuffle_mode (\w+)", op.props + op.attrs).group(1)
+        self.warps(mask, T, op)
+        lane = np.arange(T) % 32
+        off = np.broadcast_to(offset, (T,))
+        wid = np.broadcast_to(width, (T,))
+        seg = lane - lane % wid
+        src = {"xor": lane ^ off, "down": lane + off, "up": lane - off, "idx": off}[mode]
+        valid = (src >= seg) & (src < seg + wid) if mode != "idx" else (src < wid)
+        src = np.where(valid, src, lane)
+        warp0 = np.arange(T) - lane
+        xs = np.broadcast_to(x, (T,) + np.shape(x)[1:])
+        return xs[warp0 + src], valid
+
+    def wmma_load(self, op, vals, mask, T):
+        m = vals[0]
+        ld = int_prop(op, "leadDimension")
+        shape = shaped(result_types(op)[0].replace("!gpu.mma_matrix", "vector")
+                       .split(", \"")[0] + ">")[1]
+        self.warps(mask, T, op)
+        off = m.flat(vals[1:], mask, "line %d: subgroup_mma_load_matrix" % op.line)
+        trans = prop(op, "transpose") is not None
+        out = np.zeros((T,) + shape, dtype=m.buf.dtype)
+        for w in range(T // 32):
+            o = off[w * 32]
+            if (off[w * 32:w * 32 + 32] != o).any():
+                raise SimError("line %d: WMMA load at different addresses in one warp" % op.line)
+            rows, cols = shape if not trans else shape[::-1]
+            mat = np.stack([m.buf[o + r * ld:o + r * ld + cols] for r in range(rows)])
+            out[w * 32:w * 32 + 32] = mat.T if trans else mat
+        return out
+
+    def wmma_store(self, op, vals, mask, T):
+        v, m = vals[0], vals[1]
+        ld = int_prop(op, "leadDimension")
+        self.warps(mask, T, op)
+        off = m.flat(vals[2:], mask, "line %d: subgroup_mma_store_matrix" % op.line)
+        for w in range(T // 32):
+            mat = v[w * 32]
+            o = off[w * 32]
+            for r in range(mat.shape[0]):
+                m.buf[o + r * ld:o + r * ld + mat.shape[1]] = cast_to(mat[r], m.elem)
+        return None
+
+
+_BINARY = {
+    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.shli": np.left_shift, "arith.shrui": np.right_shift, "arith.shrsi": np.right_shift,
+    "arith.minui": np.minimum, "arith.minsi": np.minimum, "arith.maxui": np.maximum,
+    "arith.maxsi": np.maximum, "arith.addf": np.add, "arith.subf": np.subtract,
+    "arith.mulf": np.multiply, "arith.divf": np.divide, "arith.maximumf": np.maximum,
+    "arith.minimumf": np.minimum, "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin,
+    "arith.remf": np.fmod,
+}
+_UNARY = {
+    "math.exp": np.exp, "math.log": np.log, "math.tanh": np.tanh, "math.sqrt": np.sqrt,
+    "math.rsqrt": lambda x: 1 / np.sqrt(x), "math.absf": np.abs, "math.exp2": np.exp2,
+    "math.log2": np.log2, "math.log1p": np.log1p, "math.expm1": np.expm1, "math.sin": np.sin,
+    "math.cos": np.cos, "math.floor": np.floor, "math.ceil": np.ceil, "math.erf": None,
+    "math.atan": np.arctan, "math.round": np.round,
+}
+try:
+    from math import erf as _erf
+    _UNARY["math.erf"] = np.vectorize(_erf)
+except ImportError:  # pragma: no cover
+    del _UNARY["math.erf"]
+
+
+def load_npy(path, dtype):
+    a = np.load(path)
+    if dtype == "bf16" and a.dtype == np.uint16:
+        return (a.astype(np.uint32) << 16).view(np.float32)
+    return a
+
+
+def lower(source, options, neo_bin):
+    """The host function and kernels of `source` after neo-lower-to-ptx{stop-after=gpu}."""
+    import subprocess
+    tool = os.path.join(neo_bin, "neo-opt") if neo_bin else "neo-opt"
+    text = open(source).read()
+    if source.endswith(".neo"):
+        tr = os.path.join(neo_bin, "neo-translate") if neo_bin else "neo-translate"
+        text = subprocess.run([tr, "--import-neo", "-"], input=text, capture_output=True,
+                              text=True, check=True).stdout
+    pipeline = "builtin.module(neo-lower-to-ptx{stop-after=gpu %s})" % options
+    proc = subprocess.run([tool, "-", "--pass-pipeline=" + pipeline, "-mlir-print-op-generic"],
+                          input=text, capture_output=True, text=True)
+    if proc.returncode:
+        raise SimError("neo-opt failed:\n" + proc.stderr)
+    return proc.stdout
+
+
+def simulate(top, bundle, manifest, mode, rtol, atol):
+    """Runs the bundle's function on its inputs; prints and returns whether it matched."""
+    funcs = [op for m in top.ops for r in m.regions for op in r.ops
+             if op.name == "func.func" and ('sym_name = "%s"' % manifest["function"]) in op.props]
+    if not funcs:
+        raise SimError("no function %s in the IR" % manifest["function"])
+    body = funcs[0].regions[0]
+    env = {}
+    ins = [b for b in manifest["buffers"] if b["role"] == "input"]
+    outs = [b for b in manifest["buffers"] if b["role"] == "output"]
+    if len(body.args) != len(ins) + len(outs):
+        raise SimError("the function takes %d buffers, the bundle has %d inputs and %d "
+                       "outputs" % (len(body.args), len(ins), len(outs)))
+    for a, t, b in zip(body.args, body.arg_types, ins + outs):
+        _, shape, elem = shaped(t)
+        if b["role"] == "input":
+            data = load_npy(os.path.join(bundle, "inputs", b["name"] + ".npy"), elem)
+            buf = cast_to(np.asarray(data).reshape(-1), elem).copy()
+        else:
+            buf = np.full(int(np.prod(shape)) if shape else 1, np.nan, dtype=_DT[elem])
+        env[a] = Mem(buf, shape, elem, "global")
+    machine = Machine(mode)
+    machine.run_region(body, env, np.ones(1, bool), {"T": 1})
+    ok = True
+    for a, b in zip(body.args[len(ins):], outs):
+        got = env[a].buf.astype(np.float64)
+        want = load_npy(os.path.join(bundle, "expected", b["name"] + ".npy"),
+                        b["dtype"]).astype(np.float64).reshape(-1)
+        # neo-cuda-runner's defaults (include/neo/Runtime/Support/Tolerance.h).
+        drtol, datol = {"f16": (1e-2, 1e-2), "bf16": (3e-2, 3e-2), "f64": (1e-9, 1e-11)}.get(
+            b["dtype"], (1e-4, 1e-5))
+        rtol_b = drtol if rtol is None else rtol
+        atol_b = datol if atol is None else atol
+        err = np.abs(got - want)
+        bad = ~(err <= atol_b + rtol_b * np.abs(want))
+        rel = float(np.max(err / (np.abs(want) + atol_b))) if err.size else 0.0
+        print("%s: %d elements, max abs error %.3g, max rel error %.3g%s" %
+              (b["name"], got.size, float(np.max(err)) if err.size else 0.0, rel,
+               "" if not bad.any() else ", %d outside tolerance (first at %d: %r vs %r)" %
+               (int(bad.sum()), int(np.argmax(bad)), got[np.argmax(bad)], want[np.argmax(bad)])))
+        ok &= not bad.any()
+    print("gpusim: %s (%s copies, %d ops executed)" %
+          ("match" if ok else "MISMATCH", mode, machine.ops))
+    return ok
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("ir", nargs="?", help="the function after neo-lower-to-ptx{stop-after=gpu}, "
+                    "generic form (or --source)")
+    ap.add_argument("--source", help="lower this .mlir/.neo file with neo-opt first")
+    ap.add_argument("--gpu-pipeline-options", default="", help="with --source: options of "
+                    "neo-lower-to-ptx (the bundle's)")
+    ap.add_argument("--neo-bin", default="", help="where neo-opt is (default: PATH)")
+    ap.add_argument("--bundle", required=True, help="a bundle with inputs/ and expected/")
+    ap.add_argument("--async", dest="async_mode", choices=["eager", "lazy", "both"],
+                    default="both")
+    ap.add_argument("--rtol", type=float, default=None,
+                    help="default: the runner's for the output's dtype (f32: 1e-4)")
+    ap.add_argument("--atol", type=float, default=None, help="default: as the runner (f32: 1e-5)")
+    args = ap.parse_args(argv)
+    try:
+        if args.source:
+            text = lower(args.source, args.gpu_pipeline_options, args.neo_bin)
+        elif args.ir:
+            text = open(args.ir).read()
+        else:
+            raise SimError("give the IR or --source")
+        top = parse(text.splitlines())
+        with open(os.path.join(args.bundle, "manifest.json")) as f:
+            manifest = json.load(f)
+        modes = ["eager", "lazy"] if args.async_mode == "both" else [args.async_mode]
+        ok = all([simulate(top, args.bundle, manifest, m, args.rtol, args.atol) for m in modes])
+        return 0 if ok else 1
+    except SimError as e:
+        print("gpusim: error: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
