@@ -67,9 +67,22 @@ FailureOr<GradCheckReport> mlir::neo::gradCheck(ModuleOp module, llvm::StringRef
     return failure();
   report.gradName = ad->grad.getName().str();
 
-  for (Type t : type.getResults())
+  for (Type t : type.getResults()) {
     report.outputAdjoints.push_back(
         randomLike(cast<RankedTensorType>(t).getShape(), rng, options.low, options.high));
+    // Rounded to the result's type, as the compiled gradient receives them.
+    auto floatType = dyn_cast<FloatType>(cast<RankedTensorType>(t).getElementType());
+    if (!floatType)
+      continue;
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    for (double &v : report.outputAdjoints.back().data) {
+      bool lost;
+      llvm::APFloat f(v);
+      f.convert(sem, llvm::APFloat::rmNearestTiesToEven, &lost);
+      f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+      v = f.convertToDouble();
+    }
+  }
 
   std::vector<RefTensor> gradInputs(inputs);
   gradInputs.insert(gradInputs.end(), report.outputAdjoints.begin(),

@@ -63,7 +63,12 @@ private:
   // One neo.compute for `body` over parallel dims `par` and reduction dims
   // `red`. Returns null after reporting an error.
   Value emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *> par,
-                    ArrayRef<IndexBinding *> red, ReductionKind kind, SMLoc at);
+                    ArrayRef<IndexBinding *> red, ReductionKind kind, SMLoc at,
+                    Type storage = Type());
+  /// An elementwise op storing tensor `t` as `to` (extf or truncf).
+  Value emitConvert(Value t, Type to, SMLoc at);
+  /// `v` (a scalar of the body) as `to`.
+  static Value convertScalar(OpBuilder &b, Location l, Value v, Type to);
   bool hoistReductions(std::unique_ptr<Expr> &e);
   void peelRoot(std::unique_ptr<Expr> &root);
 
@@ -285,7 +290,12 @@ bool Importer::emitStatement(Statement &stmt,
   if (!sema.analyze(stmt, declared))
     return false;
   currentElementKind = sema.getElementKind();
-  currentElement = elementType(currentElementKind);
+  currentElement = elementType(sema.getComputeKind());
+  Type storage = elementType(currentElementKind);
+  if (sema.getRootCast()) {
+    std::unique_ptr<Expr> inner = std::move(stmt.rhs->operands[0]);
+    stmt.rhs = std::move(inner);
+  }
 
   SmallVector<IndexBinding *> par;
   for (auto &b : stmt.indices)
@@ -305,8 +315,11 @@ bool Importer::emitStatement(Statement &stmt,
     case ReduceKind::Min: kind = ReductionKind::Min; break;
     }
     result = emitCompute(root->operands[0], par, red, kind, stmt.loc);
+    // A reduction stored in another type than it accumulates in.
+    if (result && storage != currentElement)
+      result = emitConvert(result, storage, stmt.loc);
   } else {
-    result = emitCompute(stmt.rhs, par, {}, ReductionKind::None, stmt.loc);
+    result = emitCompute(stmt.rhs, par, {}, ReductionKind::None, stmt.loc, storage);
   }
   if (!result)
     return false;
@@ -575,8 +588,37 @@ bool Importer::extractDomain(Expr *cond, OpState &st,
   return true;
 }
 
+Value Importer::convertScalar(OpBuilder &b, Location l, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, l, to, v);
+  if (from.getIntOrFloatBitWidth() > to.getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(b, l, to, v);
+  // f16 <-> bf16 (same width): through f32.
+  return arith::TruncFOp::create(b, l, to, arith::ExtFOp::create(b, l, b.getF32Type(), v));
+}
+
+Value Importer::emitConvert(Value t, Type to, SMLoc at) {
+  auto type = cast<RankedTensorType>(t.getType());
+  Location l = loc(at);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(), context);
+  auto op = ComputeOp::create(builder, l, RankedTensorType::get(type.getShape(), to), {t}, {id}, {},
+                              ReductionKind::None, {0.0}, IntegerSet(), {}, {}, {});
+  Block &block = op.getBodyBlock();
+  OpBuilder b = OpBuilder::atBlockEnd(&block);
+  YieldOp::create(b, l, convertScalar(b, l, block.getArgument(0), to));
+  return op.getResult();
+}
+
 Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *> par,
-                            ArrayRef<IndexBinding *> red, ReductionKind kind, SMLoc at) {
+                            ArrayRef<IndexBinding *> red, ReductionKind kind, SMLoc at,
+                            Type storage) {
+  // Reductions accumulate in the compute type; elementwise ops may store in
+  // another (a narrower type rounds once, at the end).
+  if (!storage || kind != ReductionKind::None)
+    storage = currentElement;
   if (!hoistReductions(body))
     return nullptr;
   OpState st;
@@ -644,7 +686,7 @@ Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *
     domain = IntegerSet::get(numDims, symbolsOf(constraints), constraints, eqFlags);
 
   Location l = loc(at);
-  auto resultType = RankedTensorType::get(shape, currentElement);
+  auto resultType = RankedTensorType::get(shape, storage);
   st.op = ComputeOp::create(builder, l, resultType, reads.inputs, maps, redBounds, kind, reads.pads,
                             domain, st.indexInputs, indexMaps, checked);
   OpBuilder b = OpBuilder::atBlockEnd(&st.op.getBodyBlock());
@@ -653,7 +695,7 @@ Value Importer::emitCompute(std::unique_ptr<Expr> &body, ArrayRef<IndexBinding *
     st.op.erase();
     return nullptr;
   }
-  YieldOp::create(b, l, v);
+  YieldOp::create(b, l, convertScalar(b, l, v, storage));
   return st.op.getResult();
 }
 
@@ -813,7 +855,9 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
   case Expr::Kind::Number:
     return floatConstant(b, l, e->number);
   case Expr::Kind::Access:
-    return st.op.getBodyBlock().getArgument(st.readOf.lookup(e));
+    // f16/bf16 elements compute in f32.
+    return convertScalar(b, l, st.op.getBodyBlock().getArgument(st.readOf.lookup(e)),
+                         currentElement);
   case Expr::Kind::Neg: {
     Value x = emitValue(e->operands[0].get(), b, st);
     return x ? arith::NegFOp::create(b, l, x) : nullptr;
@@ -869,6 +913,14 @@ Value Importer::emitValue(Expr *e, OpBuilder &b, OpState &st) {
     }
     if (fn == "float")
       return args[0]; // an index expression, already converted
+    if (std::optional<ElementKind> to = castKind(fn)) {
+      // Rounding to a narrower type (and back to the compute type); a wider
+      // one is exact.
+      Type t = elementType(*to);
+      if (t.getIntOrFloatBitWidth() >= currentElement.getIntOrFloatBitWidth())
+        return args[0];
+      return convertScalar(b, l, convertScalar(b, l, args[0], t), currentElement);
+    }
     if (fn == "pow")
       return emitPow(b, l, args[0], *evaluateConstant(e->operands[1].get()));
     using UnaryBuilder = Value (*)(OpBuilder &, Location, Value);

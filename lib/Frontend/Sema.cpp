@@ -38,7 +38,7 @@ namespace {
 std::optional<unsigned> functionArity(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<unsigned>>(name)
       .Cases({"exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "abs", "sin", "cos", "erf",
-              "log1p", "expm1", "softplus", "float"},
+              "log1p", "expm1", "softplus", "float", "f16", "bf16", "f32", "f64"},
              1u)
       .Cases({"max", "min", "pow"}, 2u)
       .Case("select", 3u)
@@ -46,10 +46,20 @@ std::optional<unsigned> functionArity(llvm::StringRef name) {
 }
 } // namespace
 
+std::optional<ElementKind> mlir::neo::frontend::castKind(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ElementKind>>(name)
+      .Case("f16", ElementKind::F16)
+      .Case("bf16", ElementKind::BF16)
+      .Case("f32", ElementKind::F32)
+      .Case("f64", ElementKind::F64)
+      .Default(std::nullopt);
+}
+
 bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declared) {
   scope.clear();
   nextOrder = 0;
   elementSeen.reset();
+  mixedReads = false;
 
   if (declared && declared->shape.size() != stmt.indices.size())
     return fail(stmt.loc, "'" + stmt.name + "' is declared with rank " +
@@ -89,13 +99,37 @@ bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declare
                               "': write it as '" + b->name + " < N'");
   if (!checkSizes(stmt) || !checkIndexArithmetic(stmt.rhs.get()))
     return false;
-  element = elementSeen ? *elementSeen
-                        : (declared ? declared->element : ElementKind::F32);
-  if (declared && elementSeen && declared->element != *elementSeen)
+  // Mixed precision (docs/language.md "Element types"): values compute in
+  // f32 (f64 when the statement reads f64); the result is stored as the
+  // root's cast (`bf16(e)`), else as declared, else in the compute type
+  // for a reduction or mixed reads, else in the type of its reads.
+  compute = elementSeen && *elementSeen == ElementKind::F64                     ? ElementKind::F64
+            : !elementSeen && declared && declared->element == ElementKind::F64 ? ElementKind::F64
+                                                                                : ElementKind::F32;
+  rootCast.reset();
+  if (stmt.rhs->kind == Expr::Kind::Call)
+    rootCast = castKind(stmt.rhs->name);
+  if (rootCast && declared && declared->element != *rootCast)
+    return fail(stmt.rhs->loc, "'" + stmt.name + "' is declared as " +
+                                   stringifyElementKind(declared->element) + " but stored as " +
+                                   stringifyElementKind(*rootCast) + " by this cast");
+  if (rootCast && compute == ElementKind::F64 && *rootCast != ElementKind::F64)
+    return fail(stmt.rhs->loc, "a statement that reads f64 tensors cannot be stored as " +
+                                   llvm::Twine(stringifyElementKind(*rootCast)));
+  if (declared && elementSeen &&
+      (declared->element == ElementKind::F64) != (*elementSeen == ElementKind::F64))
     return fail(stmt.loc, "'" + stmt.name + "' is declared as " +
-                              stringifyElementKind(declared->element) +
-                              " but computed from " + stringifyElementKind(*elementSeen) +
-                              " tensors");
+                              stringifyElementKind(declared->element) + " but computed from " +
+                              stringifyElementKind(*elementSeen) +
+                              " tensors (f64 mixes with no other type)");
+  if (rootCast)
+    element = *rootCast;
+  else if (declared)
+    element = declared->element;
+  else if (stmt.rhs->kind == Expr::Kind::Reduce || mixedReads || !elementSeen)
+    element = compute;
+  else
+    element = *elementSeen;
   return true;
 }
 
@@ -318,10 +352,14 @@ bool Sema::resolveNode(Expr *e) {
                                 ") cannot be read with a pad value: a read outside it is an error");
       return true;
     }
-    if (elementSeen && *elementSeen != sym.element) {
+    // Mixed precision: f16, bf16 and f32 reads mix (computed in f32); f64
+    // mixes with nothing else.
+    if (elementSeen && *elementSeen != sym.element &&
+        (*elementSeen == ElementKind::F64 || sym.element == ElementKind::F64)) {
       error(e->loc, "tensor '" + e->name + "' has element type " +
                         stringifyElementKind(sym.element) + " but this statement reads " +
-                        stringifyElementKind(*elementSeen) + " tensors")
+                        stringifyElementKind(*elementSeen) +
+                        " tensors (f64 mixes with no other type; f16, bf16 and f32 mix)")
               .attachNote(toLoc(elementSeenAt))
           << "first read here";
       return false;
@@ -329,6 +367,8 @@ bool Sema::resolveNode(Expr *e) {
     if (!elementSeen) {
       elementSeen = sym.element;
       elementSeenAt = e->loc;
+    } else if (*elementSeen != sym.element) {
+      mixedReads = true;
     }
     return true;
   }
@@ -356,7 +396,7 @@ bool Sema::resolveNode(Expr *e) {
       return fail(e->loc, "unknown function '" + e->name +
                               "' (expected exp, log, log1p, expm1, tanh, sigmoid, "
                               "softplus, relu, sqrt, rsqrt, abs, sin, cos, erf, pow, "
-                              "float, max, min or select)");
+                              "float, f16, bf16, f32, f64, max, min or select)");
     if (*arity != e->operands.size())
       return fail(e->loc, "'" + e->name + "' takes " + llvm::Twine(*arity) +
                               (*arity == 1 ? " argument" : " arguments") + " but " +

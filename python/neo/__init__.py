@@ -25,11 +25,32 @@ import numpy as np
 from . import _capi
 
 __all__ = ["NeoError", "Context", "Module", "Function", "grad", "default_context",
-           "cuda_available", "signatures"]
+           "cuda_available", "signatures", "to_bf16_bits", "from_bf16_bits"]
 
-_DTYPES = {0: np.dtype(np.float16), 2: np.dtype(np.float32), 3: np.dtype(np.float64),
-           4: np.dtype(np.int32), 5: np.dtype(np.int64)}
+# bf16 tensors travel as their bits in uint16 arrays (numpy has no bfloat16):
+# inputs may also be any float array (rounded to nearest even), and bf16
+# outputs come back as float32 arrays holding the bf16 values exactly.
+_DTYPES = {0: np.dtype(np.float16), 1: np.dtype(np.uint16), 2: np.dtype(np.float32),
+           3: np.dtype(np.float64), 4: np.dtype(np.int32), 5: np.dtype(np.int64)}
 _CODES = {v: k for k, v in _DTYPES.items()}
+_BF16 = np.dtype(np.uint16)
+
+
+def to_bf16_bits(x):
+    """The bf16 bits (uint16) of float array `x`, rounded to nearest even
+    (NaN stays NaN)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(x)
+    if nan.any():
+        rounded[nan] = 0x7FC0
+    return rounded
+
+
+def from_bf16_bits(b):
+    """The float32 values of bf16 bits `b` (uint16)."""
+    return (np.ascontiguousarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 class NeoError(RuntimeError):
@@ -374,11 +395,13 @@ class Function:
                   ctypes.byref(rank), ctypes.byref(shape), ctypes.byref(name)):
             raise NeoError("cannot describe %s" % self.name)
         if t.value not in _DTYPES:
-            raise NeoError("bf16 tensors are not supported from Python")
+            raise NeoError("element type code %d is not supported from Python" % t.value)
         return name.value.decode(), _DTYPES[t.value], tuple(shape[i] for i in range(rank.value))
 
     def _as_input(self, x, i):
         name, dtype, shape = self.inputs[i]
+        if dtype == _BF16 and not (isinstance(x, np.ndarray) and x.dtype == _BF16):
+            x = to_bf16_bits(x)  # values, rounded (a uint16 array is bits already)
         a = np.asarray(x, dtype=dtype)
         if not a.flags.c_contiguous:
             a = np.ascontiguousarray(a)  # (ascontiguousarray alone makes 0-d arrays 1-d)
@@ -440,6 +463,8 @@ class Function:
             raise NeoError(error.value.decode())
         for given, tmp in copies:
             given[...] = tmp
+        if out is None:  # bf16 outputs as float32 values (out= keeps the bits)
+            results = [from_bf16_bits(r) if r.dtype == _BF16 else r for r in results]
         return results[0] if len(results) == 1 else tuple(results)
 
     def _run_pointers(self, pointers):
@@ -477,7 +502,8 @@ class Function:
         return ms.value
 
     def __repr__(self):
-        fmt = lambda ts: ", ".join("%s: %s%s" % (n, d.name, list(s)) for n, d, s in ts)
+        fmt = lambda ts: ", ".join("%s: %s%s" % (n, "bf16" if d == _BF16 else d.name, list(s))
+                                   for n, d, s in ts)
         return "<neo.Function %s(%s) -> (%s) on %s>" % (self.name, fmt(self.inputs),
                                                         fmt(self.outputs), self.device)
 

@@ -42,7 +42,8 @@ __all__ = ["op", "Op", "Module"]
 # the user set stays.
 os.environ.setdefault("KMP_BLOCKTIME", "0")
 
-_TORCH_DTYPES = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32,
+_TORCH_DTYPES = {np.dtype(np.float16): torch.float16, np.dtype(np.uint16): torch.bfloat16,
+                 np.dtype(np.float32): torch.float32,
                  np.dtype(np.float64): torch.float64, np.dtype(np.int32): torch.int32,
                  np.dtype(np.int64): torch.int64}
 

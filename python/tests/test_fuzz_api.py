@@ -35,7 +35,16 @@ PROGRAMS = {
     "two": (TWO_OUTPUTS, [(3, 4), (4,)], lambda x, w: [x * w + 1, (x * x).sum(1)]),
     "gemm": (GEMM, [(5, 7), (7, 3)], lambda x, w: [x @ w]),
 }
+# Which outputs are sums: of f16 reads they accumulate and are stored in f32
+# (docs/language.md "Element types").
+SUM_OUTPUTS = {"two": [False, True], "gemm": [True]}
+
+
+def output_dtype(program, i, dtype):
+    return np.float32 if dtype == np.float16 and SUM_OUTPUTS[program][i] else dtype
 TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+# bf16 functions take float arrays (rounded to bf16) and return float32 values.
+NAME_TYPES = dict(TYPES, bf16=np.float32)
 TOLERANCE = {np.float16: 2e-2, np.float32: 1e-5, np.float64: 1e-12}
 # Output names of the call cases (few, as each pair is one compilation;
 # test_random_names_and_types_import_or_raise draws many more).
@@ -164,7 +173,7 @@ def test_call_computes_numpy_or_raises(program, type_name, names, inputs, out, s
     out_shapes = [s for _, _, s in fn.outputs]
     if out is not None:
         for i, shape in enumerate(out_shapes):
-            layout, out_dtype = out, dtype
+            layout, out_dtype = out, output_dtype(program, i, dtype)
             if out == "wrong-dtype" and i == 0:
                 out_dtype = [np.int32, np.dtype(">f4"), np.float64][rng.integers(3)]
                 if out_dtype == np.float64 and dtype == np.float64:
@@ -207,8 +216,8 @@ def test_call_computes_numpy_or_raises(program, type_name, names, inputs, out, s
     assert not must_fail, "an invalid call returned a result"
     results = list(result) if isinstance(result, tuple) else [result]
     assert len(results) == len(out_shapes)
-    for r, w, shape in zip(results, want, out_shapes):
-        assert r.shape == shape and r.dtype == dtype
+    for i, (r, w, shape) in enumerate(zip(results, want, out_shapes)):
+        assert r.shape == shape and r.dtype == output_dtype(program, i, dtype)
         np.testing.assert_allclose(r.astype(np.float64), w, rtol=TOLERANCE[dtype],
                                    atol=TOLERANCE[dtype])
     for g, r in zip(guards, results):
@@ -245,19 +254,28 @@ def test_random_names_and_types_import_or_raise(type_name, names):
         assert str(error), "an empty error message"
         return
     # It compiled: the outputs carry the names given, and the results are
-    # numpy's. (bf16 has no numpy type: describing it is a NeoError.)
-    assert type_name in TYPES
+    # numpy's (bf16: exact here, small integers).
+    assert type_name in NAME_TYPES
     assert [n for n, _, _ in fn.outputs] == names
-    dtype = TYPES[type_name]
+    dtype = NAME_TYPES[type_name]
     x, w = np.ones((3, 4), dtype), np.arange(4, dtype=dtype)
     y, s = fn(x, w)
     np.testing.assert_allclose(y, x * w + 1)
     np.testing.assert_allclose(s, (x * x).sum(1))
 
 
-def test_bf16_raises_neo_error():
+def test_bf16_values_in_and_out():
+    """bf16 tensors from Python: float inputs rounded to bf16, bf16 outputs as
+    float32 values, uint16 arrays as bits; a wrong shape is a NeoError."""
+    fn = neo.Module.from_source(TWO_OUTPUTS.format(t="bf16", y="y", s="s")).compile()
+    assert [d for _, d, _ in fn.outputs] == [np.dtype(np.uint16), np.dtype(np.float32)]
+    x = np.full((3, 4), 1 + 2 ** -9, np.float64)  # rounds to 1 in bf16
+    y, s = fn(x, neo.to_bf16_bits(np.arange(4.0)))
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, np.ones((3, 4)) * np.arange(4) + 1)
+    np.testing.assert_array_equal(s, np.full(3, 4.0))
     with pytest.raises(neo.NeoError):
-        neo.Module.from_source(TWO_OUTPUTS.format(t="bf16", y="y", s="s")).compile()
+        fn(np.ones((4, 3)), np.ones(4))
 
 
 @pytest.mark.parametrize("where", ["end", "middle", "start"])

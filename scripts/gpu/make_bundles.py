@@ -120,6 +120,12 @@ F16_GEMM = """module {
 }
 """
 
+MLP_BF16 = """def mlp(x: bf16[128, 256], w: bf16[256, 128], bias: f32[128]) -> y {
+  h[i, j] = bf16(sum(k) x[i, k] * w[k, j])
+  y[i, j] = bf16(tanh(h[i, j] + bias[j]))
+}
+"""
+
 F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "128x128xf16", "4096x4096xf16").replace("256x128xf32", "4096x4096xf32").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
@@ -152,6 +158,13 @@ def check_jobs(out, quick, reference="interpreter"):
         index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=1e-4, atol=1e-4)
         jobs.append((name, lambda src=src, fn=fn, dest=dest: emit(
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference)))
+    # Mixed precision: a bf16 training step (tensor cores forward, f32
+    # accumulation of the bf16 gradients); bf16's tolerance for every output.
+    name = "mlp_bf16_fwdbwd"
+    dest = os.path.join(out, "check", name)
+    index[name] = dict(kind="check", function="mlp_fwdbwd", rtol=3e-2, atol=3e-2)
+    jobs.append((name, lambda dest=dest: emit(autodiff(import_neo(MLP_BF16), "mlp"),
+                                              "mlp_fwdbwd", dest, reference)))
     for name, src, opts, tol in GEMM_VARIANTS + [("gemm_f16_tc", None, "", 2e-3)]:
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function="g", rtol=tol, atol=tol, options=opts)

@@ -74,7 +74,8 @@ Runs a Neo GPU bundle (docs/bundle-format.md) with the CUDA driver.
   --validate             check the bundle, its inputs and expected outputs; no GPU
   --probe                print the device and exit 0 if one is usable, else 1
 
-bf16 buffers are read from and written to float32 .npy files.
+bf16 buffers are read from float32 .npy files (rounded to nearest even) or from their
+bits ('<u2', as neo-run writes them), and written to float32 .npy files.
 Exit status: 0 on success, 1 on an error or a mismatch, 2 for a bad command line.
 )";
 
@@ -306,7 +307,9 @@ Status loadBufferNpy(const BundleBuffer &b, const std::string &path, const std::
   if (Status s = loadNpyFile(path, array, maxNpyBytes); !s.ok())
     return s;
   std::string where = what + " (" + path + ")";
-  if (array.dtype != npyDTypeFor(b.dtype))
+  // bf16 buffers also take their bits ('<u2', as neo-run writes them).
+  bool bf16Bits = b.dtype == ElementType::BF16 && array.dtype == ElementType::BF16;
+  if (array.dtype != npyDTypeFor(b.dtype) && !bf16Bits)
     return Status::error(Status::Code::Invalid,
                          where + " holds " + getNpyDTypeName(array.dtype) + " but " +
                              getNpyDTypeName(npyDTypeFor(b.dtype)) + " is expected for " +
@@ -316,7 +319,7 @@ Status loadBufferNpy(const BundleBuffer &b, const std::string &path, const std::
                          where + " has shape " +
                              typeString(getElementTypeName(b.dtype), array.shape) + " but " +
                              b.getTypeString() + " is expected");
-  if (b.dtype == ElementType::BF16) {
+  if (b.dtype == ElementType::BF16 && !bf16Bits) {
     data.bytes.resize(b.getNumBytes());
     for (uint64_t i = 0, n = b.getNumElements(); i < n; ++i)
       storeElement(ElementType::BF16, data.bytes.data(), i,

@@ -155,13 +155,15 @@ TEST_F(ImportTest, SemanticErrors) {
        "cannot infer the range of index variable 'p': write it as 'p < N'"},
       {"def f(x: f32[4]) -> y { y[i] = foo(x[i]) }",
        "unknown function 'foo' (expected exp, log, log1p, expm1, tanh, sigmoid, softplus, "
-       "relu, sqrt, rsqrt, abs, sin, cos, erf, pow, float, max, min or select)"},
+       "relu, sqrt, rsqrt, abs, sin, cos, erf, pow, float, f16, bf16, f32, f64, max, min or "
+       "select)"},
       {"def f(x: f32[4]) -> y { y[i] = exp(x[i], x[i]) }",
        "'exp' takes 1 argument but 2 were given"},
       {"def f(x: f32[4]) -> y { y[i] = x[i] < 1.0 }",
        "a condition cannot be the value of a tensor: use select(condition, a, b)"},
       {"def f(x: f32[4], z: f64[4]) -> y { y[i] = x[i] + z[i] }",
-       "tensor 'z' has element type f64 but this statement reads f32 tensors"},
+       "tensor 'z' has element type f64 but this statement reads f32 tensors (f64 mixes with "
+       "no other type; f16, bf16 and f32 mix)"},
       {"def f(x: f32[4]) -> z { y[i] = x[i] }", "result 'z' is never defined"},
       {"def f(x: f32[4]) -> y { y[i < 4] = x[i + 10] }",
        "'neo.compute' op read #0 is never in bounds: index #0 ranges over [10, 13] but "

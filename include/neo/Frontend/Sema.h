@@ -36,8 +36,13 @@ public:
   /// signature gives it; its shape supplies extents of the output indices.
   bool analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declared);
 
-  /// The element type of the statement (common to all its reads).
+  /// The element type the statement's result is stored in.
   ElementKind getElementKind() const { return element; }
+  /// The type its values compute in: f32, or f64 when it reads f64.
+  ElementKind getComputeKind() const { return compute; }
+  /// The storage type of a cast at the root of the statement (`bf16(e)`),
+  /// which the importer strips: the statement stores `e` in that type.
+  std::optional<ElementKind> getRootCast() const { return rootCast; }
 
   /// True if `e` reads an i32 or i64 tensor (an index read).
   bool isIndexTensorRead(const Expr *e) const;
@@ -73,8 +78,14 @@ private:
   unsigned nextOrder = 0;
   std::optional<ElementKind> elementSeen;
   llvm::SMLoc elementSeenAt;
+  bool mixedReads = false;
   ElementKind element = ElementKind::F32;
+  ElementKind compute = ElementKind::F32;
+  std::optional<ElementKind> rootCast;
 };
+
+/// The element type of a cast function's name (f16, bf16, f32, f64).
+std::optional<ElementKind> castKind(llvm::StringRef name);
 
 /// Evaluates a constant numeric expression (numbers, unary minus, `inf`).
 std::optional<double> evaluateConstant(const Expr *e);

@@ -339,8 +339,15 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
   if (!constraints.empty())
     set = IntegerSet::get(numDims, numSymbols, constraints, eqFlags);
 
+  // Mixed precision: the gradient of an f16/bf16 tensor that sums over
+  // dims accumulates in f32 and is rounded once, by an elementwise op after
+  // (summing rounded terms in 16 bits lost the small ones).
+  Type readElem = operandType.getElementType();
+  bool widen = (readElem.isF16() || readElem.isBF16()) && !solution->freeExtents.empty();
+  Type accElem = widen ? Type(Float32Type::get(ctx)) : readElem;
   auto op =
-      ComputeOp::create(b, loc, operandType, inputs, maps, solution->freeExtents,
+      ComputeOp::create(b, loc, RankedTensorType::get(operandType.getShape(), accElem), inputs,
+                        maps, solution->freeExtents,
                         solution->freeExtents.empty() ? ReductionKind::None : ReductionKind::Sum,
                         pads, set, indexInputs, indexMaps, checked);
   Block &block = op.getBodyBlock();
@@ -408,7 +415,16 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
     return Value();
   }
   Value g = *grad;
-  if (g.getType() != operandType.getElementType()) {
+  if (widen && g.getType() == readElem) {
+    // The f32 value before its rounding, or the rounded one widened.
+    auto trunc = g.getDefiningOp<arith::TruncFOp>();
+    g = trunc && trunc.getIn().getType().isF32()
+            ? trunc.getIn()
+            : arith::ExtFOp::create(body, loc, accElem, g).getResult();
+    if (trunc && trunc->use_empty())
+      trunc->erase();
+  }
+  if (g.getType() != accElem) {
     op.erase();
     return emitError(loc) << "the adjoint of read #" << read << " has type " << g.getType()
                           << " but the read has element type "
@@ -416,5 +432,15 @@ FailureOr<Value> OpAdjoint::buildReadAdjoint(OpBuilder &b, unsigned read) {
            failure();
   }
   YieldOp::create(body, loc, g);
-  return op.getResult();
+  if (!widen)
+    return op.getResult();
+  // Rounded to the read's type, elementwise.
+  AffineMap id = AffineMap::getMultiDimIdentityMap(operandType.getRank(), ctx);
+  auto round = ComputeOp::create(b, loc, operandType, ValueRange{op.getResult()}, {id}, {},
+                                 ReductionKind::None, {0.0}, IntegerSet(), {}, {}, {});
+  OpBuilder rb = OpBuilder::atBlockEnd(&round.getBodyBlock());
+  YieldOp::create(
+      rb, loc,
+      arith::TruncFOp::create(rb, loc, readElem, round.getBodyBlock().getArgument(0)).getResult());
+  return round.getResult();
 }
