@@ -97,7 +97,7 @@ struct UnshareFilledInits : public PassWrapper<UnshareFilledInits, OperationPass
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
                                       bool fuseElementwise, bool gpu, bool splitIndexSets,
-                                      bool splitBorders) {
+                                      bool splitBorders, bool gpuRowBlocks) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Backward computes read the forward's elementwise results instead of
@@ -107,13 +107,15 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   if (eqsat) {
     NeoEqSatFuseOptions fuse;
     fuse.target = gpu ? "gpu" : "cpu";
-    fuse.rowBlocks = !gpu;
+    fuse.rowBlocks = !gpu || gpuRowBlocks;
     pm.addPass(createNeoEqSatFuse(fuse));
     pm.addPass(createCSEPass());
   }
   ConvertNeoToLinalgOptions toLinalg;
   toLinalg.useNamedOps = useNamedOps;
-  toLinalg.rowBlocks = !gpu;
+  toLinalg.rowBlocks = !gpu || gpuRowBlocks;
+  // A thread block per row on the GPU (GpuRowBlock.cpp).
+  toLinalg.rowBlockRows = gpu ? 1 : 0;
   toLinalg.splitBorders = splitBorders;
   // On the GPU the loop nests of index reads map to threads, scalar.
   toLinalg.vectorIndirect = !gpu;

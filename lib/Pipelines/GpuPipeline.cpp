@@ -29,7 +29,8 @@ std::string mlir::neo::checkGpuPipelineOptions(const GpuPipelineOptions &options
 void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
-                        /*gpu=*/true);
+                        /*gpu=*/true, /*splitIndexSets=*/false, /*splitBorders=*/false,
+                        options.rowBlocks);
   if (options.stopAfter == "linalg")
     return;
   buildNeoBufferizePhase(pm, /*deallocate=*/false);

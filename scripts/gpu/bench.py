@@ -148,7 +148,8 @@ def bench_gemm(args, name, entry, workdir):
 
 def bench_train(args, name, entry, workdir):
     import models
-    build = {label: b for label, _, b in models.TRAINING}[entry["label"]]
+    build = {label: b for label, _, b in models.TRAINING}[entry.get("model_label",
+                                                                     entry["label"])]
     _, fn, ref = build()
     manifest = json.load(open(os.path.join(args.bundles, "bench", name, "manifest.json")))
     inputs = [b for b in manifest["buffers"] if b["role"] == "input"]
@@ -193,22 +194,34 @@ def bench_train(args, name, entry, workdir):
     ok = len(got) == len(want) and all(e <= 2e-3 for e in errors)
     opt = torch.optim.SGD(txs[2:], lr=0.01) if step else None
 
-    def torch_step():
-        for x in txs:
-            x.grad = None
-        o = ref(*txs)
-        o = o if isinstance(o, tuple) else (o,)
-        if step:
-            o[0].backward()
-            opt.step()
-        else:
-            torch.autograd.backward(o, tdys)
-    with torch.no_grad():
-        pass
+    def step_of(model):
+        def run():
+            for x in txs:
+                x.grad = None
+            o = model(*txs)
+            o = o if isinstance(o, tuple) else (o,)
+            if step:
+                o[0].backward()
+                opt.step()
+            else:
+                torch.autograd.backward(o, tdys)
+        return run
+    torch_step = step_of(ref)
     torch_ms = median_ms(torch_step, args.reps)
     neo_ms = report.get("median_ms")
-    return dict(name=name, kind="train", label=entry["label"], group=entry["group"], ok=ok,
-                errors=errors, neo_ms=neo_ms, torch_ms=torch_ms, ratio=torch_ms / neo_ms)
+    result = dict(name=name, kind="train", label=entry["label"], group=entry["group"], ok=ok,
+                  errors=errors, neo_ms=neo_ms, torch_ms=torch_ms, ratio=torch_ms / neo_ms)
+    if args.torch_compile:
+        # The same step with the model under torch.compile (inductor; the
+        # first calls compile and are not timed).
+        try:
+            compiled_step = step_of(torch.compile(ref))
+            compiled_step()
+            result["compile_ms"] = median_ms(compiled_step, args.reps)
+            result["compile_ratio"] = result["compile_ms"] / neo_ms
+        except Exception as e:  # noqa: BLE001 - report, keep the eager numbers
+            result["compile_error"] = repr(e)[:500]
+    return result
 
 
 def geomean(xs):
@@ -231,16 +244,20 @@ def render(results, heading="#"):
     failed = [c["name"] for c in results["check"] if not c["ok"]]
     if failed:
         lines += ["Failed checks: " + ", ".join(failed), ""]
-    lines += ["| benchmark | neo ms | PyTorch ms | PyTorch/neo | check |", "| --- | --- | --- | --- | --- |"]
+    lines += ["| benchmark | neo ms | PyTorch ms | PyTorch/neo | torch.compile ms | "
+              "compile/neo | check |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in results["bench"]:
         if "neo_ms" not in r or r.get("neo_ms") is None:
-            lines.append("| %s | - | - | - | FAILED |" % r["name"])
+            lines.append("| %s | - | - | - | - | - | FAILED |" % r["name"])
             continue
         label = r.get("label", r["name"])
         if r.get("kind") == "gemm":
             label += " (%.1f vs %.1f TFLOP/s)" % (r["neo_tflops"], r["torch_tflops"])
-        lines.append("| %s | %.4f | %.4f | %.2fx | %s |" % (
-            label, r["neo_ms"], r["torch_ms"], r["ratio"], "ok" if r["ok"] else "MISMATCH"))
+        lines.append("| %s | %.4f | %.4f | %.2fx | %s | %s | %s |" % (
+            label, r["neo_ms"], r["torch_ms"], r["ratio"],
+            "%.4f" % r["compile_ms"] if "compile_ms" in r else "-",
+            "%.2fx" % r["compile_ratio"] if "compile_ratio" in r else "-",
+            "ok" if r["ok"] else "MISMATCH"))
     # The schedule search: the fastest bundle of each GEMM shape and type.
     best = {}
     for r in results["bench"]:
@@ -256,9 +273,14 @@ def render(results, heading="#"):
             lines.append("| %s | %s | `%s` | %.1f | %.1f | %.2f |" % (
                 "x".join(map(str, shape)), dtype, r.get("options") or "default",
                 r["neo_tflops"], r["torch_tflops"], r["ratio"]))
-    cells = [r["ratio"] for r in results["bench"] if r.get("kind") == "train" and
-             r.get("group") == "cell" and r.get("ratio")]
-    lines += ["", "Geomean PyTorch/neo over the novel cells and the MLP step: %.2fx" % geomean(cells)]
+    for variant, want in (("default", False), ("eqsat", True)):
+        rows = [r for r in results["bench"] if r.get("kind") == "train" and
+                r.get("group") == "cell" and r.get("ratio") and
+                r.get("label", "").endswith("(eqsat)") == want]
+        if rows:
+            lines += ["", "Geomean over the novel cells and the MLP step (%s): %.2fx PyTorch eager, "
+                      "%.2fx torch.compile" % (variant, geomean([r["ratio"] for r in rows]),
+                                               geomean([r.get("compile_ratio") for r in rows]))]
     return lines
 
 
@@ -281,6 +303,8 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--skip-check", action="store_true")
     parser.add_argument("--skip-bench", action="store_true")
+    parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
+                        help="time the training steps against PyTorch eager only")
     parser.add_argument("--sanitize", default="gemm_odd,gemm_tf32,gemm_f16_tc,softmax_fwdbwd,"
                         "conv2d_fwdbwd,layernorm_fwdbwd,gemm_batched")
     args = parser.parse_args()

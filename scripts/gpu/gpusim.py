@@ -479,6 +479,8 @@ class Machine:
             return put(Mem(m.buf, shape, elem, m.space, offset=m.offset))
         if n == "memref.cast":
             return put(vals[0])
+        if n == "memref.subview":
+            return put(self.subview(op, vals, mask))
         if n == "memref.view":
             base = vals[0]
             _, shape, elem = shaped(rt[0])
@@ -682,6 +684,36 @@ class Machine:
                     fn()
             return None
         raise SimError("line %d: the simulator does not model %s" % (op.line, n))
+
+    def subview(self, op, vals, mask):
+        src = vals[0]
+        seg = int_prop(op, "operandSegmentSizes")
+        dyn = list(vals[1:])
+        dynamic = -9223372036854775808
+        parts = []
+        for key, count in zip(("static_offsets", "static_sizes", "static_strides"), seg[1:]):
+            static = int_prop(op, key)
+            taken, out = dyn[:count], []
+            dyn = dyn[count:]
+            for v in static:
+                out.append(self.uniform(taken.pop(0), mask, op) if v == dynamic else v)
+            parts.append(out)
+        offsets, sizes, strides = parts
+        offset = src.offset + sum(o * st for o, st in zip(offsets, src.strides))
+        _, result_shape, elem = shaped(result_types(op)[0])
+        # Rank reduction drops unit dims (the leading ones first).
+        drop = len(sizes) - len(result_shape)
+        shape, new_strides = [], []
+        for size, stride, st in zip(sizes, strides, src.strides):
+            if drop and size == 1:
+                drop -= 1
+                continue
+            shape.append(size)
+            new_strides.append(stride * st)
+        if tuple(shape) != tuple(result_shape):
+            raise SimError("line %d: subview sizes %s do not give %s" % (op.line, sizes,
+                                                                        result_shape))
+        return Mem(src.buf, shape, elem, src.space, strides=new_strides, offset=offset)
 
     def is_uniform(self, v, mask):
         v = np.asarray(v)

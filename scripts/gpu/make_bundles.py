@@ -150,6 +150,13 @@ def check_jobs(out, quick, reference="interpreter"):
         index[op + "_fwdbwd"] = dict(kind="check", function=fn + "_fwdbwd")
         jobs.append((op + "_fwdbwd", lambda src=src, fn=fn, dest=dest2: emit(
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference)))
+        # The fused training graph (neo-eqsat-fuse with GPU costs: row-blocked
+        # kernels as one launch of a block per row).
+        dest3 = dest + "_fwdbwd_eqsat"
+        index[op + "_fwdbwd_eqsat"] = dict(kind="check", function=fn + "_fwdbwd",
+                                           options="eqsat=true")
+        jobs.append((op + "_fwdbwd_eqsat", lambda src=src, fn=fn, dest=dest3: emit(
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, "eqsat=true")))
     # Mid-size convolutions (implicit GEMM with overhanging tiles), forward+backward.
     import models
     for name, (src, fn, _) in (("conv_mid_fwdbwd", models.conv2d(2, 16, 32, 20)),
@@ -231,21 +238,27 @@ def bench_jobs(out, quick):
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(src, "g", dest, "none",
                                                                           opts)))
     cases = models.TRAINING[:3] if quick else models.TRAINING
-    for label, group, build in cases:
+    # Each training step also as the fused graph (eqsat=true: row-blocked
+    # kernels, a launch per row group), which the device run compares.
+    cases = [(label, group, build, opts) for label, group, build in cases
+             for opts in ("", "eqsat=true")]
+    for label, group, build, opts in cases:
         src, fn, _ = build()
-        name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower()
+        name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + (
+            "_eqsat" if opts else "")
         shapes = param_shapes(src, fn)
         function = fn + "_fwdbwd"
-        index[name] = dict(kind="train", label=label, group=group, function=function,
-                           model=fn, shapes=shapes)
+        index[name] = dict(kind="train", label=label + (" (eqsat)" if opts else ""),
+                           model_label=label, group=group, function=function, model=fn,
+                           shapes=shapes, options=opts)
         dest = os.path.join(out, "bench", name)
 
-        def job(src=src, fn=fn, dest=dest, shapes=shapes, function=function):
+        def job(src=src, fn=fn, dest=dest, shapes=shapes, function=function, opts=opts):
             mlir = autodiff(import_neo(src), fn)
             if fn == "mlp":
                 mlir = mlp_step(mlir, len(shapes))
                 function = "step"
-            emit(mlir, function, dest, "none")
+            emit(mlir, function, dest, "none", opts)
         if fn == "mlp":
             index[name]["function"] = "step"
         jobs.append((name, job))

@@ -50,6 +50,9 @@ def ConvertNeoToLinalg : Pass<"convert-neo-to-linalg", "ModuleOp"> {
   ];
   let options = [Option<"rowBlocks", "row-blocks", "bool", /*default=*/"true",
                         "Lower row-blocked neo.fused ops to block loops (false: inline them)">,
+                 Option<"rowBlockRows", "row-block-rows", "int64_t", /*default=*/"0",
+                        "Rows per block of those loops (0: the op's row_block; the GPU "
+                        "pipeline takes 1, a thread block per row)">,
                  Option<"useNamedOps", "use-named-ops", "bool", /*default=*/"true",
                         "Emit linalg.matmul / linalg.batch_matmul for the ops that are one">,
                  Option<"splitBorders", "split-borders", "bool", /*default=*/"false",

@@ -219,6 +219,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "gemm-tile",
       llvm::cl::desc("GEMM kernel schedule bm,bn,bk,tm,tn,wm,wn (a prefix; see "
                      "neo-gpu-select-schedules)")};
+  PassOptions::Option<bool> rowBlocks{
+      *this, "row-blocks",
+      llvm::cl::desc("With eqsat: row-blocked fused kernels (softmax, layernorm rows and "
+                     "their gradients) as one launch of a thread block per row"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> gemmStages{
       *this, "gemm-stages",
       llvm::cl::desc("Tensor-core GEMMs: cp.async pipeline stages (2-8; 0: the kernel "
@@ -252,12 +257,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 };
 
 /// neo -> linalg on tensors (canonicalize, optional eqsat, elementwise fusion).
-/// On the GPU, neo-eqsat-fuse uses GPU costs and forms no row-blocked kernels.
+/// On the GPU, neo-eqsat-fuse uses GPU costs and forms row-blocked kernels
+/// when `gpuRowBlocks` (lowered a row per thread block).
 /// `splitIndexSets` adds neo-split-index-sets after the fusion;
 /// `splitBorders` is convert-neo-to-linalg's split-borders.
 void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
-                           bool gpu = false, bool splitIndexSets = false,
-                           bool splitBorders = false);
+                           bool gpu = false, bool splitIndexSets = false, bool splitBorders = false,
+                           bool gpuRowBlocks = false);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

@@ -107,9 +107,17 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
     for (Operation &op : func.getBody().front())
       if (isa<scf::ForallOp, scf::ForOp, scf::ParallelOp, scf::WhileOp, scf::IfOp>(op))
         nests.push_back(&op);
-    for (Operation *nest : nests)
+    for (Operation *nest : nests) {
+      // Row-blocked fused ops: one launch of a block per row block.
+      auto forall = dyn_cast<scf::ForallOp>(nest);
+      if (forall && isGpuRowBlockLoop(forall)) {
+        if (failed(generateGpuRowBlocks(rewriter, forall)))
+          return signalPassFailure();
+        continue;
+      }
       if (failed(mapLoopNest(rewriter, nest)))
         return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (!op->getParentOfType<gpu::LaunchOp>())

@@ -472,10 +472,11 @@ bool convertHorizontalFused(RewriterBase &rewriter, FusedOp op, bool sliceReads)
 /// blocks of its rows: each block slices the operands its ops read by row,
 /// runs every op on its B rows (single-threaded: the loop is the parallel
 /// one) and inserts the rows of the results into the whole tensors.
-void convertRowFused(RewriterBase &rewriter, FusedOp op) {
+void convertRowFused(RewriterBase &rewriter, FusedOp op, int64_t rowsOverride) {
   Location loc = op.getLoc();
   Block &block = op.getBody().front();
-  int64_t rows = *op.getRowBlock();
+  int64_t rows =
+      rowsOverride > 0 && op.getRowExtent() % rowsOverride == 0 ? rowsOverride : *op.getRowBlock();
   int64_t extent = op.getRowExtent();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -620,7 +621,7 @@ struct ConvertNeoToLinalgPass
     // Post-order: nested fused ops are inlined before their parents.
     for (FusedOp op : fused) {
       if (op.getRowBlock() && rowBlocks)
-        convertRowFused(rewriter, op);
+        convertRowFused(rewriter, op, rowBlockRows);
       else if (!convertHorizontalFused(rewriter, op, sliceReads))
         inlineFusedOp(rewriter, op);
     }

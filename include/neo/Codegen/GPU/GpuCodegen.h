@@ -31,6 +31,9 @@ namespace mlir {
 namespace linalg {
 class LinalgOp;
 }
+namespace scf {
+class ForallOp;
+}
 namespace neo {
 
 /// The schedule of a GPU GEMM kernel: a BM x BN block tile stepping through K
@@ -93,6 +96,18 @@ FailureOr<bool> generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp
 /// a small parallel space. Fails with a diagnostic on unsupported forms.
 LogicalResult generateGpuGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
                                  const GpuGenericSchedule &schedule);
+
+/// Whether `forall` is the loop of a row-blocked fused op (convert-neo-to-
+/// linalg's row blocks after bufferization): one dim, no outputs, a body of
+/// row slices, static allocations of the block's intermediates and linalg
+/// ops.
+bool isGpuRowBlockLoop(scf::ForallOp forall);
+
+/// Replaces such a loop by one launch: a block of threads per row block,
+/// the intermediates in shared memory (global scratch past 48 KiB), each
+/// linalg op cooperative over the block's threads (block-wide reductions
+/// for a row's max or sum), a barrier after each.
+LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall);
 
 } // namespace neo
 } // namespace mlir

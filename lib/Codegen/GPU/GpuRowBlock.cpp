@@ -1,0 +1,235 @@
+//===- GpuRowBlock.cpp - Row-blocked fused kernels on the GPU -------------===//
+//
+// A row-blocked neo.fused op (softmax, layernorm, attention rows and their
+// gradients as neo-eqsat-fuse groups them) reaches the GPU as an scf.forall
+// over its row blocks whose body slices the operands by row, allocates the
+// block's intermediate values and runs the group's linalg ops in order.
+// The whole loop becomes one launch: a block of threads per row block, the
+// intermediates in shared memory (in global scratch, one slice per block,
+// when they pass 48 KiB), and each linalg op cooperative over the block's
+// threads with a barrier after it:
+//
+//  - ops with many points (or no reduction): threads stride over the points,
+//    reductions in their registers;
+//  - reductions with fewer points than threads (a row's max or sum): one
+//    block-wide reduction per point (strided partial folds, warp shuffles,
+//    per-warp partials in shared memory), thread 0 writes.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuGenericKernel.h"
+#include "neo/Codegen/GPU/GpuCodegen.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::gpukernel;
+
+namespace {
+
+/// The most threads per row block (fewer for short rows: the largest op's
+/// points or terms, rounded up to warps).
+constexpr int64_t kRowThreads = 256;
+/// Intermediates beyond this many bytes per block go to global scratch.
+constexpr int64_t kMaxRowShared = 48 * 1024;
+
+bool isRowBody(Operation &op) {
+  return isa<arith::ConstantOp, arith::MulIOp, arith::AddIOp, memref::SubViewOp, memref::AllocOp,
+             memref::DeallocOp, memref::CollapseShapeOp, memref::ExpandShapeOp, linalg::LinalgOp>(
+             op) ||
+         op.hasTrait<OpTrait::IsTerminator>();
+}
+
+/// Emits `op` (inside the launch, operands already the kernel's) cooperatively
+/// over the `threads` threads of the block, then a barrier; erases it.
+LogicalResult emitCooperative(RewriterBase &rewriter, linalg::LinalgOp op, Value tid,
+                              int64_t threads, Value scratch) {
+  Location loc = op.getLoc();
+  GenericKernel g{rewriter, loc, op, op.getStaticLoopRanges(), {}, {}};
+  int64_t points, terms;
+  if (!g.classify(points, terms))
+    return op->emitOpError("GPU row-block kernels need static loop ranges");
+  OpBuilder &b = rewriter;
+  KB kb{b, loc};
+  rewriter.setInsertionPoint(op);
+  SmallVector<Operation *> combiners;
+  bool blockReduce =
+      !g.reduction.empty() && points < threads && terms >= 32 && op.getNumDpsInits() == 1;
+  if (blockReduce) {
+    Operation *c = matchCombiner(op, 0);
+    blockReduce = c != nullptr;
+    combiners.push_back(c);
+  }
+  if (points > 0 && terms > 0 && !blockReduce) {
+    // Threads stride over the points.
+    auto loop = scf::ForOp::create(b, loc, tid, kb.idx(points), kb.idx(threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> ivs(g.ranges.size());
+    g.delinearize(loop.getInductionVar(), g.parallel, ivs);
+    SmallVector<Value> outs = g.loadOutputs(ivs);
+    g.storeOutputs(g.reduceInThread(ivs, outs), ivs);
+  } else if (points > 0 && terms > 0) {
+    // One block-wide reduction per point.
+    Operation *c = combiners.front();
+    Type t = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+    auto neutral = arith::getNeutralElement(c);
+    if (!neutral || cast<TypedAttr>(*neutral).getType() != t)
+      return op->emitOpError("reduction identity type mismatch");
+    Value identity = arith::ConstantOp::create(b, loc, cast<TypedAttr>(*neutral));
+    int64_t warps = threads / 32;
+    auto pointLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(points), kb.idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pointLoop.getBody());
+    SmallVector<Value> ivs(g.ranges.size());
+    g.delinearize(pointLoop.getInductionVar(), g.parallel, ivs);
+    auto fold =
+        scf::ForOp::create(b, loc, tid, kb.idx(terms), kb.idx(threads), ValueRange{identity});
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(fold.getBody());
+      SmallVector<Value> at = ivs;
+      g.delinearize(fold.getInductionVar(), g.reduction, at);
+      scf::YieldOp::create(b, loc, g.body(at, {fold.getRegionIterArgs()[0]}));
+    }
+    auto warpReduce = [&](Value v) { return gpukernel::warpReduce(b, loc, c, v); };
+    Value lane = kb.rem(tid, 32), warp = kb.div(tid, 32);
+    Value partial = warpReduce(fold.getResult(0));
+    Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, kb.idx(0));
+    {
+      auto ifOp = scf::IfOp::create(b, loc, lane0, false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value v = partial;
+      if (t != b.getF32Type())
+        return op->emitOpError("row-block reductions on the GPU are f32");
+      memref::StoreOp::create(b, loc, v, scratch, warp);
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value slot = kb.min(lane, warps - 1);
+    Value v = memref::LoadOp::create(b, loc, scratch, slot);
+    v = arith::SelectOp::create(b, loc, kb.lt(lane, warps), v, identity);
+    partial = warpReduce(v);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, kb.idx(0));
+    {
+      auto ifOp = scf::IfOp::create(b, loc, first, false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> outs = g.loadOutputs(ivs);
+      g.storeOutputs({combine(b, loc, c, outs[0], partial)}, ivs);
+    }
+    // The partials are written again for the next point.
+    gpu::BarrierOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+} // namespace
+
+bool mlir::neo::isGpuRowBlockLoop(scf::ForallOp forall) {
+  if (forall.getRank() != 1 || !forall.getOutputs().empty() || !forall->use_empty())
+    return false;
+  bool anyLinalg = false;
+  for (Operation &op : forall.getBody()->getOperations()) {
+    if (!isRowBody(op))
+      return false;
+    anyLinalg |= isa<linalg::LinalgOp>(op);
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      if (!alloc.getType().hasStaticShape() || !alloc.getDynamicSizes().empty())
+        return false;
+  }
+  return anyLinalg;
+}
+
+LogicalResult mlir::neo::generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall) {
+  Location loc = forall.getLoc();
+  std::optional<int64_t> lb = getConstantIntValue(forall.getMixedLowerBound()[0]);
+  std::optional<int64_t> ub = getConstantIntValue(forall.getMixedUpperBound()[0]);
+  std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[0]);
+  if (!lb || !ub || !step || *step != 1 || *ub <= *lb)
+    return forall->emitOpError("a row-block loop needs static bounds and step 1");
+  int64_t trips = *ub - *lb;
+  SmallVector<memref::AllocOp> allocs;
+  int64_t bytes = 0;
+  for (Operation &op : forall.getBody()->getOperations())
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      allocs.push_back(alloc);
+      MemRefType t = alloc.getType();
+      bytes += t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+    }
+  bool inShared = bytes + 32 * 4 <= kMaxRowShared;
+  rewriter.setInsertionPoint(forall);
+  // Global scratch: one slice per block, allocated by the host.
+  SmallVector<Value> scratch;
+  if (!inShared)
+    for (memref::AllocOp alloc : allocs) {
+      SmallVector<int64_t> shape = {trips};
+      llvm::append_range(shape, alloc.getType().getShape());
+      scratch.push_back(memref::AllocOp::create(
+          rewriter, loc, MemRefType::get(shape, alloc.getType().getElementType())));
+    }
+  SmallVector<Type> workgroup;
+  if (inShared)
+    for (memref::AllocOp alloc : allocs)
+      workgroup.push_back(sharedType(alloc.getType().getShape(), alloc.getType().getElementType()));
+  int64_t work = 1;
+  forall.getBody()->walk([&](linalg::LinalgOp op) {
+    int64_t points = 1, terms = 1;
+    for (auto [range, it] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+      (it == utils::IteratorType::reduction ? terms : points) *= std::max<int64_t>(range, 1);
+    work = std::max({work, points, terms});
+  });
+  int64_t threads = std::min<int64_t>(kRowThreads, (work + 31) / 32 * 32);
+  workgroup.push_back(sharedType({threads / 32}, rewriter.getF32Type()));
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {trips}, {threads}, workgroup);
+  launch->setAttr("neo.kernel", rewriter.getStringAttr("row_block"));
+  KB kb{rewriter, loc};
+  Value tid = launch.getThreadIds().x;
+  Value partials = launch.getWorkgroupAttributions().back();
+  IRMapping map;
+  map.map(forall.getInductionVar(0), kb.add(launch.getBlockIds().x, *lb));
+  SmallVector<linalg::LinalgOp> ops;
+  for (Operation &op : forall.getBody()->without_terminator()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      size_t i = llvm::find(allocs, alloc) - allocs.begin();
+      if (inShared) {
+        map.map(alloc.getResult(), launch.getWorkgroupAttributions()[i]);
+        continue;
+      }
+      // The block's slice of its scratch buffer, as a memref of the alloc's
+      // shape (strided: a subview with its offset).
+      MemRefType t = alloc.getType();
+      SmallVector<OpFoldResult> offsets = {launch.getBlockIds().x};
+      SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+      SmallVector<OpFoldResult> strides(t.getRank() + 1, rewriter.getIndexAttr(1));
+      for (int64_t d : t.getShape()) {
+        offsets.push_back(rewriter.getIndexAttr(0));
+        sizes.push_back(rewriter.getIndexAttr(d));
+      }
+      auto resultType = memref::SubViewOp::inferRankReducedResultType(
+          t.getShape(), cast<MemRefType>(scratch[i].getType()), offsets, sizes, strides);
+      map.map(alloc.getResult(),
+              memref::SubViewOp::create(rewriter, loc, cast<MemRefType>(resultType), scratch[i],
+                                        offsets, sizes, strides));
+      continue;
+    }
+    if (isa<memref::DeallocOp>(op))
+      continue;
+    Operation *copy = rewriter.clone(op, map);
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(copy)) {
+      linalgOp->removeAttr("neo.serial");
+      linalgOp->removeAttr(kScheduleAttrName);
+      ops.push_back(linalgOp);
+    }
+  }
+  for (linalg::LinalgOp op : ops)
+    if (failed(emitCooperative(rewriter, op, tid, threads, partials)))
+      return failure();
+  rewriter.eraseOp(forall);
+  return success();
+}
