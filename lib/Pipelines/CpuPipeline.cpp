@@ -104,6 +104,10 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   // recomputing them (softmax's y in dx).
   if (!gpu)
     pm.addNestedPass<func::FuncOp>(createNeoReuseResults());
+  // Mixed precision: 16-bit values widened into f32 tensors stay 16-bit, so
+  // that their contractions with 16-bit tensors take tensor cores.
+  if (gpu)
+    pm.addNestedPass<func::FuncOp>(createNeoNarrowStorage());
   if (eqsat) {
     NeoEqSatFuseOptions fuse;
     fuse.target = gpu ? "gpu" : "cpu";

@@ -151,6 +151,22 @@ def NeoReuseResults : Pass<"neo-reuse-results", "::mlir::func::FuncOp"> {
   }];
 }
 
+def NeoNarrowStorage : Pass<"neo-narrow-storage", "::mlir::func::FuncOp"> {
+  let summary = "Store an elementwise result that is an exact widening of 16 bits in 16 bits";
+  let description = [{
+    A compute whose yielded value is `arith.extf` of an f16 or bf16 value
+    (mixed precision: the adjoint of a tensor stored as `bf16(...)` is
+    rounded and widened again) stores an f32 tensor every element of which
+    is a 16-bit value. When every use of that result is a read by another
+    compute, the result is stored in the 16-bit type instead and each reader
+    widens it in its body: the same values, half the memory, and a
+    contraction of it with another 16-bit tensor becomes a 16-bit GEMM (the
+    GPU pipeline runs it on tensor cores). Results returned by the function
+    or read by other ops are left alone. The GPU pipeline runs it before
+    convert-neo-to-linalg.
+  }];
+}
+
 def NeoKeepFunctions : Pass<"neo-keep-functions", "ModuleOp"> {
   let summary = "Erase every function but the ones named (and those they call)";
   let description = [{
