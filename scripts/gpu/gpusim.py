@@ -347,7 +347,7 @@ class Machine:
         (ty,) = result_types(op)
         kind, shape, elem = shaped(ty)
         if v.startswith("dense<"):
-            body = v[len("dense<"):v.rindex(">")]
+            body = v[len("dense<"):len("dense") + _close(v[len("dense"):])]
             if body.startswith("["):
                 vals = [parse_number(x, elem) for x in re.findall(r"[-+\w.]+", body)]
                 return cast_to(np.array(vals).reshape(shape), elem)
@@ -818,7 +818,9 @@ class Machine:
 
     def mma_sync(self, op, vals, mask, T):
         shape = int_prop(op, "mmaShape")
-        a, b, c = (np.asarray(v) for v in vals)
+        # Uniform fragments (constants) hold one value for every lane.
+        a, b, c = (np.broadcast_to(np.asarray(v), (T,) + shaped(t)[1]) for v, t in
+                   zip(vals, operand_types(op)))
         tf32 = re.search(r"\btf32Enabled\b", op.props + op.attrs) is not None
         self.warps(mask, T, op)
         M, N, K = shape
@@ -972,11 +974,18 @@ def lower(source, options, neo_bin):
     text = open(source).read()
     if source.endswith(".neo"):
         tr = os.path.join(neo_bin, "neo-translate") if neo_bin else "neo-translate"
-        text = subprocess.run([tr, "--import-neo", "-"], input=text, capture_output=True,
-                              text=True, check=True).stdout
+        try:
+            text = subprocess.run([tr, "--import-neo", "-"], input=text, capture_output=True,
+                                  text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SimError("cannot import %s with %s: %s" % (source, tr, e))
     pipeline = "builtin.module(neo-lower-to-ptx{stop-after=gpu %s})" % options
-    proc = subprocess.run([tool, "-", "--pass-pipeline=" + pipeline, "-mlir-print-op-generic"],
-                          input=text, capture_output=True, text=True)
+    try:
+        proc = subprocess.run([tool, "-", "--pass-pipeline=" + pipeline,
+                               "-mlir-print-op-generic"], input=text, capture_output=True,
+                              text=True)
+    except OSError as e:
+        raise SimError("cannot run %s (--neo-bin, or neo-opt on PATH): %s" % (tool, e))
     if proc.returncode:
         raise SimError("neo-opt failed:\n" + proc.stderr)
     return proc.stdout

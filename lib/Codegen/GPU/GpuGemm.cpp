@@ -441,12 +441,108 @@ static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, in
 
 using OperandMaker = function_ref<void(KB &, Operand &, Operand &, Operand &)>;
 
+std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return std::nullopt;
+  Value c = op.getDpsInitOperand(0)->get();
+  auto cType = dyn_cast<MemRefType>(c.getType());
+  if (!cType || cType.getRank() != 2 || !cType.hasStaticShape() ||
+      !cType.getLayout().isIdentity() || !cType.getElementType().isF32())
+    return std::nullopt;
+  GpuGemmEpilogue e;
+  for (Operation *user : c.getUsers()) {
+    if (user == op.getOperation())
+      continue;
+    auto l = dyn_cast<linalg::LinalgOp>(user);
+    if (!l || l->getBlock() != op->getBlock())
+      return std::nullopt;
+    if (isa<linalg::FillOp>(user) && !e.fill && user->isBeforeInBlock(op) &&
+        l.getDpsInitOperand(0)->get() == c &&
+        matchPattern(l.getDpsInputOperand(0)->get(), m_Constant())) {
+      e.fill = l;
+      continue;
+    }
+    if ((e.consumer && e.consumer != l) || !op->isBeforeInBlock(user))
+      return std::nullopt;
+    e.consumer = l; // (a user once per operand: twice when in place)
+  }
+  if (!e.fill || !e.consumer)
+    return std::nullopt;
+  linalg::LinalgOp g = e.consumer;
+  // One read of C at the identity map of a 2-D all-parallel space of C's
+  // shape, one output elsewhere that the body does not read.
+  if (g.getNumLoops() != 2 || g.getNumReductionLoops() != 0 || g.getNumDpsInits() != 1 ||
+      !isa<linalg::GenericOp>(g.getOperation()) ||
+      g.getStaticLoopRanges() != SmallVector<int64_t>(cType.getShape()))
+    return std::nullopt;
+  int reads = 0;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (!isa<MemRefType>(in->get().getType()))
+      return std::nullopt;
+    if (in->get() != c)
+      continue;
+    if (!g.getMatchingIndexingMap(in).isIdentity())
+      return std::nullopt;
+    e.cInput = in->getOperandNumber();
+    ++reads;
+  }
+  // The output: another buffer, or C itself at the identity map (in place,
+  // as bufferization writes `y = f(C)` when C is y's buffer).
+  OpOperand *out = g.getDpsInitOperand(0);
+  if (reads != 1 || !g.getMatchingBlockArgument(out).use_empty() ||
+      !isa<MemRefType>(out->get().getType()) ||
+      (out->get() == c && !g.getMatchingIndexingMap(out).isIdentity()))
+    return std::nullopt;
+  for (Operation &inner : g.getBlock()->without_terminator())
+    if (!isPure(&inner) || isa<linalg::IndexOp>(inner))
+      return std::nullopt;
+  // The consumer moves up to the GEMM: nothing between them may touch
+  // memory, and what it reads must exist there already.
+  for (Operation *between = op->getNextNode(); between != g.getOperation();
+       between = between->getNextNode())
+    if (!isPure(between))
+      return std::nullopt;
+  for (Value v : g->getOperands())
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == op->getBlock() && !def->isBeforeInBlock(op))
+      return std::nullopt;
+  return e;
+}
+
+/// The consumer's body at (row, col) with C's element `value`, stored.
+static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &e, Value row,
+                             Value col, Value value) {
+  linalg::LinalgOp g = e.consumer;
+  Block *block = g.getBlock();
+  SmallVector<Value> ivs = {row, col};
+  auto indices = [&](OpOperand *operand) {
+    SmallVector<Value> out;
+    for (AffineExpr expr : g.getMatchingIndexingMap(operand).getResults()) {
+      auto single = AffineMap::get(2, 0, expr);
+      out.push_back(affine::AffineApplyOp::create(b, loc, single, ivs));
+    }
+    return out;
+  };
+  IRMapping map;
+  for (OpOperand *in : g.getDpsInputOperands())
+    map.map(block->getArgument(in->getOperandNumber()),
+            in->getOperandNumber() == e.cInput
+                ? value
+                : memref::LoadOp::create(b, loc, in->get(), indices(in)).getResult());
+  for (Operation &inner : block->without_terminator())
+    b.clone(inner, map);
+  OpOperand *out = g.getDpsInitOperand(0);
+  memref::StoreOp::create(b, loc, map.lookupOrDefault(block->getTerminator()->getOperand(0)),
+                          out->get(), indices(out));
+}
+
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
 static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                                 Type in, Type acc, bool cRowsContiguous,
                                 const GpuGemmSchedule &schedule, OperandMaker makeOperands,
-                                bool implicit) {
+                                bool implicit, const GpuGemmEpilogue *epilogue = nullptr,
+                                bool *fused = nullptr) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
   {
@@ -486,10 +582,24 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       KB kb{rewriter, loc};
       GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
       makeOperands(kb, g.A, g.B, g.C);
+      bool withEpilogue = epilogue && p.batch == 1;
+      Value init =
+          withEpilogue ? linalg::LinalgOp(epilogue->fill).getDpsInputOperand(0)->get() : Value();
+      auto store = [&](Value row, Value col, Value value) {
+        emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
+      };
       buildMmaSync(rewriter, loc, launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat, g.B.stride,
-                   g.C.flat, g.C.stride);
-      launch->setAttr("neo.kernel", rewriter.getStringAttr("gemm_mma_sync"));
+                   g.C.flat, g.C.stride, init,
+                   withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
+      launch->setAttr("neo.kernel", rewriter.getStringAttr(withEpilogue ? "gemm_mma_sync_epilogue"
+                                                                        : "gemm_mma_sync"));
       rewriter.eraseOp(op);
+      if (withEpilogue) {
+        rewriter.eraseOp(epilogue->consumer);
+        rewriter.eraseOp(epilogue->fill);
+        if (fused)
+          *fused = true;
+      }
       return true;
     }
     if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)
@@ -577,7 +687,8 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
 }
 
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                           const GpuGemmSchedule &schedule) {
+                                           const GpuGemmSchedule &schedule,
+                                           const GpuGemmEpilogue *epilogue, bool *fused) {
   FailureOr<GemmProblem> problem = analyzeGemm(op);
   if (failed(problem))
     return false;
@@ -601,8 +712,11 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
     fill(B, bMem, 1);
     fill(C, c, 2);
   };
+  // The epilogue's C is the op's, with its rows contiguous.
+  if (epilogue && (p.strides[2][kN] != 1 || p.strides[2][kM] != p.n))
+    epilogue = nullptr;
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
-                  /*implicit=*/false);
+                  /*implicit=*/false, epilogue, fused);
 }
 
 bool mlir::neo::isGpuGemmCandidate(linalg::LinalgOp op) {

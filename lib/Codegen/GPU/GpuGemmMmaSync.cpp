@@ -119,8 +119,9 @@ std::string mlir::neo::gpukernel::planMmaSync(const GemmProblem &p, Type in, Typ
 void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch,
                                         const MmaSyncPlan &plan, const GemmProblem &p, Type in,
                                         Value a, const int64_t strideA[4], Value bMem,
-                                        const int64_t strideB[4], Value c,
-                                        const int64_t strideC[4]) {
+                                        const int64_t strideB[4], Value c, const int64_t strideC[4],
+                                        Value init,
+                                        function_ref<void(Value, Value, Value)> epilogue) {
   KB kb{b, loc};
   MLIRContext *ctx = b.getContext();
   const int64_t BM = plan.bm, BN = plan.bn, BK = plan.bk, WM = plan.wm, WN = plan.wn;
@@ -196,13 +197,15 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
     Value col = kb.add(kb.add(colW, j * 8), kb.mul(inGroup, 2));
     return globalOffset(strideC, row, kM, col, kN);
   };
-  SmallVector<Value> init;
+  SmallVector<Value> initial;
   for (int64_t i = 0; i < TI; ++i)
     for (int64_t j = 0; j < TJ; ++j) {
       SmallVector<Value> elems;
       for (int64_t h = 0; h < 2; ++h) {
         Value off = cOffset(i, j, h);
-        if (plan.cPairs) {
+        if (init) {
+          elems.append({init, init});
+        } else if (plan.cPairs) {
           Value v = vector::LoadOp::create(b, loc, pairType, c, off, false, llvm::MaybeAlign(8));
           elems.push_back(vector::ExtractOp::create(b, loc, v, 0));
           elems.push_back(vector::ExtractOp::create(b, loc, v, 1));
@@ -211,10 +214,10 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
           elems.push_back(memref::LoadOp::create(b, loc, c, kb.add(off, 1)));
         }
       }
-      init.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
+      initial.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
     }
 
-  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(KT), kb.idx(1), init);
+  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(KT), kb.idx(1), initial);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -308,8 +311,15 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
     for (int64_t j = 0; j < TJ; ++j) {
       Value frag = loop.getResult(i * TJ + j);
       for (int64_t h = 0; h < 2; ++h) {
-        Value off = cOffset(i, j, h);
         Value row = vector::ExtractOp::create(b, loc, frag, h);
+        if (epilogue) {
+          Value r = kb.add(kb.add(rowW, i * 16 + h * 8), group);
+          Value col = kb.add(kb.add(colW, j * 8), kb.mul(inGroup, 2));
+          for (int64_t e = 0; e < 2; ++e)
+            epilogue(r, kb.add(col, e), vector::ExtractOp::create(b, loc, row, e));
+          continue;
+        }
+        Value off = cOffset(i, j, h);
         if (plan.cPairs) {
           vector::StoreOp::create(b, loc, row, c, off, false, llvm::MaybeAlign(8));
           continue;

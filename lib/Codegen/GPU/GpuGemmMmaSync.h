@@ -52,9 +52,13 @@ std::string planMmaSync(const GemmProblem &p, Type in, Type acc, const int64_t s
 /// Builds the kernel body into `launch` (grid: (n / bn, m / bm, batch),
 /// plan.threads threads, plan.sharedBytes of dynamic shared memory). `a`,
 /// `b` and `c` are flat (1-D) global buffers.
+/// With `init`, the accumulators start from that f32 value instead of C,
+/// and with `epilogue`, each result (row, col, value) goes to it instead of
+/// C (batch 1).
 void buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch, const MmaSyncPlan &plan,
                   const GemmProblem &p, Type in, Value a, const int64_t strideA[4], Value bMem,
-                  const int64_t strideB[4], Value c, const int64_t strideC[4]);
+                  const int64_t strideB[4], Value c, const int64_t strideC[4], Value init = Value(),
+                  function_ref<void(Value, Value, Value)> epilogue = nullptr);
 
 } // namespace gpukernel
 } // namespace neo

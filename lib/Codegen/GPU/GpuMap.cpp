@@ -123,7 +123,26 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       if (!op->getParentOfType<gpu::LaunchOp>())
         ops.push_back(op);
     });
+    // GEMMs whose result an elementwise op consumes: the tensor-core kernel
+    // applies it as it stores. Their fills wait for the GEMM's kernel choice.
+    llvm::DenseMap<Operation *, GpuGemmEpilogue> epilogues;
+    llvm::DenseSet<Operation *> deferred, erased;
+    for (linalg::LinalgOp op : ops)
+      if (isa_and_nonnull<GpuGemmScheduleAttr>(op->getAttr(kScheduleAttrName)))
+        if (std::optional<GpuGemmEpilogue> e = findGpuGemmEpilogue(op)) {
+          epilogues[op] = *e;
+          deferred.insert(e->fill);
+        }
+    auto mapGeneric = [&](linalg::LinalgOp op) -> LogicalResult {
+      GpuGenericSchedule generic;
+      if (auto attr = dyn_cast_or_null<GpuGenericScheduleAttr>(op->getAttr(kScheduleAttrName)))
+        generic.blockSize = attr.getBlock();
+      rewriter.setInsertionPoint(op);
+      return generateGpuGeneric(rewriter, op, generic);
+    };
     for (linalg::LinalgOp op : ops) {
+      if (erased.contains(op) || deferred.contains(op))
+        continue;
       Attribute attr = op->getAttr(kScheduleAttrName);
       if (!attr) {
         op->emitOpError("has no neo.schedule: run neo-gpu-select-schedules first");
@@ -147,8 +166,22 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       }
       GpuGemmSchedule gemm = GpuGemmSchedule::fromParams(gemmAttr.getParams());
       rewriter.setInsertionPoint(op);
-      FailureOr<bool> isGemm = generateGpuGemm(rewriter, op, gemm);
+      auto epilogue = epilogues.find(op);
+      bool fused = false;
+      linalg::LinalgOp fill, consumer;
+      if (epilogue != epilogues.end())
+        fill = epilogue->second.fill, consumer = epilogue->second.consumer;
+      FailureOr<bool> isGemm = generateGpuGemm(
+          rewriter, op, gemm, epilogue != epilogues.end() ? &epilogue->second : nullptr, &fused);
       if (failed(isGemm))
+        return signalPassFailure();
+      if (fused) {
+        erased.insert(fill);
+        erased.insert(consumer);
+        continue;
+      }
+      // Not fused: the fill runs first, as it would have.
+      if (fill && failed(mapGeneric(fill)))
         return signalPassFailure();
       if (*isGemm)
         continue;

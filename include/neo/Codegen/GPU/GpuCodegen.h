@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -76,11 +77,29 @@ struct GpuGenericSchedule {
   int64_t minReduction = 128;
 };
 
+/// The elementwise consumer of a GEMM's result that the tensor-core kernel
+/// applies as it stores (bias, activation): C is a buffer that only a
+/// constant fill (its initial value), the GEMM and `consumer` use; the
+/// consumer reads C once at the identity map of its 2-D space and writes
+/// another buffer, or C in place.
+struct GpuGemmEpilogue {
+  linalg::LinalgOp consumer;
+  linalg::LinalgOp fill;
+  unsigned cInput = 0;
+};
+
+/// The epilogue of GEMM `op`, when its result is used that way.
+std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
+
 /// Replaces a contraction by a GEMM kernel launch and returns true; returns
 /// false (leaving the op) when the GEMM analysis does not accept it, and
-/// failure after a diagnostic when the schedule is invalid.
+/// failure after a diagnostic when the schedule is invalid. With
+/// `epilogue`, the pipelined tensor-core kernel starts from the fill's value
+/// and stores the consumer's values (erasing fill and consumer, and setting
+/// `*fused`); the other kernels leave them.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                const GpuGemmSchedule &schedule);
+                                const GpuGemmSchedule &schedule,
+                                const GpuGemmEpilogue *epilogue = nullptr, bool *fused = nullptr);
 
 /// Implicit GEMM: a generic whose body is `out + a * b`, where a and b are
 /// computed from reads (gathers, padded reads: any pure expression of the
