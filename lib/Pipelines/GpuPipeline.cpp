@@ -42,6 +42,8 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   NeoGpuSelectSchedulesOptions select;
   select.mma = options.mma;
   select.stages = options.gemmStages;
+  select.records = options.gpuTuningRecords;
+  select.target = "cuda-" + options.chip.getValue();
   int64_t *fields[] = {&select.bm, &select.bn, &select.bk, &select.tm,
                        &select.tn, &select.wm, &select.wn};
   for (auto [i, v] : llvm::enumerate(options.gemmTile))

@@ -143,7 +143,8 @@ def bench_gemm(args, name, entry, workdir):
     return dict(name=name, kind="gemm", ok=err <= tol, error=err, neo_ms=neo_ms,
                 torch_ms=torch_ms, ratio=torch_ms / neo_ms, neo_tflops=flops / neo_ms / 1e9,
                 torch_tflops=flops / torch_ms / 1e9, dtype=dtype,
-                options=entry.get("options", ""), shape=(m, n, k))
+                options=entry.get("options", ""), shape=(m, n, k),
+                record_key=entry.get("record_key"), schedule=entry.get("schedule"))
 
 
 def bench_train(args, name, entry, workdir):
@@ -295,11 +296,29 @@ def render(results, heading="#"):
     return lines
 
 
+def tuning_records(results, chip):
+    """The fastest schedule of each GEMM key as tuning records for target
+    cuda-<chip> (docs/schedules.md): neo-lower-to-ptx{tuning-records=FILE}
+    then compiles those GEMMs with them."""
+    best = {}
+    for r in results["bench"]:
+        if r.get("kind") == "gemm" and r.get("ok") and r.get("neo_ms") and r.get("record_key"):
+            if r["record_key"] not in best or r["neo_ms"] < best[r["record_key"]]["neo_ms"]:
+                best[r["record_key"]] = r
+    records = [dict(key=key, target="cuda-" + chip, schedule=r["schedule"],
+                    time_ms=r["neo_ms"], gflops=r["neo_tflops"] * 1e3,
+                    verified="against PyTorch on " + results["device"])
+               for key, r in sorted(best.items())]
+    return dict(format="neo-tuning-records", version=1, records=records)
+
+
 def write_report(args, results):
     os.makedirs(args.out, exist_ok=True)
     results["torch"] = torch.__version__
     with open(os.path.join(args.out, "gpu_results.json"), "w") as f:
         json.dump(results, f, indent=1)
+    with open(os.path.join(args.out, "gpu_tuning_records.json"), "w") as f:
+        json.dump(tuning_records(results, args.chip), f, indent=1)
     lines = render(results)
     with open(os.path.join(args.out, "gpu_results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -314,6 +333,7 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--skip-check", action="store_true")
     parser.add_argument("--skip-bench", action="store_true")
+    parser.add_argument("--chip", default="sm_90", help="the bundles' chip (the records' target)")
     parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                         help="time the training steps against PyTorch eager only")
     parser.add_argument("--sanitize", default="gemm_odd,gemm_tf32,gemm_f16_tc,softmax_fwdbwd,"

@@ -136,6 +136,28 @@ F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
 
 
+def gemm_record(m, n, k, dtype, opts):
+    """The tuning-record key and schedule fields of a benchmark GEMM compiled
+    with neo-lower-to-ptx options `opts` (neo-gpu-select-schedules' defaults,
+    then gemm-tile's prefix, tensor-cores and gemm-stages), so that the device
+    search can write records the pipeline reads back (tuning-records=)."""
+    fields = dict(bm=128, bn=128, bk=8, tm=8, tn=8, wm=64, wn=32, mma=0, min_blocks=264,
+                  stages=0)
+    for opt in opts.split():
+        name, value = opt.split("=", 1)
+        if name == "gemm-tile":
+            for field, v in zip(("bm", "bn", "bk", "tm", "tn", "wm", "wn"), value.split(",")):
+                fields[field] = int(v)
+            fields["min_blocks"] = 0
+        elif name == "tensor-cores":
+            fields["mma"] = {"auto": 0, "none": 1, "tf32": 2}[value]
+        elif name == "gemm-stages":
+            fields["stages"] = int(value)
+    key = "gemm f32 batch=1 m=%d n=%d k=%d layout=mk,kn,mn%s" % (
+        m, n, k, " in=%s" % dtype if dtype in ("f16", "bf16") else "")
+    return key, fields
+
+
 def check_jobs(out, quick, reference="interpreter"):
     """(name, thunk) pairs for the correctness set."""
     jobs = []
@@ -200,6 +222,7 @@ def bench_jobs(out, quick):
             dest = os.path.join(out, "bench", name)
             index[name] = dict(kind="gemm", function="mm", m=m, n=n, k=k, dtype=label,
                                options=opts)
+            index[name]["record_key"], index[name]["schedule"] = gemm_record(m, n, k, label, opts)
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(
                 import_neo(src), "mm", dest, "none", opts)))
     # Schedule variants of the big GEMM (the GPU side of schedule exploration).
@@ -217,6 +240,8 @@ def bench_jobs(out, quick):
         name = "sgemm_4096x4096x4096_%s" % label
         index[name] = dict(kind="gemm", function="mm", m=4096, n=4096, k=4096,
                            dtype=label.split("_")[0], options=opts)
+        index[name]["record_key"], index[name]["schedule"] = gemm_record(
+            4096, 4096, 4096, label.split("_")[0], opts)
         dest = os.path.join(out, "bench", name)
         jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(src4k), "mm", dest,
                                                              "none", opts)))
@@ -239,6 +264,8 @@ def bench_jobs(out, quick):
             name = "%sgemm_4096x4096x4096_%s%s" % ("h" if dtype == "f16" else "b", dtype, label)
             index[name] = dict(kind="gemm", function="g", m=4096, n=4096, k=4096, dtype=dtype,
                                options=opts)
+            index[name]["record_key"], index[name]["schedule"] = gemm_record(
+                4096, 4096, 4096, dtype, opts)
             dest = os.path.join(out, "bench", name)
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(src, "g", dest, "none",
                                                                           opts)))

@@ -224,6 +224,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("With eqsat: row-blocked fused kernels (softmax, layernorm rows and "
                      "their gradients) as one launch of a thread block per row"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> gpuTuningRecords{
+      *this, "tuning-records",
+      llvm::cl::desc("Tuning records whose cuda-<chip> GEMM schedules the GEMMs take "
+                     "(scripts/gpu/bench.py writes them from the device search)"),
+      llvm::cl::init("")};
   PassOptions::Option<int64_t> gemmStages{
       *this, "gemm-stages",
       llvm::cl::desc("Tensor-core GEMMs: cp.async pipeline stages (2-8; 0: the kernel "

@@ -10,6 +10,9 @@
 #include "neo/Codegen/Utils/Utils.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Tuning/TuningRecords.h"
+
+#include <memory>
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,7 +49,52 @@ struct NeoGpuSelectSchedulesPass
       return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: " << error;
     if (std::string error = schedules::checkGpuGeneric({blockSize}); !error.empty())
       return emitError(loc) << "neo-gpu-select-schedules: invalid options: " << error;
+    recordSet.reset();
+    if (!records.empty()) {
+      tuning::LoadOptions options;
+      options.target = target;
+      options.validate = [](const tuning::Record &r) {
+        schedules::GpuGemmParams p;
+        return gpuGemmFromFields(r.schedule, p);
+      };
+      std::vector<tuning::Diagnostic> diagnostics;
+      auto set =
+          std::make_shared<tuning::RecordSet>(tuning::loadRecords(records, options, diagnostics));
+      Location at = FileLineColLoc::get(ctx, records, 0, 0);
+      for (const tuning::Diagnostic &d : diagnostics)
+        if (d.severity == tuning::Diagnostic::Severity::Warning)
+          emitWarning(at) << "neo-gpu-select-schedules: " << d.message;
+      if (!set->empty())
+        recordSet = std::move(set);
+    }
     return success();
+  }
+
+  /// The schedule of a record's fields: "" and `p` filled, else the reason.
+  static std::string gpuGemmFromFields(const tuning::ScheduleFields &fields,
+                                       schedules::GpuGemmParams &p) {
+    static const char *const names[] = {"bm", "bn", "bk",  "tm",         "tn",
+                                        "wm", "wn", "mma", "min_blocks", "stages"};
+    int64_t *slots[] = {&p.bm, &p.bn, &p.bk,   &p.tm,        &p.tn,
+                        &p.wm, &p.wn, nullptr, &p.minBlocks, &p.stages};
+    for (const auto &[name, value] : fields)
+      if (!llvm::is_contained(names, name))
+        return "unknown schedule field '" + name + "' for a GPU GEMM";
+    for (auto [name, slot] : llvm::zip(names, slots)) {
+      auto it = fields.find(name);
+      if (it == fields.end())
+        return std::string("the schedule has no '") + name + "'";
+      if (slot) {
+        *slot = it->second;
+        continue;
+      }
+      if (it->second < 0 || it->second > 2)
+        return "mma must be 0 (auto), 1 (none) or 2 (tf32)";
+      p.mma = it->second == 0   ? schedules::GpuMma::Auto
+              : it->second == 1 ? schedules::GpuMma::None
+                                : schedules::GpuMma::Tf32;
+    }
+    return schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any);
   }
 
   void runOnOperation() override {
@@ -72,6 +120,14 @@ struct NeoGpuSelectSchedulesPass
         }
         return WalkResult::advance();
       }
+      if (isGemm && recordSet)
+        if (FailureOr<GemmProblem> problem = analyzeGemm(op); succeeded(problem))
+          if (const tuning::Record *r = recordSet->lookup(problem->key(), target)) {
+            schedules::GpuGemmParams p;
+            (void)gpuGemmFromFields(r->schedule, p); // validated when loaded
+            op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, p));
+            return WalkResult::advance();
+          }
       if (isGemm)
         op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, gemm));
       else
@@ -84,6 +140,7 @@ struct NeoGpuSelectSchedulesPass
 
 private:
   schedules::GpuGemmParams gemm;
+  std::shared_ptr<const tuning::RecordSet> recordSet;
 };
 
 } // namespace

@@ -19,6 +19,11 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     kernel adapts its tiles, then splits K, on small problems); with any
     `bm`...`wn` option given, or `min-blocks=0`, it is 0. An invalid option
     or schedule is a pass failure. See docs/gpu.md, docs/schedules.md.
+    With `records=FILE`, a contraction whose GemmProblem key (docs/schedules.md
+    "Tuning records") has a record for `target` (default cuda-sm_90) takes
+    that record's schedule: the fields bm, bn, bk, tm, tn, wm, wn, mma (0 auto,
+    1 none, 2 tf32), min_blocks and stages, checked like the attribute's. A
+    bad file or record is a warning at FILE:0:0 and changes nothing else.
   }];
   let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::linalg::LinalgDialect"];
   let options =
@@ -37,6 +42,11 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
        Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
               "Below this many blocks, the default GEMM schedule shrinks its tiles and then "
               "splits K (0: never; ops with an explicit schedule never adapt)">,
+       Option<"records", "records", "std::string", /*default=*/"\"\"",
+              "Tuning records (JSON, as neo-tune and scripts/gpu/bench.py write them): a GEMM "
+              "whose key has a record for the target takes the record's schedule">,
+       Option<"target", "target", "std::string", /*default=*/"\"cuda-sm_90\"",
+              "The records' target: cuda-<chip>">,
        Option<"stages", "stages", "int64_t", /*default=*/"0",
               "Tensor-core GEMMs: cp.async pipeline stages (2-8; 0: the kernel chooses; 1: the "
               "single-buffered WMMA kernel)">,
