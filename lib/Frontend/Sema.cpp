@@ -122,11 +122,24 @@ bool Sema::analyze(Statement &stmt, const std::optional<TensorTypeSpec> &declare
                               stringifyElementKind(declared->element) + " but computed from " +
                               stringifyElementKind(*elementSeen) +
                               " tensors (f64 mixes with no other type)");
+  // A reduction at the root, also as the importer sees it after moving a
+  // negation or constant factor into it (`-sum(k) e`, `0.5 * sum(k) e`).
+  auto isSum = [](const Expr *e) {
+    return e->kind == Expr::Kind::Reduce && e->reduceKind == ReduceKind::Sum;
+  };
+  const Expr *r = stmt.rhs.get();
+  bool reductionRoot = r->kind == Expr::Kind::Reduce ||
+                       (r->kind == Expr::Kind::Neg && isSum(r->operands[0].get())) ||
+                       (r->kind == Expr::Kind::Binary && r->operands.size() == 2 &&
+                        ((r->ops[0] == BinaryOp::Mul && isSum(r->operands[1].get()) &&
+                          evaluateConstant(r->operands[0].get())) ||
+                         ((r->ops[0] == BinaryOp::Mul || r->ops[0] == BinaryOp::Div) &&
+                          isSum(r->operands[0].get()) && evaluateConstant(r->operands[1].get()))));
   if (rootCast)
     element = *rootCast;
   else if (declared)
     element = declared->element;
-  else if (stmt.rhs->kind == Expr::Kind::Reduce || mixedReads || !elementSeen)
+  else if (reductionRoot || mixedReads || !elementSeen)
     element = compute;
   else
     element = *elementSeen;

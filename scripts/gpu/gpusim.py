@@ -807,8 +807,8 @@ class Machine:
             base = w * 32
             for j in range(tiles):
                 rows = off[base + 8 * j: base + 8 * j + 8]
-                if (rows % 8 != rows[0] % 8).any() and False:
-                    pass
+                if ((rows * 2) % 16).any():  # each row address: 16 bytes aligned
+                    raise SimError("line %d: ldmatrix row address not 16-byte aligned" % op.line)
                 mat = np.stack([m.buf[r:r + 8] for r in rows])  # 8 x 8, row r from lane 8j+r
                 if trans:
                     mat = mat.T
@@ -872,6 +872,10 @@ class Machine:
         what = "line %d: device_async_copy" % op.line
         d = dst.flat(dst_idx, mask, what)
         s = src.flat(src_idx, mask, what)
+        size = 2 if dst.elem in ("f16", "bf16") else np.dtype(_DT[dst.elem]).itemsize
+        if ((d[mask] * size) % (count * size)).any() or ((s[mask] * size) % (count * size)).any():
+            raise SimError(what + ": a %d-byte copy at an address it does not divide"
+                           % (count * size))
         m = mask.copy()
         if (m & (np.broadcast_to(np.asarray(src_idx[-1]), m.shape) + count > src.shape[-1])).any():
             raise SimError(what + ": the copy runs past the source row")
@@ -898,8 +902,8 @@ class Machine:
         off = np.broadcast_to(offset, (T,))
         wid = np.broadcast_to(width, (T,))
         seg = lane - lane % wid
-        src = {"xor": lane ^ off, "down": lane + off, "up": lane - off, "idx": off}[mode]
-        valid = (src >= seg) & (src < seg + wid) if mode != "idx" else (src < wid)
+        src = {"xor": lane ^ off, "down": lane + off, "up": lane - off, "idx": seg + off}[mode]
+        valid = (src >= seg) & (src < seg + wid)
         src = np.where(valid, src, lane)
         warp0 = np.arange(T) - lane
         xs = np.broadcast_to(x, (T,) + np.shape(x)[1:])

@@ -493,6 +493,25 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
       !isa<MemRefType>(out->get().getType()) ||
       (out->get() == c && !g.getMatchingIndexingMap(out).isIdentity()))
     return std::nullopt;
+  // C's values are never stored: C must be a temporary, or the consumer's
+  // own output (in place). A C the caller sees (an out-param) keeps its
+  // kernels.
+  if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  // The output is written while other blocks still read A and B: it must be
+  // neither (nor a view of either).
+  auto root = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+        v = view.getViewSource();
+      else
+        break;
+    }
+    return v;
+  };
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (root(in->get()) == root(out->get()))
+      return std::nullopt;
   for (Operation &inner : g.getBlock()->without_terminator())
     if (!isPure(&inner) || isa<linalg::IndexOp>(inner))
       return std::nullopt;
@@ -502,10 +521,20 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
        between = between->getNextNode())
     if (!isPure(between))
       return std::nullopt;
-  for (Value v : g->getOperands())
-    if (Operation *def = v.getDefiningOp();
-        def && def->getBlock() == op->getBlock() && !def->isBeforeInBlock(op))
-      return std::nullopt;
+  auto definedLater = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && def->getBlock() == op->getBlock() && !def->isBeforeInBlock(op);
+  };
+  if (llvm::any_of(g->getOperands(), definedLater))
+    return std::nullopt;
+  // Values the body captures from above too.
+  bool captured = false;
+  g->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      captured |= v.getParentRegion() != &g->getRegion(0) && definedLater(v);
+  });
+  if (captured)
+    return std::nullopt;
   return e;
 }
 

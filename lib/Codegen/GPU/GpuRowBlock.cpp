@@ -56,8 +56,10 @@ LogicalResult emitCooperative(RewriterBase &rewriter, linalg::LinalgOp op, Value
   KB kb{b, loc};
   rewriter.setInsertionPoint(op);
   SmallVector<Operation *> combiners;
-  bool blockReduce =
-      !g.reduction.empty() && points < threads && terms >= 32 && op.getNumDpsInits() == 1;
+  // (The partials are f32: other types fold in their threads.)
+  bool blockReduce = !g.reduction.empty() && points < threads && terms >= 32 &&
+                     op.getNumDpsInits() == 1 &&
+                     getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()).isF32();
   if (blockReduce) {
     Operation *c = matchCombiner(op, 0);
     blockReduce = c != nullptr;
@@ -141,6 +143,12 @@ bool mlir::neo::isGpuRowBlockLoop(scf::ForallOp forall) {
     anyLinalg |= isa<linalg::LinalgOp>(op);
     if (auto alloc = dyn_cast<memref::AllocOp>(op))
       if (!alloc.getType().hasStaticShape() || !alloc.getDynamicSizes().empty())
+        return false;
+    // A view of an intermediate would change type with it (shared memory,
+    // scratch slices): not handled.
+    if (isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(op))
+      if (auto alloc = op.getOperand(0).getDefiningOp<memref::AllocOp>();
+          alloc && alloc->getBlock() == forall.getBody())
         return false;
   }
   return anyLinalg;

@@ -41,10 +41,13 @@ struct NeoNarrowStoragePass : public neo::impl::NeoNarrowStorageBase<NeoNarrowSt
     Type narrowType = ext.getIn().getType();
     if (!(narrowType.isF16() || narrowType.isBF16()))
       return;
-    // Every use: a data read of another compute.
+    // Every use: a data read of another compute, without a pad (a pad value
+    // would be rounded to the 16-bit type with the data).
     for (OpOperand &use : op.getResult().getUses()) {
       auto reader = dyn_cast<ComputeOp>(use.getOwner());
       if (!reader || use.getOperandNumber() >= reader.getInputs().size())
+        return;
+      if (reader.getPadValues() && reader.getPadValuesArray()[use.getOperandNumber()] != 0.0)
         return;
     }
     auto type = cast<RankedTensorType>(op.getResult().getType());
