@@ -17,12 +17,14 @@ nvvm.cp.async.commit.group / wait.group) complete either at once (`eager`:
 exposes a copy that overwrites a buffer still being read) or as late as the
 waits allow (`lazy`: exposes a read before the wait). Shared memory and
 outputs start as NaN, so a read of a value never written shows; an access
-out of a buffer's bounds by an active thread is an error. Then compares each
-output with the bundle's expected/<name>.npy.
+out of a buffer's bounds by an active thread is an error, and so is a
+shared-memory access that races with another warp's since the last
+gpu.barrier (each element remembers its writer and readers per barrier
+interval). Then compares each output with the bundle's expected/<name>.npy.
 
-What it cannot see: races between warps (the block runs in lockstep),
-performance, and anything below the gpu dialect (NVVM/PTX lowering, which
-ptxas and the device run check).
+What it cannot see: races between blocks (they run one after another) or
+within a warp, performance, and anything below the gpu dialect (NVVM/PTX
+lowering, which ptxas and the device run check).
 """
 import argparse
 import json
@@ -334,6 +336,7 @@ def parse_number(text, elem):
 class Machine:
     def __init__(self, async_mode):
         self.async_mode = async_mode
+        self.epoch, self.trackers = 0, {}
         self.ops = 0
 
     # --- values
@@ -498,11 +501,13 @@ class Machine:
         if n == "memref.load":
             m = vals[0]
             off = m.flat(vals[1:], mask, "line %d: %s" % (op.line, n))
+            self.track(m, off, mask, False, op)
             return put(m.buf[off])
         if n == "memref.store":
             m = vals[1]
             off = m.flat(vals[2:], mask, "line %d: %s" % (op.line, n))
             v = np.broadcast_to(np.asarray(vals[0]), mask.shape)
+            self.track(m, off, mask, True, op)
             m.buf[off[mask]] = cast_to(v[mask], m.elem)
             return None
         if n == "memref.atomic_rmw":
@@ -532,6 +537,7 @@ class Machine:
             if (mask & (last + count > m.shape[-1])).any():
                 raise SimError("line %d: %s runs past the end of the row" % (op.line, n))
             lanes = off[:, None] + np.arange(count)[None, :]
+            self.track(m, lanes, mask, n == "vector.store", op)
             if n == "vector.load":
                 return put(m.buf[lanes].reshape((T,) + vshape))
             v = full(vals[0], vshape).reshape(T, count)
@@ -648,6 +654,7 @@ class Machine:
         if n == "gpu.barrier":
             if not mask.all():
                 raise SimError("line %d: gpu.barrier under divergent control flow" % op.line)
+            self.epoch += 1
             return None
         if n in ("gpu.thread_id", "gpu.block_id", "gpu.block_dim", "gpu.grid_dim"):
             dim = "xyz".index(re.search(r"dim (\w)", op.props + op.attrs).group(1))
@@ -715,6 +722,55 @@ class Machine:
                                                                         result_shape))
         return Mem(src.buf, shape, elem, src.space, strides=new_strides, offset=offset)
 
+    def track_tile(self, m, off, rows, cols, ld, T, write, op):
+        """A warp-wide tile access (WMMA): lane 0 of each warp stands for it."""
+        tile = (np.arange(rows)[:, None] * ld + np.arange(cols)[None, :]).ravel()
+        lane0 = (np.arange(T) % 32) == 0
+        self.track(m, off[:, None] + tile[None, :], lane0, write, op)
+
+    def track(self, mem, offsets, mask, write, op):
+        """Checks a shared-memory access of the active lanes against the
+        others since the last barrier: an element written by one warp and
+        read or written by another, or read by one and written by another,
+        in the same barrier epoch is a race (a missing gpu.barrier)."""
+        if mem.space != "workgroup" or not isinstance(mem.buf, np.ndarray):
+            return
+        lanes = np.nonzero(mask)[0]
+        if not lanes.size:
+            return
+        offs = np.asarray(offsets).reshape(mask.shape[0], -1)[lanes]
+        o = offs.ravel()
+        w = np.repeat(lanes // 32, offs.shape[1])
+        t = self.trackers.get(id(mem.buf))
+        if t is None:
+            t = self.trackers[id(mem.buf)] = {k: np.full(mem.buf.size, -1, np.int64)
+                                              for k in ("we", "ww", "re", "rw")}
+        e = self.epoch
+        # Per element of this access: its lowest and highest warp.
+        order = np.lexsort((w, o))
+        o_s, w_s = o[order], w[order]
+        first = np.r_[True, o_s[1:] != o_s[:-1]]
+        at = np.flatnonzero(first)
+        elems, lo = o_s[at], w_s[at]
+        hi = np.maximum.reduceat(w_s, at)
+        other_wrote = (t["we"][elems] == e) & ((t["ww"][elems] != lo) | (hi != lo))
+        bad = other_wrote
+        if write:
+            other_read = (t["re"][elems] == e) & ((t["rw"][elems] != lo) | (hi != lo))
+            bad = bad | other_read | (hi != lo)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise SimError("line %d: %s: shared-memory race on element %d (warp %d %s it, "
+                           "another warp accessed it since the last gpu.barrier)" %
+                           (op.line, op.name, int(elems[i]), int(lo[i]),
+                            "writes" if write else "reads"))
+        if write:
+            t["we"][elems], t["ww"][elems] = e, lo
+        else:
+            several = (hi != lo) | ((t["re"][elems] == e) & (t["rw"][elems] != lo))
+            t["rw"][elems] = np.where(several, -2, lo)
+            t["re"][elems] = e
+
     def is_uniform(self, v, mask):
         v = np.asarray(v)
         if v.ndim == 0:
@@ -779,6 +835,7 @@ class Machine:
                         buf = np.full(int(np.prod(shape)), np.nan if elem[0] in "fb" else 0,
                                       dtype=_DT[elem])
                         inner[a] = Mem(buf, shape, elem, "workgroup")
+                    self.epoch, self.trackers = 0, {}  # fresh shared memory
                     arena = {"bytes": dyn}
                     ctx = {"T": T, "dynamic": Mem(arena, (dyn,), "i8", "workgroup"),
                            "groups": [], "pending": []}
@@ -802,6 +859,10 @@ class Machine:
         off = m.flat(vals[1:], mask, "line %d: ldmatrix" % op.line)
         if m.strides[-1] != 1:
             raise SimError("line %d: ldmatrix rows must be contiguous" % op.line)
+        rows_read = np.zeros(T, bool)
+        rows_read[:] = True
+        self.track(m, off[:, None] + np.arange(8)[None, :], rows_read & (
+            (np.arange(T) % 32) < 8 * tiles), False, op)
         out = np.zeros((T, tiles, 2), dtype=m.buf.dtype)
         for w in range(T // 32):
             base = w * 32
@@ -883,6 +944,7 @@ class Machine:
                  else np.full(m.shape, count))
 
         def done():
+            self.track(dst, d[:, None] + np.arange(count)[None, :], m, True, op)
             for lane in np.nonzero(m)[0]:
                 k2 = int(n_src[lane])
                 dst.buf[d[lane]:d[lane] + count] = 0
@@ -918,6 +980,8 @@ class Machine:
         off = m.flat(vals[1:], mask, "line %d: subgroup_mma_load_matrix" % op.line)
         trans = prop(op, "transpose") is not None
         out = np.zeros((T,) + shape, dtype=m.buf.dtype)
+        rows, cols = shape if not trans else shape[::-1]
+        self.track_tile(m, off, rows, cols, ld, T, False, op)
         for w in range(T // 32):
             o = off[w * 32]
             if (off[w * 32:w * 32 + 32] != o).any():
@@ -932,6 +996,7 @@ class Machine:
         ld = int_prop(op, "leadDimension")
         self.warps(mask, T, op)
         off = m.flat(vals[2:], mask, "line %d: subgroup_mma_store_matrix" % op.line)
+        self.track_tile(m, off, v.shape[1], v.shape[2], ld, T, True, op)
         for w in range(T // 32):
             mat = v[w * 32]
             o = off[w * 32]
