@@ -130,6 +130,19 @@ def train_torch(graph, steps, lr):
     return losses
 
 
+def report(losses, steps, train_accuracy, heldout_accuracy, torch_losses=None):
+    """Prints the run and, given PyTorch's losses, exits non-zero when a
+    step's loss differs by more than 1e-4 (relative)."""
+    print("neo: loss %.4f -> %.4f over %d steps; accuracy train %.3f, held-out %.3f"
+          % (losses[0], losses[-1], steps, train_accuracy, heldout_accuracy))
+    if torch_losses is not None:
+        rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, torch_losses))
+        print("pytorch: loss %.4f -> %.4f; largest relative difference per step %.2e"
+              % (torch_losses[0], torch_losses[-1], rel))
+        if rel > 1e-4:
+            sys.exit("the losses differ from PyTorch's by more than 1e-4")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -139,16 +152,8 @@ def main():
     graph = karate()
     losses, model, (w1, w2) = train_neo(graph, args.steps, args.lr)
     train = graph[5].astype(bool)
-    print("neo: loss %.4f -> %.4f over %d steps; accuracy train %.3f, held-out %.3f"
-          % (losses[0], losses[-1], args.steps, model.accuracy(w1, w2, train),
-             model.accuracy(w1, w2, ~train)))
-    if args.compare_torch:
-        ref = train_torch(graph, args.steps, args.lr)
-        rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, ref))
-        print("pytorch: loss %.4f -> %.4f; largest relative difference per step %.2e"
-              % (ref[0], ref[-1], rel))
-        if rel > 1e-4:
-            sys.exit("the losses differ from PyTorch's by more than 1e-4")
+    report(losses, args.steps, model.accuracy(w1, w2, train), model.accuracy(w1, w2, ~train),
+           train_torch(graph, args.steps, args.lr) if args.compare_torch else None)
 
 
 if __name__ == "__main__":

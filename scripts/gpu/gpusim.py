@@ -859,10 +859,9 @@ class Machine:
         off = m.flat(vals[1:], mask, "line %d: ldmatrix" % op.line)
         if m.strides[-1] != 1:
             raise SimError("line %d: ldmatrix rows must be contiguous" % op.line)
-        rows_read = np.zeros(T, bool)
-        rows_read[:] = True
-        self.track(m, off[:, None] + np.arange(8)[None, :], rows_read & (
-            (np.arange(T) % 32) < 8 * tiles), False, op)
+        # Lanes 0 .. 8 * tiles - 1 of each warp give the rows it reads.
+        self.track(m, off[:, None] + np.arange(8)[None, :], (np.arange(T) % 32) < 8 * tiles,
+                   False, op)
         out = np.zeros((T, tiles, 2), dtype=m.buf.dtype)
         for w in range(T // 32):
             base = w * 32

@@ -136,6 +136,14 @@ F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
 
 
+def gemm_entry(function, m, n, k, dtype, opts):
+    """The index entry of a benchmark GEMM, with its tuning-record key and
+    schedule fields (gemm_record)."""
+    key, fields = gemm_record(m, n, k, dtype, opts)
+    return dict(kind="gemm", function=function, m=m, n=n, k=k, dtype=dtype, options=opts,
+                record_key=key, schedule=fields)
+
+
 def gemm_record(m, n, k, dtype, opts):
     """The tuning-record key and schedule fields of a benchmark GEMM compiled
     with neo-lower-to-ptx options `opts` (neo-gpu-select-schedules' defaults,
@@ -220,9 +228,7 @@ def bench_jobs(out, quick):
         for label, opts in (("f32", ""), ("tf32", "tensor-cores=tf32")):
             name = "sgemm_%dx%dx%d_%s" % (m, n, k, label)
             dest = os.path.join(out, "bench", name)
-            index[name] = dict(kind="gemm", function="mm", m=m, n=n, k=k, dtype=label,
-                               options=opts)
-            index[name]["record_key"], index[name]["schedule"] = gemm_record(m, n, k, label, opts)
+            index[name] = gemm_entry("mm", m, n, k, label, opts)
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(
                 import_neo(src), "mm", dest, "none", opts)))
     # Schedule variants of the big GEMM (the GPU side of schedule exploration).
@@ -238,10 +244,7 @@ def bench_jobs(out, quick):
                         ("tf32_w32x32", "tensor-cores=tf32 gemm-tile=128,128,32,8,8,32,32"),
                         ("tf32_256x128", "tensor-cores=tf32 gemm-tile=256,128,16,8,8,64,64")):
         name = "sgemm_4096x4096x4096_%s" % label
-        index[name] = dict(kind="gemm", function="mm", m=4096, n=4096, k=4096,
-                           dtype=label.split("_")[0], options=opts)
-        index[name]["record_key"], index[name]["schedule"] = gemm_record(
-            4096, 4096, 4096, label.split("_")[0], opts)
+        index[name] = gemm_entry("mm", 4096, 4096, 4096, label.split("_")[0], opts)
         dest = os.path.join(out, "bench", name)
         jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(src4k), "mm", dest,
                                                              "none", opts)))
@@ -262,10 +265,7 @@ def bench_jobs(out, quick):
             variants = [v for v in variants if v[0] != "_wmma"]  # WMMA has no bf16 here
         for label, opts in variants:
             name = "%sgemm_4096x4096x4096_%s%s" % ("h" if dtype == "f16" else "b", dtype, label)
-            index[name] = dict(kind="gemm", function="g", m=4096, n=4096, k=4096, dtype=dtype,
-                               options=opts)
-            index[name]["record_key"], index[name]["schedule"] = gemm_record(
-                4096, 4096, 4096, dtype, opts)
+            index[name] = gemm_entry("g", 4096, 4096, 4096, dtype, opts)
             dest = os.path.join(out, "bench", name)
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(src, "g", dest, "none",
                                                                           opts)))

@@ -565,6 +565,40 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
                           out->get(), indices(out));
 }
 
+/// Replaces `op` by the pipelined tensor-core kernel of `plan`, with the
+/// epilogue applied as it stores (batch 1; then erasing the fill and the
+/// consumer and setting `*fused`).
+static void launchMmaSync(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
+                          Type in, Type acc, const GpuGemmSchedule &t, const MmaSyncPlan &plan,
+                          OperandMaker makeOperands, const GpuGemmEpilogue *epilogue, bool *fused) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {p.n / t.bn, p.m / t.bm, p.batch},
+                                      {plan.threads}, {}, plan.sharedBytes);
+  KB kb{rewriter, loc};
+  GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
+  makeOperands(kb, g.A, g.B, g.C);
+  bool withEpilogue = epilogue && p.batch == 1;
+  Value init =
+      withEpilogue ? linalg::LinalgOp(epilogue->fill).getDpsInputOperand(0)->get() : Value();
+  auto store = [&](Value row, Value col, Value value) {
+    emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
+  };
+  buildMmaSync(rewriter, loc, launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat, g.B.stride,
+               g.C.flat, g.C.stride, init,
+               withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
+  launch->setAttr("neo.kernel", rewriter.getStringAttr(withEpilogue ? "gemm_mma_sync_epilogue"
+                                                                    : "gemm_mma_sync"));
+  rewriter.eraseOp(op);
+  if (withEpilogue) {
+    rewriter.eraseOp(epilogue->consumer);
+    rewriter.eraseOp(epilogue->fill);
+    if (fused)
+      *fused = true;
+  }
+}
+
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
 static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
@@ -593,42 +627,17 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     return false;
 
   // Tensor cores: tf32 on request, f16/bf16 products by default; exact tiles
-  // only. The pipelined mma.sync kernel first, then (f16, tf32) WMMA.
+  // only. The pipelined mma.sync kernel first (planMmaSync says whether it
+  // applies), then (f16, tf32) WMMA.
   GpuGemmSchedule s = schedule;
-  if (!implicit && acc.isF32() &&
-      ((s.mma == "tf32" && in.isF32()) || (s.mma != "none" && (in.isF16() || in.isBF16())))) {
+  if (!implicit) {
     GpuGemmSchedule t = s;
     if (t.bk < 16)
       t.bk = 32;
     MmaSyncPlan plan;
     std::string why = planMmaSync(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan);
     if (why.empty() && (p.n / t.bn) <= 65535 && (p.m / t.bm) <= 65535) {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPoint(op);
-      Location loc = op.getLoc();
-      gpu::LaunchOp launch = createLaunch(rewriter, loc, {p.n / t.bn, p.m / t.bm, p.batch},
-                                          {plan.threads}, {}, plan.sharedBytes);
-      KB kb{rewriter, loc};
-      GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
-      makeOperands(kb, g.A, g.B, g.C);
-      bool withEpilogue = epilogue && p.batch == 1;
-      Value init =
-          withEpilogue ? linalg::LinalgOp(epilogue->fill).getDpsInputOperand(0)->get() : Value();
-      auto store = [&](Value row, Value col, Value value) {
-        emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
-      };
-      buildMmaSync(rewriter, loc, launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat, g.B.stride,
-                   g.C.flat, g.C.stride, init,
-                   withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
-      launch->setAttr("neo.kernel", rewriter.getStringAttr(withEpilogue ? "gemm_mma_sync_epilogue"
-                                                                        : "gemm_mma_sync"));
-      rewriter.eraseOp(op);
-      if (withEpilogue) {
-        rewriter.eraseOp(epilogue->consumer);
-        rewriter.eraseOp(epilogue->fill);
-        if (fused)
-          *fused = true;
-      }
+      launchMmaSync(rewriter, op, p, in, acc, t, plan, makeOperands, epilogue, fused);
       return true;
     }
     if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)

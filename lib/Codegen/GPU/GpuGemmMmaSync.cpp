@@ -30,6 +30,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::gpukernel;
@@ -74,19 +76,24 @@ std::string mlir::neo::gpukernel::planMmaSync(const GemmProblem &p, Type in, Typ
     return "the extents are not multiples of the block tile";
   if (strideC[kN] != 1)
     return "C's rows are not contiguous";
-  // Operand layouts: copied as they lie, 16 bytes at a time.
-  if (strideA[kK] == 1 && aligned(strideA, {{kM, p.m}, {kB, p.batch}}, plan.vec))
-    plan.aInnerK = true;
-  else if (strideA[kM] == 1 && aligned(strideA, {{kK, p.k}, {kB, p.batch}}, plan.vec))
-    plan.aInnerK = false;
-  else
+  // Operand layouts: copied as they lie, 16 bytes at a time. True when the
+  // operand is contiguous along `first` (rows of the other role 16-byte
+  // aligned), false along `second`, nothing when along neither.
+  auto lies = [&](const int64_t st[4], int first, int64_t firstExtent, int second,
+                  int64_t secondExtent) -> std::optional<bool> {
+    if (st[first] == 1 && aligned(st, {{second, secondExtent}, {kB, p.batch}}, plan.vec))
+      return true;
+    if (st[second] == 1 && aligned(st, {{first, firstExtent}, {kB, p.batch}}, plan.vec))
+      return false;
+    return std::nullopt;
+  };
+  std::optional<bool> aInnerK = lies(strideA, kK, p.k, kM, p.m);
+  if (!aInnerK)
     return "A is contiguous along neither k nor m with 16-byte aligned rows";
-  if (strideB[kN] == 1 && aligned(strideB, {{kK, p.k}, {kB, p.batch}}, plan.vec))
-    plan.bInnerN = true;
-  else if (strideB[kK] == 1 && aligned(strideB, {{kN, p.n}, {kB, p.batch}}, plan.vec))
-    plan.bInnerN = false;
-  else
+  std::optional<bool> bInnerN = lies(strideB, kN, p.n, kK, p.k);
+  if (!bInnerN)
     return "B is contiguous along neither n nor k with 16-byte aligned rows";
+  plan.aInnerK = *aInnerK, plan.bInnerN = *bInnerN;
   plan.cPairs = aligned(strideC, {{kM, p.m}, {kB, p.batch}}, 2);
   // Padding: 16 bytes for halves (ldmatrix rows in distinct banks); tf32's
   // scalar fragment loads need 4 floats along k and 8 along m or n.

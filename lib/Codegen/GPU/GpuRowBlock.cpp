@@ -105,10 +105,7 @@ LogicalResult emitCooperative(RewriterBase &rewriter, linalg::LinalgOp op, Value
       auto ifOp = scf::IfOp::create(b, loc, lane0, false);
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value v = partial;
-      if (t != b.getF32Type())
-        return op->emitOpError("row-block reductions on the GPU are f32");
-      memref::StoreOp::create(b, loc, v, scratch, warp);
+      memref::StoreOp::create(b, loc, partial, scratch, warp);
     }
     gpu::BarrierOp::create(b, loc);
     Value slot = kb.min(lane, warps - 1);

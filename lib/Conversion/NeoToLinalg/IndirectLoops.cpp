@@ -611,8 +611,9 @@ private:
       }
       if (isa<arith::DivFOp>(def))
         return dep.contains(def->getOperand(1)) ? v : linear(def->getOperand(0));
-      if (isa<arith::AddFOp, arith::SubFOp>(def)) {
-        Value a = def->getOperand(0), b2 = def->getOperand(1);
+      // Two branches (a sum, or a select of a condition that does not vary):
+      // the same value in both, or one of them zero.
+      auto branches = [&](Value a, Value b2) -> Value {
         if (dep.contains(a) && dep.contains(b2))
           return same(a, b2);
         if (dep.contains(a) && isZero(b2))
@@ -620,19 +621,12 @@ private:
         if (dep.contains(b2) && isZero(a))
           return linear(b2);
         return v;
-      }
-      if (auto sel = dyn_cast<arith::SelectOp>(def)) {
-        if (dep.contains(sel.getCondition()))
-          return v;
-        Value t = sel.getTrueValue(), f = sel.getFalseValue();
-        if (dep.contains(t) && dep.contains(f))
-          return same(t, f);
-        if (dep.contains(t) && isZero(f))
-          return linear(t);
-        if (dep.contains(f) && isZero(t))
-          return linear(f);
-        return v;
-      }
+      };
+      if (isa<arith::AddFOp, arith::SubFOp>(def))
+        return branches(def->getOperand(0), def->getOperand(1));
+      if (auto sel = dyn_cast<arith::SelectOp>(def))
+        return dep.contains(sel.getCondition()) ? v
+                                                : branches(sel.getTrueValue(), sel.getFalseValue());
       return v;
     };
     Value x = linear(y);
