@@ -429,10 +429,7 @@ NeoExecutable *neoCompileForDevice(NeoModule *module, int device,
   GpuCompileOptions gpu;
   if (gpuPipelineOptions)
     gpu.pipelineOptions = gpuPipelineOptions;
-  // The chip of ptxas follows the pipeline's.
-  llvm::StringRef opts(gpu.pipelineOptions);
-  if (size_t at = opts.find("chip="); at != llvm::StringRef::npos)
-    gpu.chip = opts.substr(at + 5).take_until([](char c) { return c == ' ' || c == '}'; }).str();
+  // The chip of ptxas follows the pipeline's (GpuCompileOptions' default).
   Engine &engine = module->ctx->getEngine("", 3);
   auto exe = compileForDevice(engine, *module->module, resolved, gpu);
   if (!exe) {

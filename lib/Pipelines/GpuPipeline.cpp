@@ -23,6 +23,9 @@ std::string mlir::neo::checkGpuPipelineOptions(const GpuPipelineOptions &options
     return "gemm-tile takes at most 7 values (bm,bn,bk,tm,tn,wm,wn)";
   if (options.gemmStages < 0 || options.gemmStages > 8)
     return "gemm-stages must be between 0 (the kernel chooses) and 8";
+  if (options.mma == "wgmma" && options.chip != "sm_90a")
+    return "tensor-cores=wgmma needs chip=sm_90a (warpgroup MMA is sm_90a's), not chip=" +
+           options.chip.getValue();
   return "";
 }
 
@@ -59,7 +62,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
     return;
 
   // Phase 4: kernels into gpu.modules targeting the chip.
-  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addNestedPass<func::FuncOp>(createNeoGpuSinkIntoLaunches());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createNeoGpuMergeModules());
   GpuNVVMAttachTargetOptions target;

@@ -144,7 +144,8 @@ def bench_gemm(args, name, entry, workdir):
                 torch_ms=torch_ms, ratio=torch_ms / neo_ms, neo_tflops=flops / neo_ms / 1e9,
                 torch_tflops=flops / torch_ms / 1e9, dtype=dtype,
                 options=entry.get("options", ""), shape=(m, n, k),
-                record_key=entry.get("record_key"), schedule=entry.get("schedule"))
+                record_key=entry.get("record_key"), schedule=entry.get("schedule"),
+                chip=entry.get("chip", "sm_90"))
 
 
 def bench_train(args, name, entry, workdir):
@@ -297,18 +298,25 @@ def render(results, heading="#"):
 
 
 def tuning_records(results, chip):
-    """The fastest schedule of each GEMM key as tuning records for target
-    cuda-<chip> (docs/schedules.md): neo-lower-to-ptx{tuning-records=FILE}
-    then compiles those GEMMs with them."""
+    """The fastest schedule of each GEMM key as tuning records
+    (docs/schedules.md): neo-lower-to-ptx{tuning-records=FILE} then compiles
+    those GEMMs with them. A schedule compiled for chip X (a bundle's
+    `chip`, else `chip`) serves the targets it runs on: an sm_90 schedule
+    cuda-sm_90 and cuda-sm_90a, an sm_90a one (wgmma) cuda-sm_90a only; each
+    target gets its fastest."""
     best = {}
     for r in results["bench"]:
         if r.get("kind") == "gemm" and r.get("ok") and r.get("neo_ms") and r.get("record_key"):
-            if r["record_key"] not in best or r["neo_ms"] < best[r["record_key"]]["neo_ms"]:
-                best[r["record_key"]] = r
-    records = [dict(key=key, target="cuda-" + chip, schedule=r["schedule"],
+            own = r.get("chip") or chip
+            targets = [own] + ([own + "a"] if not own.endswith("a") else [])
+            for target in targets:
+                slot = (r["record_key"], target)
+                if slot not in best or r["neo_ms"] < best[slot]["neo_ms"]:
+                    best[slot] = r
+    records = [dict(key=key, target="cuda-" + target, schedule=r["schedule"],
                     time_ms=r["neo_ms"], gflops=r["neo_tflops"] * 1e3,
                     verified="against PyTorch on " + results["device"])
-               for key, r in sorted(best.items())]
+               for (key, target), r in sorted(best.items())]
     return dict(format="neo-tuning-records", version=1, records=records)
 
 

@@ -12,7 +12,12 @@ lockstep as numpy arrays (one element per thread). Warp-level instructions
 are modelled from the PTX ISA's fragment layouts, independently of the
 code generator: nvgpu.ldmatrix (x1/x2/x4, .trans), nvgpu.mma.sync (m16n8k16
 f16/bf16, m16n8k8 tf32), gpu.subgroup_mma_* (WMMA, a fragment held whole
-by each lane), gpu.shuffle; cp.async copies (nvgpu.device_async_copy with
+by each lane), gpu.shuffle, nvvm.wgmma.mma_async (m64nNk16 f16/bf16, the
+operands read through their matrix descriptors by the canonical layouts of
+the 128-byte swizzle; completed as late as wgmma.wait_group allows, with
+errors for reading its accumulators before, overwriting its operands while
+in flight, and operands written through the generic proxy without a later
+fence.proxy.async); cp.async copies (nvgpu.device_async_copy with
 nvvm.cp.async.commit.group / wait.group) complete either at once (`eager`:
 exposes a copy that overwrites a buffer still being read) or as late as the
 waits allow (`lazy`: exposes a read before the wait). Shared memory and
@@ -333,11 +338,27 @@ def parse_number(text, elem):
     return float(text) if elem[0] in "fb" else int(text, 0)
 
 
+class Pending:
+    """The accumulators of a wgmma.mma_async that has not completed (lazy
+    mode): only another wgmma (chained) or a loop may take them before the
+    wgmma.wait_group that completes it."""
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = None
+
+
 class Machine:
-    def __init__(self, async_mode):
+    def __init__(self, async_mode, smem_base=0):
         self.async_mode = async_mode
         self.epoch, self.trackers = 0, {}
         self.ops = 0
+        # The shared-window address of dynamic shared memory (what
+        # memref.extract_aligned_pointer_as_index gives; a multiple of 16).
+        self.smem_base = smem_base
+        # Per shared buffer: elements in-flight wgmmas read; elements written
+        # through the generic proxy and not yet fenced (writer thread, or -1).
+        self.wgmma_reads, self.unfenced = {}, {}
 
     # --- values
     def get(self, env, name):
@@ -375,6 +396,13 @@ class Machine:
         self.ops += 1
         n = op.name
         vals = [self.get(env, o) for o in op.operands] if not n.startswith("gpu.launch") else None
+        if vals and any(isinstance(v, Pending) for v in vals):
+            vals = [v.value if isinstance(v, Pending) and v.value is not None else v
+                    for v in vals]
+            if n not in ("nvvm.wgmma.mma_async", "scf.yield") and any(
+                    isinstance(v, Pending) for v in vals):
+                raise SimError("line %d: %s reads wgmma accumulators before the "
+                               "wgmma.wait_group that completes them" % (op.line, n))
         rt = result_types(op)
 
         def put(*xs):
@@ -690,6 +718,46 @@ class Machine:
                 for fn in ctx["groups"].pop(0):
                     fn()
             return None
+        # ---- LLVM structs (the wgmma accumulators): (T, fields) arrays
+        if n == "llvm.mlir.undef":
+            fields = len(re.findall(r"\bf32\b", rt[0]))
+            return put(np.full((fields,), np.nan, np.float32))
+        if n == "llvm.insertvalue":
+            (pos,) = int_prop(op, "position")
+            d = np.asarray(vals[0])
+            d = np.broadcast_to(d, (T,) + d.shape[-1:]).copy() if d.ndim < 2 else d.copy()
+            d[:, pos] = vals[1]
+            return put(d)
+        if n == "llvm.extractvalue":
+            (pos,) = int_prop(op, "position")
+            return put(np.asarray(vals[0])[..., pos].copy())
+        if n == "memref.extract_aligned_pointer_as_index":
+            if not isinstance(vals[0].buf, dict):
+                raise SimError("line %d: only dynamic shared memory's address is modelled"
+                               % op.line)
+            return put(np.int64(self.smem_base + vals[0].offset))
+        if n == "nvvm.fence.proxy":
+            if "async.shared" not in op.props:
+                raise SimError("line %d: fence.proxy %s is not modelled" % (op.line, op.props))
+            lanes = np.nonzero(mask)[0]
+            for w in self.unfenced.values():
+                w[np.isin(w, lanes)] = -1
+            return None
+        if n == "nvvm.wgmma.fence.aligned":
+            self.warpgroups(mask, T, op)
+            return None
+        if n == "nvvm.wgmma.mma_async":
+            return put(self.wgmma(op, vals, mask, T, ctx))
+        if n == "nvvm.wgmma.commit.group.sync.aligned":
+            ctx["wg_groups"].append(ctx["wg_pending"])
+            ctx["wg_pending"] = []
+            return None
+        if n == "nvvm.wgmma.wait.group.sync.aligned":
+            keep = int_prop(op, "group")
+            while len(ctx["wg_groups"]) > keep:
+                for fn in ctx["wg_groups"].pop(0):
+                    fn()
+            return None
         raise SimError("line %d: the simulator does not model %s" % (op.line, n))
 
     def subview(self, op, vals, mask):
@@ -741,6 +809,14 @@ class Machine:
         offs = np.asarray(offsets).reshape(mask.shape[0], -1)[lanes]
         o = offs.ravel()
         w = np.repeat(lanes // 32, offs.shape[1])
+        if write and op.name != "nvvm.wgmma.mma_async":
+            reads = self.wgmma_reads.get(id(mem.buf))
+            if reads is not None and reads[o].any():
+                raise SimError("line %d: %s overwrites shared memory that an in-flight "
+                               "wgmma.mma_async reads (element %d)" %
+                               (op.line, op.name, int(o[np.argmax(reads[o])])))
+            unf = self.unfenced.setdefault(id(mem.buf), np.full(mem.buf.size, -1, np.int64))
+            unf[o] = np.repeat(lanes, offs.shape[1])
         t = self.trackers.get(id(mem.buf))
         if t is None:
             t = self.trackers[id(mem.buf)] = {k: np.full(mem.buf.size, -1, np.int64)
@@ -838,10 +914,14 @@ class Machine:
                     self.epoch, self.trackers = 0, {}  # fresh shared memory
                     arena = {"bytes": dyn}
                     ctx = {"T": T, "dynamic": Mem(arena, (dyn,), "i8", "workgroup"),
-                           "groups": [], "pending": []}
+                           "groups": [], "pending": [], "wg_groups": [], "wg_pending": []}
+                    self.wgmma_reads, self.unfenced = {}, {}
                     self.run_region(body, inner, np.ones(T, bool), ctx)
                     if ctx["groups"] or ctx["pending"]:
                         raise SimError("line %d: the kernel ends with cp.async copies never "
+                                       "waited for" % op.line)
+                    if ctx["wg_groups"] or ctx["wg_pending"]:
+                        raise SimError("line %d: the kernel ends with wgmma operations never "
                                        "waited for" % op.line)
         return None
 
@@ -919,6 +999,123 @@ class Machine:
                     for e in range(2):
                         out[w * 32 + lane, r, e] = D[g + 8 * r, 2 * t + e]
         return out
+
+    def warpgroups(self, mask, T, op):
+        if T % 128 or not mask.all():
+            raise SimError("line %d: %s needs whole, converged warpgroups" % (op.line, op.name))
+        return T // 128
+
+    def wgmma_operand(self, desc, rows, cols, k_major, what, op):
+        """Element offsets (rows x cols, an operand's M x K or N x K) of the
+        dynamic shared memory that a matrix descriptor addresses, from the PTX
+        ISA's canonical layouts (128-byte swizzle: Swizzle<3,4,3> on the
+        byte address) for 16-bit elements."""
+        desc = int(desc)
+        start = (desc & 0x3FFF) << 4
+        lbo = ((desc >> 16) & 0x3FFF) << 4
+        sbo = ((desc >> 32) & 0x3FFF) << 4
+        base_offset, swizzle = (desc >> 49) & 7, (desc >> 62) & 3
+        if swizzle != 1 or base_offset:
+            raise SimError("line %d: %s descriptor: only the 128-byte swizzle with base offset "
+                           "0 is modelled (swizzle mode %d, base offset %d)" %
+                           (op.line, what, swizzle, base_offset))
+        mn = np.arange(rows)[:, None]
+        k = np.arange(cols)[None, :]
+        if k_major:  # ((8,m),(T,2k)):((8T,SBO),(1,T))
+            addr = start + (mn % 8) * 128 + (mn // 8) * sbo + k * 2
+        else:  # ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))
+            addr = start + (mn % 64) * 2 + (mn // 64) * lbo + (k % 8) * 128 + (k // 8) * sbo
+        addr = addr ^ (((addr >> 7) & 7) << 4)
+        rel = addr - self.smem_base
+        return rel // 2, rel
+
+    def wgmma(self, op, vals, mask, T, ctx):
+        acc, desc_a, desc_b = vals
+        groups = self.warpgroups(mask, T, op)
+        shape = re.search(r"shape = #nvvm.shape<m = (\d+), n = (\d+), k = (\d+)>", op.props)
+        M, N, K = (int(x) for x in shape.groups())
+        ta = re.search(r"typeA = #nvvm.wgmma_type<(\w+)>", op.props).group(1)
+        tb = re.search(r"typeB = #nvvm.wgmma_type<(\w+)>", op.props).group(1)
+        td = re.search(r"typeD = #nvvm.wgmma_type<(\w+)>", op.props).group(1)
+        if (M, K) != (64, 16) or ta != tb or ta not in ("f16", "bf16") or td != "f32":
+            raise SimError("line %d: wgmma %s x %s -> %s m%dn%dk%d is not modelled" %
+                           (op.line, ta, tb, td, M, N, K))
+        if "wgmma_scale_out<one>" not in op.props or "scale_in<neg>" in op.props:
+            raise SimError("line %d: only wgmma with scale-d 1 and no negation is modelled"
+                           % op.line)
+        a_kmajor = "layoutA = #nvvm.mma_layout<row>" in op.props
+        b_kmajor = "layoutB = #nvvm.mma_layout<col>" in op.props
+        arena = ctx["dynamic"].buf
+        key = (ta, 2)
+        if key not in arena:
+            raise SimError("line %d: wgmma reads %s shared memory never written" % (op.line, ta))
+        buf = arena[key]
+        da, db = (np.broadcast_to(np.asarray(d), (T,)) for d in (desc_a, desc_b))
+        reads, plans = [], []
+        for g in range(groups):
+            sl = slice(128 * g, 128 * g + 128)
+            if (da[sl] != da[sl][0]).any() or (db[sl] != db[sl][0]).any():
+                raise SimError("line %d: wgmma descriptors differ within warpgroup %d" %
+                               (op.line, g))
+            ea, ra = self.wgmma_operand(da[sl][0], M, K, a_kmajor, "A", op)
+            eb, rb = self.wgmma_operand(db[sl][0], N, K, b_kmajor, "B", op)
+            for rel, what in ((ra, "A"), (rb, "B")):
+                if (rel < 0).any() or (rel + 2 > arena["bytes"]).any():
+                    raise SimError("line %d: wgmma %s reads outside dynamic shared memory" %
+                                   (op.line, what))
+            unf = self.unfenced.get(id(buf))
+            if unf is not None:
+                for e, what in ((ea, "A"), (eb, "B")):
+                    bad = unf[e.ravel()] >= 0
+                    if bad.any():
+                        raise SimError(
+                            "line %d: wgmma reads %s (element %d) that thread %d wrote through "
+                            "the generic proxy without a later fence.proxy.async" %
+                            (op.line, what, int(e.ravel()[np.argmax(bad)]),
+                             int(unf[e.ravel()][np.argmax(bad)])))
+            # The warpgroup's first warp stands for its reads (races).
+            lane0 = np.zeros(T, bool)
+            lane0[128 * g] = True
+            both = np.concatenate([ea.ravel(), eb.ravel()])
+            self.track(Mem(buf, (buf.size,), ta, "workgroup"),
+                       np.broadcast_to(both, (T, both.size)), lane0, False, op)
+            reads.append(both)
+            plans.append((g, ea, eb))
+        result = Pending()
+        acc_in = acc
+
+        def done():
+            c = np.asarray(acc_in.value if isinstance(acc_in, Pending) else acc_in)
+            c = np.broadcast_to(c, (T, N // 2))
+            out = np.zeros((T, N // 2), np.float32)
+            x = np.arange(128)
+            w, lane = x // 32, x % 32
+            grp, t = lane // 4, lane % 4
+            i = np.arange(N // 2)
+            j, h, e = i // 4, (i // 2) % 2, i % 2
+            rows = 16 * w[:, None] + grp[:, None] + 8 * h[None, :]
+            cols = 8 * j[None, :] + 2 * t[:, None] + e[None, :]
+            for g, ea, eb in plans:
+                A = buf[ea].astype(np.float64)
+                B = buf[eb].astype(np.float64)
+                C = np.zeros((M, N))
+                C[rows, cols] = c[128 * g:128 * g + 128]
+                D = A @ B.T + C
+                out[128 * g:128 * g + 128] = D[rows, cols].astype(np.float32)
+            result.value = out
+            reads_of = self.wgmma_reads.get(id(buf))
+            if reads_of is not None:
+                for r in reads:
+                    reads_of[r] = False
+
+        # Always completed as late as the waits allow: what writes the
+        # operands before then is an error (reads_of), what reads the
+        # accumulators before then is one too (Pending).
+        flags = self.wgmma_reads.setdefault(id(buf), np.zeros(buf.size, bool))
+        for r in reads:
+            flags[r] = True
+        ctx["wg_pending"].append(done)
+        return result
 
     def async_copy(self, op, vals, mask, ctx):
         count = int(prop(op, "dstElements").split(":")[0])
@@ -1059,7 +1256,7 @@ def lower(source, options, neo_bin):
     return proc.stdout
 
 
-def simulate(top, bundle, manifest, mode, rtol, atol):
+def simulate(top, bundle, manifest, mode, rtol, atol, smem_base=0):
     """Runs the bundle's function on its inputs; prints and returns whether it matched."""
     funcs = [op for m in top.ops for r in m.regions for op in r.ops
              if op.name == "func.func" and ('sym_name = "%s"' % manifest["function"]) in op.props]
@@ -1080,7 +1277,7 @@ def simulate(top, bundle, manifest, mode, rtol, atol):
         else:
             buf = np.full(int(np.prod(shape)) if shape else 1, np.nan, dtype=_DT[elem])
         env[a] = Mem(buf, shape, elem, "global")
-    machine = Machine(mode)
+    machine = Machine(mode, smem_base)
     machine.run_region(body, env, np.ones(1, bool), {"T": 1})
     ok = True
     for a, b in zip(body.args[len(ins):], outs):
@@ -1119,6 +1316,9 @@ def main(argv=None):
     ap.add_argument("--rtol", type=float, default=None,
                     help="default: the runner's for the output's dtype (f32: 1e-4)")
     ap.add_argument("--atol", type=float, default=None, help="default: as the runner (f32: 1e-5)")
+    ap.add_argument("--smem-base", type=lambda x: int(x, 0), default=0x400,
+                    help="the shared-window address of dynamic shared memory (default 0x400: "
+                    "sm_90 reserves the first 1 KiB); a multiple of 16")
     args = ap.parse_args(argv)
     try:
         if args.source:
@@ -1131,7 +1331,10 @@ def main(argv=None):
         with open(os.path.join(args.bundle, "manifest.json")) as f:
             manifest = json.load(f)
         modes = ["eager", "lazy"] if args.async_mode == "both" else [args.async_mode]
-        ok = all([simulate(top, args.bundle, manifest, m, args.rtol, args.atol) for m in modes])
+        if args.smem_base % 16:
+            raise SimError("--smem-base must be a multiple of 16")
+        ok = all([simulate(top, args.bundle, manifest, m, args.rtol, args.atol, args.smem_base)
+                  for m in modes])
         return 0 if ok else 1
     except SimError as e:
         print("gpusim: error: %s" % e, file=sys.stderr)

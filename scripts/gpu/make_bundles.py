@@ -108,6 +108,12 @@ GEMM_VARIANTS = [
     ("gemm_f64", "def g(a: f64[65, 33], b: f64[33, 70]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "", 1e-9),
     ("gemm_tf32", "def g(a: f32[256, 128], b: f32[128, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "tensor-cores=tf32", 5e-3),
     ("gemm_tf32_batched_nt", "def g(a: f32[2, 128, 64], b: f32[2, 256, 64]) -> c {\n  c[z, i, j] = sum(k) a[z, i, k] * b[z, j, k]\n}\n", "tensor-cores=tf32", 5e-3),
+    # Warpgroup MMA (sm_90a): the default choice there, explicit tiles with
+    # several warpgroups per block, and every operand layout.
+    ("gemm_bf16_wgmma", "def g(a: bf16[256, 192], b: bf16[192, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a", 2e-3),
+    ("gemm_bf16_wgmma_128x256", "def g(a: bf16[256, 128], b: bf16[128, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,256,64,8,8,64,256", 2e-3),
+    ("gemm_f16_wgmma_tn", "def g(a: f16[192, 128], b: f16[256, 192]) -> c {\n  c[i, j] = sum(k) a[k, i] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,128,64,8,8,64,64", 2e-3),
+    ("gemm_bf16_wgmma_batched_tn", "def g(a: bf16[3, 128, 64], b: bf16[3, 128, 128]) -> c {\n  c[z, i, j] = sum(k) a[z, k, i] * b[z, k, j]\n}\n", "chip=sm_90a", 2e-3),
 ]
 
 F16_GEMM = """module {
@@ -140,8 +146,9 @@ def gemm_entry(function, m, n, k, dtype, opts):
     """The index entry of a benchmark GEMM, with its tuning-record key and
     schedule fields (gemm_record)."""
     key, fields = gemm_record(m, n, k, dtype, opts)
+    chip = ([o.split("=", 1)[1] for o in opts.split() if o.startswith("chip=")] or ["sm_90"])[0]
     return dict(kind="gemm", function=function, m=m, n=n, k=k, dtype=dtype, options=opts,
-                record_key=key, schedule=fields)
+                record_key=key, schedule=fields, chip=chip)
 
 
 def gemm_record(m, n, k, dtype, opts):
@@ -158,7 +165,7 @@ def gemm_record(m, n, k, dtype, opts):
                 fields[field] = int(v)
             fields["min_blocks"] = 0
         elif name == "tensor-cores":
-            fields["mma"] = {"auto": 0, "none": 1, "tf32": 2}[value]
+            fields["mma"] = {"auto": 0, "none": 1, "tf32": 2, "wgmma": 3}[value]
         elif name == "gemm-stages":
             fields["stages"] = int(value)
     key = "gemm f32 batch=1 m=%d n=%d k=%d layout=mk,kn,mn%s" % (
@@ -207,6 +214,13 @@ def check_jobs(out, quick, reference="interpreter"):
     index[name] = dict(kind="check", function="mlp_fwdbwd", rtol=3e-2, atol=3e-2)
     jobs.append((name, lambda dest=dest: emit(autodiff(import_neo(MLP_BF16), "mlp"),
                                               "mlp_fwdbwd", dest, reference)))
+    # The same step on sm_90a: its three GEMMs on warpgroup MMA.
+    name = "mlp_bf16_fwdbwd_sm90a"
+    dest = os.path.join(out, "check", name)
+    index[name] = dict(kind="check", function="mlp_fwdbwd", rtol=3e-2, atol=3e-2,
+                       options="chip=sm_90a")
+    jobs.append((name, lambda dest=dest: emit(autodiff(import_neo(MLP_BF16), "mlp"),
+                                              "mlp_fwdbwd", dest, reference, "chip=sm_90a")))
     for name, src, opts, tol in GEMM_VARIANTS + [("gemm_f16_tc", None, "", 2e-3)]:
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function="g", rtol=tol, atol=tol, options=opts)
@@ -263,6 +277,14 @@ def bench_jobs(out, quick):
                          ("_wmma", "gemm-stages=1")]
         if dtype == "bf16":
             variants = [v for v in variants if v[0] != "_wmma"]  # WMMA has no bf16 here
+        # Warpgroup MMA (sm_90a): 128x256 as cuBLAS's Hopper kernels, then
+        # the search's other tiles and depths.
+        wg = "chip=sm_90a tensor-cores=wgmma gemm-tile="
+        variants += [("_wgmma", wg + "128,256,64,8,8,64,256")]
+        if not quick:
+            variants += [("_wgmma_128x128", wg + "128,128,64,8,8,64,128"),
+                         ("_wgmma_256x128", wg + "256,128,64,8,8,64,128"),
+                         ("_wgmma_s3", wg + "128,256,64,8,8,64,256 gemm-stages=3")]
         for label, opts in variants:
             name = "%sgemm_4096x4096x4096_%s%s" % ("h" if dtype == "f16" else "b", dtype, label)
             index[name] = gemm_entry("g", 4096, 4096, 4096, dtype, opts)

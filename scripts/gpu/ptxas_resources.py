@@ -12,7 +12,10 @@ the limits of sm_90 (H100/H200):
   - static + dynamic shared memory per block <= 227 KiB (232448 bytes);
   - threads per block <= 1024;
   - no spills (unless --allow-spills): a spill is a kernel that the schedule
-    made too large for the register file.
+    made too large for the register file;
+  - no "Potential Performance Loss" advisory (ptxas serializing a kernel's
+    wgmma.mma_async because other instructions touch its accumulators while
+    it is in flight, and the like).
 
 Prints one line per kernel and exits 1 when a limit is exceeded.
 """
@@ -111,6 +114,9 @@ def main(argv=None):
             problems.append("%s: %d threads per block" % (name, threads))
         if (k["spill_stores"] or k["spill_loads"]) and not args.allow_spills:
             problems.append("%s: spills %d bytes" % (name, k["spill_stores"] + k["spill_loads"]))
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if "Potential Performance Loss" in line:
+            problems.append(line.split(":", 1)[-1].strip())
     missing = sorted(set(launches) - set(kernels))
     if missing:
         problems.append("launched but not in the PTX: " + ", ".join(missing))

@@ -157,8 +157,10 @@ static cl::opt<unsigned long long> maxInputBytes(
     cl::desc("Largest .npy file --input reads, header included (default 16 GiB); a larger "
              "file, or one without an end such as /dev/zero, is an error"),
     cl::init(16ull << 30), cl::cat(category));
-static cl::opt<std::string> chip("chip", cl::desc("GPU chip for ptxas (default sm_90)"),
-                                 cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("GPU chip for ptxas (default: the pipeline's chip, "
+                                          "sm_90 unless --gpu-pipeline-options says otherwise)"),
+                                 cl::init(""), cl::cat(category));
 
 static cl::opt<unsigned> printLimit("print-limit",
                                     cl::desc("Values printed per output (default 8)"),

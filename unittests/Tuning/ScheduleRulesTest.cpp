@@ -84,7 +84,37 @@ TEST(ScheduleRules, GpuGemm) {
   GpuMma mma;
   EXPECT_TRUE(parseGpuMma("tf32", mma));
   EXPECT_EQ(mma, GpuMma::Tf32);
+  EXPECT_TRUE(parseGpuMma("wgmma", mma));
+  EXPECT_EQ(mma, GpuMma::Wgmma);
+  EXPECT_STREQ(toString(GpuMma::Wgmma), "wgmma");
   EXPECT_FALSE(parseGpuMma("fp8", mma));
+}
+
+TEST(ScheduleRules, GpuGemmWgmma) {
+  // cuBLAS's Hopper tile: 2 warpgroups of 64 x 256.
+  GpuGemmParams p;
+  p.mma = GpuMma::Wgmma;
+  p.bm = 128, p.bn = 256, p.bk = 64, p.wm = 64, p.wn = 256;
+  EXPECT_EQ(checkGpuGemm(p, GpuGemmKernel::Any), "");
+  p.stages = 3;
+  EXPECT_EQ(checkGpuGemm(p, GpuGemmKernel::Any), "");
+  // One stage, a k step other than 64, warpgroup tiles other than 64 x 64n,
+  // or more than 8 warpgroups are not wgmma schedules.
+  auto bad = [&](auto change) {
+    GpuGemmParams q = p;
+    change(q);
+    return checkGpuGemm(q, GpuGemmKernel::Any);
+  };
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.stages = 1; }), "");
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.bk = 32; }), "");
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.wm = 32; }), "");
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.wn = 96; }), "");
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.bn = 128; }), "");
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.bm = 256, q.bn = 256, q.wn = 64; }), "");
+  // 4 warpgroups of 64 x 256: 512 threads x (128 accumulators + addresses).
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.bm = 256; }), "");
+  EXPECT_EQ(bad([](GpuGemmParams &q) { q.bm = 256, q.bn = 128, q.wn = 128; }), "");
+  EXPECT_EQ(bad([](GpuGemmParams &q) { q.bm = 64, q.bn = 64, q.wn = 64; }), "");
 }
 
 TEST(ScheduleRules, GpuGeneric) {

@@ -212,7 +212,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                                     llvm::cl::init(3)};
   PassOptions::Option<std::string> mma{
       *this, "tensor-cores",
-      llvm::cl::desc("Tensor cores for contractions: auto (f16 operands), tf32 (also f32 "
+      llvm::cl::desc("Tensor cores for contractions: auto (f16/bf16 operands; on chip=sm_90a "
+                     "warpgroup MMA where it applies), wgmma (sm_90a only), tf32 (also f32 "
                      "operands, with tf32 rounding), none"),
       llvm::cl::init("auto")};
   PassOptions::ListOption<int64_t> gemmTile{

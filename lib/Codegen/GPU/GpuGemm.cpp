@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmMmaSync.h"
+#include "GpuGemmWgmma.h"
 #include "GpuKernelBuilder.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/Utils/ImplicitGemm.h"
@@ -52,7 +53,7 @@ bool GpuGemmSchedule::isValid(bool tensorCores, std::string &error) const {
   p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
   p.minBlocks = minBlocks, p.stages = stages;
   if (!schedules::parseGpuMma(mma, p.mma)) {
-    error = "mma must be \"none\", \"tf32\" or \"auto\"";
+    error = "mma must be \"none\", \"tf32\", \"wgmma\" or \"auto\"";
     return false;
   }
   error = schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any);
@@ -565,17 +566,22 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
                           out->get(), indices(out));
 }
 
-/// Replaces `op` by the pipelined tensor-core kernel of `plan`, with the
-/// epilogue applied as it stores (batch 1; then erasing the fill and the
-/// consumer and setting `*fused`).
-static void launchMmaSync(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
-                          Type in, Type acc, const GpuGemmSchedule &t, const MmaSyncPlan &plan,
-                          OperandMaker makeOperands, const GpuGemmEpilogue *epilogue, bool *fused) {
+/// Replaces `op` by a pipelined tensor-core kernel (grid (n / bn, m / bm,
+/// batch), `threads` threads, `sharedBytes` of dynamic shared memory) that
+/// `build` fills from A, B, C, the initial value and the epilogue store
+/// (batch 1; then erasing the fill and the consumer and setting `*fused`).
+using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value init,
+                                        function_ref<void(Value, Value, Value)> store)>;
+static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
+                            Type acc, const GpuGemmSchedule &t, int64_t threads,
+                            int64_t sharedBytes, StringRef name, PipelinedBody build,
+                            OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
+                            bool *fused) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, {p.n / t.bn, p.m / t.bm, p.batch},
-                                      {plan.threads}, {}, plan.sharedBytes);
+  gpu::LaunchOp launch =
+      createLaunch(rewriter, loc, {p.n / t.bn, p.m / t.bm, p.batch}, {threads}, {}, sharedBytes);
   KB kb{rewriter, loc};
   GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
@@ -585,11 +591,9 @@ static void launchMmaSync(RewriterBase &rewriter, linalg::LinalgOp op, const Gem
   auto store = [&](Value row, Value col, Value value) {
     emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
   };
-  buildMmaSync(rewriter, loc, launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat, g.B.stride,
-               g.C.flat, g.C.stride, init,
-               withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
-  launch->setAttr("neo.kernel", rewriter.getStringAttr(withEpilogue ? "gemm_mma_sync_epilogue"
-                                                                    : "gemm_mma_sync"));
+  build(launch, g, init, withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
+  launch->setAttr("neo.kernel",
+                  rewriter.getStringAttr(withEpilogue ? (name + "_epilogue").str() : name.str()));
   rewriter.eraseOp(op);
   if (withEpilogue) {
     rewriter.eraseOp(epilogue->consumer);
@@ -617,7 +621,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     params.wn = schedule.wn, params.minBlocks = schedule.minBlocks;
     params.stages = schedule.stages;
     if (!schedules::parseGpuMma(schedule.mma, params.mma))
-      error = "mma must be \"none\", \"tf32\" or \"auto\"";
+      error = "mma must be \"none\", \"tf32\", \"wgmma\" or \"auto\"";
     else
       error = schedules::checkGpuGemm(params, schedules::GpuGemmKernel::Any);
     if (!error.empty())
@@ -630,6 +634,26 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   // only. The pipelined mma.sync kernel first (planMmaSync says whether it
   // applies), then (f16, tf32) WMMA.
   GpuGemmSchedule s = schedule;
+  // Warpgroup MMA (sm_90a) where the schedule asks for it: for contractions
+  // that it cannot run, a diagnostic (neo-gpu-select-schedules only chooses
+  // it where it applies).
+  if (!implicit && s.mma == "wgmma") {
+    WgmmaPlan plan;
+    std::string why = planWgmma(p, in, acc, p.strides[0], p.strides[1], p.strides[2], s, plan);
+    if (why.empty() && ((p.n / s.bn) > 65535 || (p.m / s.bm) > 65535))
+      why = "the grid has more than 65535 blocks along y or z";
+    if (!why.empty())
+      return op->emitOpError("gpu_gemm schedule with mma = \"wgmma\": ") << why,
+             FailureOr<bool>(failure());
+    auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
+                     function_ref<void(Value, Value, Value)> store) {
+      buildWgmma(rewriter, op.getLoc(), launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat,
+                 g.B.stride, g.C.flat, g.C.stride, init, store);
+    };
+    launchPipelined(rewriter, op, p, acc, s, plan.threads, plan.sharedBytes, "gemm_wgmma", build,
+                    makeOperands, epilogue, fused);
+    return true;
+  }
   if (!implicit) {
     GpuGemmSchedule t = s;
     if (t.bk < 16)
@@ -637,7 +661,13 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     MmaSyncPlan plan;
     std::string why = planMmaSync(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan);
     if (why.empty() && (p.n / t.bn) <= 65535 && (p.m / t.bm) <= 65535) {
-      launchMmaSync(rewriter, op, p, in, acc, t, plan, makeOperands, epilogue, fused);
+      auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
+                       function_ref<void(Value, Value, Value)> store) {
+        buildMmaSync(rewriter, op.getLoc(), launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat,
+                     g.B.stride, g.C.flat, g.C.stride, init, store);
+      };
+      launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_mma_sync",
+                      build, makeOperands, epilogue, fused);
       return true;
     }
     if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)
@@ -724,21 +754,39 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   return true;
 }
 
+/// A contraction's GEMM problem and flat-viewable operands.
+struct GemmOperands {
+  GemmProblem p;
+  Value a, b, c;
+  Type in, acc;
+};
+static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
+  FailureOr<GemmProblem> problem = analyzeGemm(op);
+  if (failed(problem))
+    return std::nullopt;
+  GemmOperands o{*problem,
+                 op.getDpsInputOperand(problem->aInput)->get(),
+                 op.getDpsInputOperand(1 - problem->aInput)->get(),
+                 op.getDpsInitOperand(0)->get(),
+                 Type(),
+                 Type()};
+  if (!isFlatViewable(o.a.getType()) || !isFlatViewable(o.b.getType()) ||
+      !isFlatViewable(o.c.getType()))
+    return std::nullopt;
+  o.in = cast<MemRefType>(o.a.getType()).getElementType();
+  o.acc = cast<MemRefType>(o.c.getType()).getElementType();
+  return o;
+}
+
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                            const GpuGemmSchedule &schedule,
                                            const GpuGemmEpilogue *epilogue, bool *fused) {
-  FailureOr<GemmProblem> problem = analyzeGemm(op);
-  if (failed(problem))
+  std::optional<GemmOperands> operands = gemmOperands(op);
+  if (!operands)
     return false;
-  const GemmProblem &p = *problem;
-  Value a = op.getDpsInputOperand(p.aInput)->get();
-  Value bMem = op.getDpsInputOperand(1 - p.aInput)->get();
-  Value c = op.getDpsInitOperand(0)->get();
-  if (!isFlatViewable(a.getType()) || !isFlatViewable(bMem.getType()) ||
-      !isFlatViewable(c.getType()))
-    return false;
-  Type in = cast<MemRefType>(a.getType()).getElementType();
-  Type acc = cast<MemRefType>(c.getType()).getElementType();
+  const GemmProblem &p = operands->p;
+  Value a = operands->a, bMem = operands->b, c = operands->c;
+  Type in = operands->in, acc = operands->acc;
   auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
     auto fill = [&](Operand &o, Value mem, int which) {
       o.flat = kb.flat(mem);
@@ -755,6 +803,42 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
     epilogue = nullptr;
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
                   /*implicit=*/false, epilogue, fused);
+}
+
+std::optional<GpuGemmSchedule>
+mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
+  std::optional<GemmOperands> operands = gemmOperands(op);
+  if (!operands)
+    return std::nullopt;
+  const GemmProblem &p = operands->p;
+  Type in = operands->in, acc = operands->acc;
+  if (in != cast<MemRefType>(operands->b.getType()).getElementType())
+    return std::nullopt;
+  GpuGemmSchedule s = base;
+  s.mma = "wgmma";
+  s.minBlocks = 0;
+  auto fits = [&](const GpuGemmSchedule &t) {
+    WgmmaPlan plan;
+    return planWgmma(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan).empty() &&
+           p.n / t.bn <= 65535 && p.m / t.bm <= 65535;
+  };
+  if (keepTiles)
+    return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;
+  // The largest tile (128 x 256: 128 accumulators per thread, as cuBLAS's
+  // Hopper kernels) that still gives every SM of an H100/H200 (132) a block;
+  // else the applicable tile with the most blocks.
+  static const int64_t tiles[][3] = {
+      {128, 256, 256}, {128, 128, 128}, {64, 128, 128}, {64, 64, 64}};
+  std::optional<GpuGemmSchedule> best;
+  for (const auto &t : tiles) {
+    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = kWgmmaBk, s.wm = 64;
+    if (!fits(s))
+      continue;
+    best = s;
+    if ((p.m / s.bm) * (p.n / s.bn) * p.batch >= 132)
+      break;
+  }
+  return best;
 }
 
 bool mlir::neo::isGpuGemmCandidate(linalg::LinalgOp op) {

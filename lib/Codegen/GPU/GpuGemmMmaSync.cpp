@@ -49,6 +49,20 @@ bool aligned(const int64_t stride[4], std::initializer_list<std::pair<int, int64
 }
 } // namespace
 
+void mlir::neo::gpukernel::issueNextTile(KB &kb, Value next, int64_t tiles, int64_t stages,
+                                         int64_t bk,
+                                         function_ref<void(Value stage, Value k0)> issue) {
+  OpBuilder &b = kb.b;
+  Value inRange = arith::CmpIOp::create(b, kb.loc, arith::CmpIPredicate::ult, next, kb.idx(tiles));
+  auto ifOp = scf::IfOp::create(b, kb.loc, inRange, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    issue(kb.rem(next, stages), kb.mul(next, bk));
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, kb.loc);
+}
+
 std::string mlir::neo::gpukernel::planMmaSync(const GemmProblem &p, Type in, Type acc,
                                               const int64_t strideA[4], const int64_t strideB[4],
                                               const int64_t strideC[4], const GpuGemmSchedule &s,
@@ -117,9 +131,7 @@ std::string mlir::neo::gpukernel::planMmaSync(const GemmProblem &p, Type in, Typ
   plan.bOffsetBytes = plan.stages * aBytes;
   plan.sharedBytes = plan.stages * (aBytes + bBytes);
   if (plan.sharedBytes > kMaxDynamicShared)
-    return "its " + std::to_string(plan.stages) + " stages need " +
-           std::to_string(plan.sharedBytes) + " bytes of shared memory, more than the " +
-           std::to_string(kMaxDynamicShared) + " a block may have";
+    return sharedMemoryError(plan.stages, plan.sharedBytes);
   return "";
 }
 
@@ -137,18 +149,13 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
   const int64_t TI = WM / 16, TJ = WN / 8;
   Type f32 = b.getF32Type();
 
-  Value tid = launch.getThreadIds().x;
-  Value lane = kb.rem(tid, 32), warp = kb.div(tid, 32);
-  Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
+  GemmThread th = gemmThread(kb, launch, BM, BN);
+  Value tid = th.tid, lane = th.lane, warp = th.warp, group = th.group, inGroup = th.inGroup;
+  Value batch = th.batch, m0 = th.m0, n0 = th.n0;
   Value wRow = kb.div(warp, BN / WN), wCol = kb.rem(warp, BN / WN);
-  Value batch = launch.getBlockIds().z;
-  Value m0 = kb.mul(launch.getBlockIds().y, BM);
-  Value n0 = kb.mul(launch.getBlockIds().x, BN);
 
   // The stages of A and B in dynamic shared memory.
-  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value smem = gpu::DynamicSharedMemoryOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
+  Value smem = dynamicSharedBytes(b, loc);
   int64_t aOuter = plan.aInnerK ? BM : BK, aInner = plan.aInnerK ? BK : BM;
   int64_t bOuter = plan.bInnerN ? BK : BN, bInner = plan.bInnerN ? BN : BK;
   Value As = memref::ViewOp::create(b, loc, sharedType({S, aOuter, aInner + plan.padA}, in), smem,
@@ -233,15 +240,7 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
     // thread, and every warp is done with the buffer the next copies fill.
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(S - 2));
     gpu::BarrierOp::create(b, loc);
-    Value next = kb.add(kt, S - 1);
-    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, kb.idx(KT));
-    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      issueLoads(kb.rem(next, S), kb.mul(next, BK));
-    }
-    commit();
+    issueNextTile(kb, kb.add(kt, S - 1), KT, S, BK, issueLoads);
 
     Value stage = kb.rem(kt, S);
     SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());

@@ -42,6 +42,19 @@ struct MmaSyncPlan {
 /// The most dynamic shared memory a block may ask for on sm_90 (227 KiB).
 constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
+/// Why `stages` stages of `bytes` in all do not fit in kMaxDynamicShared.
+inline std::string sharedMemoryError(int64_t stages, int64_t bytes) {
+  return "its " + std::to_string(stages) + " stages need " + std::to_string(bytes) +
+         " bytes of shared memory, more than the " + std::to_string(kMaxDynamicShared) +
+         " a block may have";
+}
+
+/// In a pipelined k loop: issues the copies of k tile `next` of `tiles`
+/// (into stage next % stages, from k = next * bk) when it exists, then
+/// commits the cp.async group (empty past the last tile).
+void issueNextTile(KB &kb, Value next, int64_t tiles, int64_t stages, int64_t bk,
+                   function_ref<void(Value stage, Value k0)> issue);
+
 /// "" and `plan` filled when the pipelined kernel computes C[b,m,n] +=
 /// A[b,m,k] * B[b,k,n] with these element strides (batch, m, n, k) under
 /// schedule `s`; otherwise why not (the caller falls back to another kernel).

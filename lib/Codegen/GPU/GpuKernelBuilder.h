@@ -99,6 +99,30 @@ inline gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, ArrayRef<int64_t> 
   return launch;
 }
 
+/// The indices of a block-tiled GEMM kernel's thread: its warp, its lane's
+/// MMA fragment group (lane / 4) and place in it (lane % 4), the batch (grid
+/// z) and the block tile's first row and column (grid y, x).
+struct GemmThread {
+  Value tid, lane, warp, group, inGroup, batch, m0, n0;
+};
+inline GemmThread gemmThread(KB &kb, gpu::LaunchOp launch, int64_t bm, int64_t bn) {
+  GemmThread t;
+  t.tid = launch.getThreadIds().x;
+  t.lane = kb.rem(t.tid, 32), t.warp = kb.div(t.tid, 32);
+  t.group = kb.div(t.lane, 4), t.inGroup = kb.rem(t.lane, 4);
+  t.batch = launch.getBlockIds().z;
+  t.m0 = kb.mul(launch.getBlockIds().y, bm);
+  t.n0 = kb.mul(launch.getBlockIds().x, bn);
+  return t;
+}
+
+/// The launch's dynamic shared memory as bytes (memref<?xi8, workgroup>).
+inline Value dynamicSharedBytes(OpBuilder &b, Location loc) {
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  return gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
+}
+
 } // namespace gpukernel
 } // namespace neo
 } // namespace mlir

@@ -42,9 +42,14 @@ struct NeoGpuSelectSchedulesPass
     Location loc = UnknownLoc::get(ctx);
     if (!schedules::parseGpuMma(mma, gemm.mma))
       return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: mma must be "
-                               "\"none\", \"tf32\" or \"auto\", not \""
+                               "\"none\", \"tf32\", \"wgmma\" or \"auto\", not \""
                             << mma << "\"";
-    if (std::string error = schedules::checkGpuGemm(gemm, schedules::GpuGemmKernel::Any);
+    // wgmma's tile rule is checked per op (the options' tiles are the
+    // other kernels' when wgmma chooses its own).
+    schedules::GpuGemmParams checked = gemm;
+    if (checked.mma == schedules::GpuMma::Wgmma && !(gemm.bk == 64 && gemm.wm == 64))
+      checked.mma = schedules::GpuMma::Auto;
+    if (std::string error = schedules::checkGpuGemm(checked, schedules::GpuGemmKernel::Any);
         !error.empty())
       return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: " << error;
     if (std::string error = schedules::checkGpuGeneric({blockSize}); !error.empty())
@@ -88,11 +93,11 @@ struct NeoGpuSelectSchedulesPass
         *slot = it->second;
         continue;
       }
-      if (it->second < 0 || it->second > 2)
-        return "mma must be 0 (auto), 1 (none) or 2 (tf32)";
-      p.mma = it->second == 0   ? schedules::GpuMma::Auto
-              : it->second == 1 ? schedules::GpuMma::None
-                                : schedules::GpuMma::Tf32;
+      if (it->second < 0 || it->second > 3)
+        return "mma must be 0 (auto), 1 (none), 2 (tf32) or 3 (wgmma)";
+      static const schedules::GpuMma modes[] = {schedules::GpuMma::Auto, schedules::GpuMma::None,
+                                                schedules::GpuMma::Tf32, schedules::GpuMma::Wgmma};
+      p.mma = modes[it->second];
     }
     return schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any);
   }
@@ -128,9 +133,27 @@ struct NeoGpuSelectSchedulesPass
             op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, p));
             return WalkResult::advance();
           }
-      if (isGemm)
-        op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, gemm));
-      else
+      // Warpgroup MMA on sm_90a (by default there, or on request) where it
+      // applies; explicit wgmma tiles (bk = 64, wm = 64) are kept.
+      if (isGemm && (gemm.mma == schedules::GpuMma::Wgmma ||
+                     (gemm.mma == schedules::GpuMma::Auto && target == "cuda-sm_90a"))) {
+        bool keepTiles = gemm.mma == schedules::GpuMma::Wgmma && gemm.bk == 64 && gemm.wm == 64;
+        if (std::optional<GpuGemmSchedule> s =
+                chooseWgmmaSchedule(op, GpuGemmSchedule::fromParams(gemm), keepTiles)) {
+          schedules::GpuGemmParams p = gemm;
+          p.bm = s->bm, p.bn = s->bn, p.bk = s->bk, p.wm = s->wm, p.wn = s->wn, p.minBlocks = 0;
+          p.mma = schedules::GpuMma::Wgmma;
+          op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, p));
+          return WalkResult::advance();
+        }
+      }
+      if (isGemm) {
+        // What wgmma does not run keeps the other kernels' choice.
+        schedules::GpuGemmParams p = gemm;
+        if (p.mma == schedules::GpuMma::Wgmma)
+          p.mma = schedules::GpuMma::Auto;
+        op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, p));
+      } else
         op->setAttr(kScheduleAttrName, GpuGenericScheduleAttr::get(ctx, blockSize));
       return WalkResult::advance();
     });

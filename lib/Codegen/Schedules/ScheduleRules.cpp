@@ -56,6 +56,17 @@ std::string mlir::neo::schedules::checkGpuGemm(const GpuGemmParams &p, GpuGemmKe
     return "stages must be between 0 (the kernel chooses) and 8";
   // From here on every field is bounded (<= 256): products cannot overflow,
   // and no divisor is zero.
+  if (p.mma == GpuMma::Wgmma &&
+      (p.bk != 64 || p.wm != 64 || p.bm % 64 || p.wn % 64 || p.bn % p.wn ||
+       (p.bm / 64) * (p.bn / p.wn) * 128 > 1024 || (p.stages != 0 && p.stages < 2)))
+    return "mma = \"wgmma\" needs bk = 64, wm = 64 dividing bm, wn a multiple of 64 dividing "
+           "bn, at most 1024 threads (128 per 64 x wn tile) and 0 or at least 2 stages";
+  // Each thread holds wn / 2 accumulators plus about 40 registers of
+  // addresses and loop state: more than the register file's 65536 per block
+  // would spill the accumulators (and serialize the wgmmas).
+  if (p.mma == GpuMma::Wgmma && (p.bm / 64) * (p.bn / p.wn) * 128 * (p.wn / 2 + 40) > 65536)
+    return "mma = \"wgmma\": the block's accumulators (wn / 2 per thread, 128 threads per 64 x "
+           "wn tile) do not fit in 65536 registers";
   if (kernel == GpuGemmKernel::TensorCores) {
     int64_t mmaThreads = (p.bm / p.wm) * (p.bn / p.wn) * 32;
     if (p.bm % p.wm || p.bn % p.wn || p.bk % 16 || mmaThreads > 1024 ||
@@ -84,12 +95,13 @@ const char *mlir::neo::schedules::toString(GpuMma mma) {
   case GpuMma::Auto: return "auto";
   case GpuMma::None: return "none";
   case GpuMma::Tf32: return "tf32";
+  case GpuMma::Wgmma: return "wgmma";
   }
   return "auto";
 }
 
 bool mlir::neo::schedules::parseGpuMma(const std::string &s, GpuMma &mma) {
-  for (GpuMma m : {GpuMma::Auto, GpuMma::None, GpuMma::Tf32})
+  for (GpuMma m : {GpuMma::Auto, GpuMma::None, GpuMma::Tf32, GpuMma::Wgmma})
     if (s == toString(m)) {
       mma = m;
       return true;

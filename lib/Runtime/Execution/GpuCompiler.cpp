@@ -316,6 +316,11 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
   if (std::string error = checkGpuPipelineOptions(pipelineOptions); !error.empty())
     return makeError("invalid neo-lower-to-ptx options '" + options.pipelineOptions +
                      "': " + error);
+  std::string chip = options.chip.empty() ? pipelineOptions.chip.getValue() : options.chip;
+  if (chip != pipelineOptions.chip.getValue())
+    return makeError("the chip for ptxas (" + chip +
+                     ") differs from the pipeline's (chip=" + pipelineOptions.chip.getValue() +
+                     " in '" + options.pipelineOptions + "'): the PTX targets the pipeline's");
   PassManager pm(&context);
   buildNeoLowerToPtxPipeline(pm, pipelineOptions);
   if (failed(pm.run(*module)))
@@ -354,7 +359,7 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
       bundle.ptxasLog = "ptxas not found (in the CUDA toolkit given, /usr/local/cuda or PATH): the "
                         "bundle has PTX only";
     } else {
-      auto cubin = assemblePtx(ptxas, bundle.ptx, options.chip, bundle.ptxasLog);
+      auto cubin = assemblePtx(ptxas, bundle.ptx, chip, bundle.ptxasLog);
       if (!cubin)
         return cubin.takeError();
       bundle.cubin = std::move(*cubin);
@@ -362,7 +367,7 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
   }
 
   bundle.manifest.function = bundle.function;
-  bundle.manifest.chip = options.chip;
+  bundle.manifest.chip = chip;
   bundle.manifest.ptxFile = "kernels.ptx";
   if (!bundle.cubin.empty())
     bundle.manifest.cubinFile = "kernels.cubin";

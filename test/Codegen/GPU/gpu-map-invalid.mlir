@@ -53,3 +53,40 @@ func.func @too_deep(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref
   }
   return
 }
+
+// -----
+
+// Warpgroup MMA on request for a GEMM it cannot run (f32 operands): an
+// error, not another kernel.
+func.func @wgmma_f32(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>) {
+  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": wgmma takes f16 or bf16 operands with f32 accumulators}}
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"],
+                  neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 64, tm = 8, tn = 8, wm = 64, wn = 128, mma = "wgmma">}
+      ins(%a, %b : memref<128x64xf32>, memref<64x128xf32>) outs(%c : memref<128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// ... or whose extents the tile does not divide.
+func.func @wgmma_ragged(%a: memref<100x64xf16>, %b: memref<64x128xf16>, %c: memref<100x128xf32>) {
+  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": the extents are not multiples of the block tile}}
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"],
+                  neo.schedule = #neo.gpu_gemm<bm = 64, bn = 128, bk = 64, tm = 8, tn = 8, wm = 64, wn = 128, mma = "wgmma">}
+      ins(%a, %b : memref<100x64xf16>, memref<64x128xf16>) outs(%c : memref<100x128xf32>) {
+  ^bb0(%x: f16, %y: f16, %o: f32):
+    %xf = arith.extf %x : f16 to f32
+    %yf = arith.extf %y : f16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -5,7 +5,7 @@
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(func.func(neo-gpu-select-schedules{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=MMA
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(func.func(neo-gpu-select-schedules{block-size=100}))' 2>&1 | FileCheck %s --check-prefix=BLOCK
 // TM: invalid gemm options: the SIMT tile needs tm, tn in {4, 8, 12, 16}
-// MMA: invalid gemm options: mma must be "none", "tf32" or "auto", not "fp8"
+// MMA: invalid gemm options: mma must be "none", "tf32", "wgmma" or "auto", not "fp8"
 // BLOCK: invalid options: the block size must be a multiple of 32 between 32 and 1024
 
 func.func @not_a_gemm(%x: memref<100xf32>, %y: memref<100xf32>) {

@@ -5,6 +5,11 @@
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{gemm-tile=128,128,8,0,8 stop-after=gpu})' 2>&1 | FileCheck %s --check-prefix=TM
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{format=bogus})' 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not neo-run %s --emit-bundle %t --bundle-reference none --gpu-pipeline-options "gemm-tile=0" 2>&1 | FileCheck %s --check-prefix=BUNDLE
+// RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{tensor-cores=wgmma})' 2>&1 | FileCheck %s --check-prefix=WGMMA
+// RUN: not neo-run %s --emit-bundle %t --bundle-reference none --gpu-pipeline-options "chip=sm_90a" --chip sm_90 2>&1 | FileCheck %s --check-prefix=CHIP
+// WGMMA: tensor-cores=wgmma needs chip=sm_90a (warpgroup MMA is sm_90a's), not chip=sm_90
+// WGMMA-NOT: func.func
+// CHIP: the chip for ptxas (sm_90) differs from the pipeline's (chip=sm_90a
 // ZERO: invalid gemm options: bm, bn (at most 256) and bk (at most 64) must be powers of two
 // ZERO-NOT: func.func
 // TM: invalid gemm options: the SIMT tile needs tm, tn in {4, 8, 12, 16}

@@ -101,6 +101,13 @@ FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
                                 const GpuGemmEpilogue *epilogue = nullptr, bool *fused = nullptr);
 
+/// The warpgroup-MMA (sm_90a) schedule of contraction `op` when that kernel
+/// applies to it (f16/bf16 operands, f32 result, extents multiples of the
+/// tiles): `base` with mma "wgmma" and, unless `keepTiles`, the tiles chosen
+/// for the problem (128 x 256 down to 64 x 64 until every SM has a block).
+std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
+                                                   bool keepTiles);
+
 /// Implicit GEMM: a generic whose body is `out + a * b`, where a and b are
 /// computed from reads (gathers, padded reads: any pure expression of the
 /// loop indices), becomes a GEMM kernel whose tile loaders evaluate a and b:

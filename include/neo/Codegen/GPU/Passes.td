@@ -22,8 +22,15 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     With `records=FILE`, a contraction whose GemmProblem key (docs/schedules.md
     "Tuning records") has a record for `target` (default cuda-sm_90) takes
     that record's schedule: the fields bm, bn, bk, tm, tn, wm, wn, mma (0 auto,
-    1 none, 2 tf32), min_blocks and stages, checked like the attribute's. A
-    bad file or record is a warning at FILE:0:0 and changes nothing else.
+    1 none, 2 tf32, 3 wgmma), min_blocks and stages, checked like the
+    attribute's. A bad file or record is a warning at FILE:0:0 and changes
+    nothing else.
+    Warpgroup MMA: with `mma=wgmma`, or `mma=auto` and `target=cuda-sm_90a`,
+    a contraction that the wgmma kernel runs (f16/bf16 operands, f32 result,
+    extents multiples of its tiles) gets `mma = "wgmma"`, `bk = 64`,
+    `wm = 64` and the largest of 128x256, 128x128, 64x128, 64x64 block tiles
+    that gives 132 blocks (explicit wgmma tiles, bk = wm = 64, are kept);
+    other GEMMs get the options' schedule with mma "auto".
   }];
   let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::linalg::LinalgDialect"];
   let options =
@@ -36,7 +43,9 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
        Option<"wm", "wm", "int64_t", /*default=*/"64", "Tensor-core warp tile rows">,
        Option<"wn", "wn", "int64_t", /*default=*/"32", "Tensor-core warp tile columns">,
        Option<"mma", "mma", "std::string", /*default=*/"\"auto\"",
-              "Tensor cores: none, tf32 (f32 operands), auto (f16 operands only)">,
+              "Tensor cores: none, tf32 (f32 operands), wgmma (sm_90a warpgroup MMA where it "
+              "applies), auto (f16/bf16 operands; wgmma where it applies when the target is "
+              "cuda-sm_90a)">,
        Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
               "Threads per block of elementwise and reduction kernels">,
        Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
@@ -104,6 +113,20 @@ def NeoGpuFinalize : Pass<"neo-gpu-finalize", "::mlir::gpu::GPUModuleOp"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"128", "Minimum alignment in bytes">,
   ];
+}
+
+def NeoGpuSinkIntoLaunches : Pass<"neo-gpu-sink-into-launches", "::mlir::func::FuncOp"> {
+  let summary = "Sink the constants and index computations a gpu.launch uses into it";
+  let description = [{
+    Upstream's gpu-launch-sink-index-computations, extended to the LLVM
+    dialect's constants (`llvm.mlir.undef`, `llvm.mlir.poison`,
+    `llvm.mlir.zero`, `llvm.mlir.constant`): the canonicalizer hoists them
+    out of a launch body like any constant (the warpgroup-MMA GEMM's
+    accumulator struct starts as `llvm.mlir.undef`), and outlining would
+    otherwise pass them to the kernel as arguments. Runs before
+    gpu-kernel-outlining.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def NeoGpuMergeModules : Pass<"neo-gpu-merge-modules", "::mlir::ModuleOp"> {

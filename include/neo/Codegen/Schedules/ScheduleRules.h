@@ -35,8 +35,9 @@ struct CpuGenericParams {
   int64_t threads = 2;
 };
 
-/// How a GPU GEMM kernel uses tensor cores.
-enum class GpuMma { Auto, None, Tf32 };
+/// How a GPU GEMM kernel uses tensor cores: Wgmma is sm_90a's warpgroup MMA
+/// (f16/bf16 operands; bk = 64, wm = 64, wn a multiple of 64).
+enum class GpuMma { Auto, None, Tf32, Wgmma };
 
 /// A GPU GEMM kernel: a BM x BN block tile stepping through K by BK; SIMT
 /// thread tiles of TM x TN, tensor-core warp tiles of WM x WN.
@@ -78,7 +79,7 @@ enum class GpuGemmKernel {
 std::string checkGpuGemm(const GpuGemmParams &p, GpuGemmKernel kernel);
 std::string checkGpuGeneric(const GpuGenericParams &p);
 
-/// The spelling of an mma mode ("auto", "none", "tf32") and back; false for
+/// The spelling of an mma mode ("auto", "none", "tf32", "wgmma") and back; false for
 /// another string.
 const char *toString(GpuMma mma);
 bool parseGpuMma(const std::string &s, GpuMma &mma);

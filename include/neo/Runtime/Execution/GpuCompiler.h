@@ -29,8 +29,10 @@ struct GpuCompileOptions {
   /// Options of neo-lower-to-ptx in its textual syntax ("chip=sm_90
   /// tensor-cores=tf32"); `format` is forced to isa.
   std::string pipelineOptions;
-  /// The chip for ptxas (must agree with the pipeline's `chip`).
-  std::string chip = "sm_90";
+  /// The chip for ptxas; empty: the pipeline's `chip` (sm_90 unless the
+  /// options say otherwise). A chip that differs from the pipeline's is an
+  /// error.
+  std::string chip;
   /// Assemble a cubin with ptxas (from `cudaHome`, else /usr/local/cuda,
   /// else PATH; neo-run passes $CUDA_HOME); a missing ptxas only leaves the
   /// bundle without a cubin.

@@ -83,7 +83,8 @@ LogicalResult GpuGemmScheduleAttr::verify(function_ref<InFlightDiagnostic()> emi
   p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
   p.minBlocks = minBlocks, p.stages = stages;
   if (!schedules::parseGpuMma(mma.str(), p.mma))
-    return emitError() << "invalid gpu_gemm schedule: mma must be \"none\", \"tf32\" or \"auto\"";
+    return emitError()
+           << "invalid gpu_gemm schedule: mma must be \"none\", \"tf32\", \"wgmma\" or \"auto\"";
   return checked(emitError, "gpu_gemm", schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any));
 }
 

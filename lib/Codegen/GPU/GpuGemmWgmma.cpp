@@ -1,0 +1,298 @@
+//===- GpuGemmWgmma.cpp - Hopper warpgroup-MMA GEMM kernel ----------------===//
+//
+// C[b, m, n] += A[b, m, k] * B[b, k, n] with sm_90a's warpgroup MMA:
+//
+//  - each block computes a BM x BN tile; its warpgroups (4 warps, 128
+//    threads) each 64 x WN of it with one wgmma.mma_async.m64nWNk16 per k
+//    step of 16, whose f32 accumulators (WN / 2 per thread) are an LLVM
+//    struct carried through the k loop;
+//  - A and B tiles of 64 k travel from global to shared memory with 16-byte
+//    cp.async copies into `stages` buffers, written in the 128-byte-swizzled
+//    canonical layouts of the PTX ISA ("Shared Memory Matrix Layout"): rows
+//    of 128 bytes whose 16-byte chunk c lies at c ^ (row % 8). A K-major
+//    operand (contiguous along k) has one row per m (or n) and 8-row groups
+//    1024 bytes apart (the stride byte offset); an MN-major one (contiguous
+//    along m or n) has atoms of 64 m (n) by 64 k rows, 8192 bytes apart (the
+//    leading byte offset), and is read transposed (imm-trans 1);
+//  - the stages start on a 1024-byte boundary (the swizzle pattern is one of
+//    the address bits, so the dynamic shared memory is aligned at run time);
+//  - per k tile: wait for its copies, fence.proxy.async (the copies are
+//    generic-proxy writes that wgmma reads through the async proxy), one
+//    barrier, issue the copies of tile kt + stages - 2, then wgmma.fence, the
+//    four chained wgmmas and commit; then wait for the previous tile's
+//    group, leaving this one in flight while the next tile's copies are
+//    waited for (its buffer is refilled two iterations later). With two
+//    stages, each group is waited for and the copies run one tile ahead.
+//
+// Extents must be multiples of the tiles (planWgmma says why not).
+//
+//===----------------------------------------------------------------------===//
+#include "GpuGemmWgmma.h"
+#include "GpuGemmMmaSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::gpukernel;
+
+namespace {
+constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
+/// Bytes of one swizzled row, of an 8-row swizzle pattern, of a 64 x 64 atom.
+constexpr int64_t kRowBytes = 128, kPatternBytes = 1024, kAtomBytes = 64 * kRowBytes;
+
+bool multipleOf(const int64_t stride[4], int role, int64_t extent, int64_t vec) {
+  return extent <= 1 || stride[role] % vec == 0;
+}
+} // namespace
+
+std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type acc,
+                                            const int64_t strideA[4], const int64_t strideB[4],
+                                            const int64_t strideC[4], const GpuGemmSchedule &s,
+                                            WgmmaPlan &plan) {
+  if (s.mma != "wgmma")
+    return "the schedule does not ask for wgmma";
+  if (!acc.isF32() || !(in.isF16() || in.isBF16()))
+    return "wgmma takes f16 or bf16 operands with f32 accumulators";
+  if (s.bk != kWgmmaBk || s.wm != 64 || s.bm % 64 || s.wn % 64 || s.wn > 256 || s.bn % s.wn)
+    return "wgmma needs bk = 64, wm = 64 dividing bm, and wn a multiple of 64 (at most 256) "
+           "dividing bn";
+  plan = WgmmaPlan();
+  plan.bm = s.bm, plan.bn = s.bn, plan.wn = s.wn;
+  plan.threads = (s.bm / 64) * (s.bn / s.wn) * 128;
+  if (plan.threads > 1024)
+    return "the block tile needs more than 1024 threads";
+  if ((s.bm * 8) % plan.threads || (s.bn * 8) % plan.threads)
+    return "the tiles' 16-byte chunks are not a multiple of the thread count";
+  if (p.m % s.bm || p.n % s.bn || p.k % kWgmmaBk)
+    return "the extents are not multiples of the block tile";
+  if (strideC[kN] != 1)
+    return "C's rows are not contiguous";
+  // Operands are copied 16 bytes (8 elements) at a time as they lie.
+  auto lies = [&](const int64_t st[4], int kRole, int other, int64_t otherExtent,
+                  bool &kMajor) -> bool {
+    if (!multipleOf(st, kB, p.batch, 8))
+      return false;
+    if (st[kK] == 1 && multipleOf(st, other, otherExtent, 8))
+      return kMajor = true, true;
+    if (st[other] == 1 && multipleOf(st, kK, p.k, 8))
+      return kMajor = false, true;
+    (void)kRole;
+    return false;
+  };
+  if (!lies(strideA, kK, kM, p.m, plan.aKMajor))
+    return "A is contiguous along neither k nor m with 16-byte aligned rows";
+  if (!lies(strideB, kK, kN, p.n, plan.bKMajor))
+    return "B is contiguous along neither k nor n with 16-byte aligned rows";
+  plan.cPairs = multipleOf(strideC, kM, p.m, 2) && multipleOf(strideC, kB, p.batch, 2);
+  plan.stageBytes = (s.bm + s.bn) * kRowBytes;
+  plan.stages = s.stages;
+  if (plan.stages == 0) {
+    plan.stages = 4;
+    while (plan.stages > 2 && plan.stages * plan.stageBytes + kPatternBytes > kMaxDynamicShared)
+      --plan.stages;
+  }
+  if (plan.stages < 2)
+    return "wgmma needs at least 2 stages";
+  plan.sharedBytes = plan.stages * plan.stageBytes + kPatternBytes;
+  if (plan.sharedBytes > kMaxDynamicShared)
+    return sharedMemoryError(plan.stages, plan.sharedBytes);
+  return "";
+}
+
+void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                                      const WgmmaPlan &plan, const GemmProblem &p, Type in, Value a,
+                                      const int64_t strideA[4], Value bMem,
+                                      const int64_t strideB[4], Value c, const int64_t strideC[4],
+                                      Value init,
+                                      function_ref<void(Value, Value, Value)> epilogue) {
+  KB kb{b, loc};
+  MLIRContext *ctx = b.getContext();
+  const int64_t BM = plan.bm, BN = plan.bn, BK = kWgmmaBk, WN = plan.wn;
+  const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;
+  const int64_t elemBytes = 2, stageElems = plan.stageBytes / elemBytes;
+  const int64_t aBytes = BM * kRowBytes;
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+
+  GemmThread th = gemmThread(kb, launch, BM, BN);
+  Value tid = th.tid, warp = th.warp, group = th.group, inGroup = th.inGroup;
+  Value batch = th.batch, m0 = th.m0, n0 = th.n0;
+  Value wg = kb.div(tid, 128), warpInWg = kb.rem(warp, 4);
+  Value wgRow = kb.div(wg, BN / WN), wgCol = kb.rem(wg, BN / WN);
+
+  // The stages, 1024-byte aligned within the dynamic shared memory.
+  Value smem = dynamicSharedBytes(b, loc);
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value pad = kb.rem(kb.sub(kb.idx(kPatternBytes), kb.rem(address, kPatternBytes)), kPatternBytes);
+  Value tiles =
+      memref::ViewOp::create(b, loc, sharedType({S * stageElems}, in), smem, pad, ValueRange{});
+  Value base = arith::IndexCastUIOp::create(b, loc, i64, kb.add(address, pad));
+
+  auto globalOffset = [&](const int64_t st[4], Value r1, int role1, Value r2, int role2) {
+    Value o = kb.add(kb.mul(batch, st[kB]), kb.mul(r1, st[role1]));
+    return kb.add(o, kb.mul(r2, st[role2]));
+  };
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  // One operand tile: `rows` swizzled rows of 8 chunks. K-major: row r is
+  // m (n) = outer0 + r, its chunk c is k0 + 8c. MN-major: row r is k0 + r %
+  // 64 of atom r / 64, whose chunk c is m (n) = outer0 + 64 (r / 64) + 8c.
+  auto copyTile = [&](Value stage, int64_t tileOffsetElems, Value src, const int64_t st[4],
+                      int64_t rows, bool kMajor, int outerRole, Value outer0, Value k0) {
+    for (int64_t r = 0; r < rows * 8 / T; ++r) {
+      Value e = kb.add(tid, r * T);
+      Value row = kb.div(e, 8), chunk = kb.rem(e, 8);
+      Value off;
+      if (kMajor) {
+        off = globalOffset(st, kb.add(outer0, row), outerRole, kb.add(k0, kb.mul(chunk, 8)), kK);
+      } else {
+        Value outer = kb.add(kb.add(outer0, kb.mul(kb.div(row, 64), 64)), kb.mul(chunk, 8));
+        off = globalOffset(st, outer, outerRole, kb.add(k0, kb.rem(row, 64)), kK);
+      }
+      Value swz = arith::XOrIOp::create(b, loc, chunk, kb.rem(row, 8));
+      Value dst = kb.add(kb.add(kb.mul(stage, stageElems), tileOffsetElems),
+                         kb.add(kb.mul(row, 64), kb.mul(swz, 8)));
+      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, tiles, ValueRange{dst}, src,
+                                       ValueRange{off}, b.getIndexAttr(8), Value(),
+                                       b.getUnitAttr());
+    }
+  };
+  auto issueLoads = [&](Value stage, Value k0) {
+    copyTile(stage, 0, a, strideA, BM, plan.aKMajor, kM, m0, k0);
+    copyTile(stage, aBytes / elemBytes, bMem, strideB, BN, plan.bKMajor, kN, n0, k0);
+  };
+  auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
+
+  // With 3 or more stages one wgmma group stays in flight while the next
+  // tile's copies are waited for, so the copies run `S - 2` tiles ahead
+  // (the buffer of the group in flight is not refilled); with 2 stages every
+  // group is waited for and the copies run one tile ahead.
+  const int64_t inFlight = S >= 3 ? 1 : 0, ahead = S - 1 - inFlight;
+  for (int64_t st = 0; st < ahead; ++st) {
+    if (st < KT)
+      issueLoads(kb.idx(st), kb.idx(st * BK));
+    commit();
+  }
+
+  // Accumulators: field 4j + 2h + e of a thread holds row 16 * warpInWg +
+  // group + 8h, column 8j + 2 * inGroup + e of its warpgroup's 64 x WN tile.
+  const int64_t fields = WN / 2;
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(fields, f32));
+  Value rowW = kb.add(kb.add(m0, kb.mul(wgRow, 64)), kb.add(kb.mul(warpInWg, 16), group));
+  Value colW = kb.add(kb.add(n0, kb.mul(wgCol, WN)), kb.mul(inGroup, 2));
+  auto cOffset = [&](int64_t j, int64_t h) {
+    return globalOffset(strideC, kb.add(rowW, h * 8), kM, kb.add(colW, j * 8), kN);
+  };
+  Value accInit = LLVM::UndefOp::create(b, loc, structType);
+  auto pairType = VectorType::get({2}, f32);
+  for (int64_t j = 0; j < WN / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value v[2];
+      if (init) {
+        v[0] = v[1] = init;
+      } else if (plan.cPairs) {
+        Value pair =
+            vector::LoadOp::create(b, loc, pairType, c, cOffset(j, h), false, llvm::MaybeAlign(8));
+        v[0] = vector::ExtractOp::create(b, loc, pair, 0);
+        v[1] = vector::ExtractOp::create(b, loc, pair, 1);
+      } else {
+        Value off = cOffset(j, h);
+        v[0] = memref::LoadOp::create(b, loc, c, off);
+        v[1] = memref::LoadOp::create(b, loc, c, kb.add(off, 1));
+      }
+      for (int64_t e = 0; e < 2; ++e)
+        accInit = LLVM::InsertValueOp::create(b, loc, accInit, v[e], 4 * j + 2 * h + e);
+    }
+
+  // Descriptor bits other than the start address: 128-byte swizzle, the
+  // stride byte offset (8-row groups) and, MN-major, the leading byte
+  // offset (64-wide atoms); K-major's leading offset is unused (1).
+  auto descBits = [&](bool kMajor) {
+    int64_t lbo = kMajor ? 1 : kAtomBytes >> 4, sbo = kPatternBytes >> 4;
+    return (int64_t(1) << 62) | (sbo << 32) | (lbo << 16);
+  };
+  auto i64c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
+  // The start address field: (address & 0x3FFFF) >> 4.
+  auto descriptor = [&](Value byteAddress, bool kMajor) {
+    Value start = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, byteAddress, i64c(0x3FFFF)), i64c(4));
+    return arith::OrIOp::create(b, loc, start, i64c(descBits(kMajor)));
+  };
+  // Each warpgroup's part of a stage: 64 rows (K-major) or one atom of A;
+  // WN rows or WN / 64 atoms of B: 128 bytes per m (n) either way.
+  Value aWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgRow, 64 * kRowBytes));
+  Value bWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgCol, WN * kRowBytes));
+
+  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(KT), kb.idx(1), ValueRange{accInit});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(ahead - 1));
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+    issueNextTile(kb, kb.add(kt, ahead), KT, S, BK, issueLoads);
+
+    Value stageBase = arith::AddIOp::create(
+        b, loc, base,
+        arith::IndexCastUIOp::create(b, loc, i64, kb.mul(kb.rem(kt, S), plan.stageBytes)));
+    Value aBase = arith::AddIOp::create(b, loc, stageBase, aWg);
+    Value bBase =
+        arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, stageBase, i64c(aBytes)), bWg);
+    Value acc = loop.getRegionIterArgs()[0];
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+    for (int64_t ks = 0; ks < BK / 16; ++ks) {
+      // A k step of 16: 32 bytes along a K-major row, 16 rows (2048 bytes)
+      // of an MN-major atom.
+      int64_t aStep = plan.aKMajor ? 32 * ks : 16 * kRowBytes * ks;
+      int64_t bStep = plan.bKMajor ? 32 * ks : 16 * kRowBytes * ks;
+      Value descA = descriptor(arith::AddIOp::create(b, loc, aBase, i64c(aStep)), plan.aKMajor);
+      Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i64c(bStep)), plan.bKMajor);
+      acc = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, WN, 16), type,
+          type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+          NVVM::WGMMAScaleIn::one,
+          // row-major A and column-major B are K-major (imm-trans 0).
+          plan.aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+          plan.bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+          /*satfinite=*/nullptr);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    // The group before this one has read its buffers, which the copies of
+    // the next iteration (after its barrier) may refill.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
+    scf::YieldOp::create(b, loc, acc);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+
+  Value result = loop.getResult(0);
+  for (int64_t j = 0; j < WN / 8; ++j)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value v[2];
+      for (int64_t e = 0; e < 2; ++e)
+        v[e] = LLVM::ExtractValueOp::create(b, loc, result, 4 * j + 2 * h + e);
+      if (epilogue) {
+        Value row = kb.add(rowW, h * 8), col = kb.add(colW, j * 8);
+        for (int64_t e = 0; e < 2; ++e)
+          epilogue(row, kb.add(col, e), v[e]);
+        continue;
+      }
+      Value off = cOffset(j, h);
+      if (plan.cPairs) {
+        Value pair = vector::FromElementsOp::create(b, loc, pairType, ValueRange{v[0], v[1]});
+        vector::StoreOp::create(b, loc, pair, c, off, false, llvm::MaybeAlign(8));
+        continue;
+      }
+      memref::StoreOp::create(b, loc, v[0], c, off);
+      memref::StoreOp::create(b, loc, v[1], c, kb.add(off, 1));
+    }
+}
