@@ -274,7 +274,8 @@ def memory_space(t):
 def round_bf16(x):
     x = np.asarray(x, dtype=np.float32)
     bits = x.view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    u = np.uint64  # (0-d arrays would promote uint64 with Python ints to float)
+    bits = (bits + u(0x7FFF) + ((bits >> u(16)) & u(1))) & u(0xFFFF0000)
     return bits.astype(np.uint32).view(np.float32)
 
 

@@ -23,7 +23,6 @@ import concurrent.futures
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -137,6 +136,11 @@ MLP_BF16 = """def mlp(x: bf16[128, 256], w: bf16[256, 128], bias: f32[128]) -> y
 }
 """
 
+CONV_BF16 = """def conv(x: bf16[2, 16, 12, 12], w: bf16[32, 16, 3, 3]) -> (y: bf16[2, 32, 12, 12]) {
+  y[n, k, p, q] = bf16(sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s])
+}
+"""
+
 F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "128x128xf16", "4096x4096xf16").replace("256x128xf32", "4096x4096xf32").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
@@ -207,6 +211,19 @@ def check_jobs(out, quick, reference="interpreter"):
         index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=1e-4, atol=1e-4)
         jobs.append((name, lambda src=src, fn=fn, dest=dest: emit(
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference)))
+    # Convolutions on tensor cores (implicit GEMMs gathered into shared
+    # memory): tf32 on request, and bf16 operands by default.
+    conv_src = open(os.path.join(ROOT, "test", "Operators", "conv2d.neo")).read()
+    mid_src, mid_fn, _ = models.conv2d(2, 16, 32, 20)
+    for name, src, fn, opts, tol in (
+            ("conv2d_fwdbwd_tf32", conv_src, "conv2d", "tensor-cores=tf32", 1e-2),
+            ("conv_mid_fwdbwd_tf32", mid_src, mid_fn, "tensor-cores=tf32", 1e-2),
+            ("conv_bf16_fwdbwd", CONV_BF16, "conv", "", 3e-2)):
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=tol, atol=tol,
+                           options=opts)
+        jobs.append((name, lambda src=src, fn=fn, opts=opts, dest=dest: emit(
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, opts)))
     # Mixed precision: a bf16 training step (tensor cores forward, f32
     # accumulation of the bf16 gradients); bf16's tolerance for every output.
     name = "mlp_bf16_fwdbwd"
@@ -294,17 +311,22 @@ def bench_jobs(out, quick):
     cases = models.TRAINING[:3] if quick else models.TRAINING
     # Each training step also as the fused graph (eqsat=true: row-blocked
     # kernels, a launch per row group), which the device run compares.
+    # Convolutions also on tensor cores in tf32 (implicit GEMMs gathered into
+    # shared memory), against cuDNN with TF32 allowed (bench.py).
+    variants = {"": ("", ""), "eqsat=true": ("_eqsat", " (eqsat)"),
+                "tensor-cores=tf32": ("_tf32", " (tf32)")}
     cases = [(label, group, build, opts) for label, group, build in cases
-             for opts in ("", "eqsat=true")]
+             for opts in ("", "eqsat=true") + (("tensor-cores=tf32",) if label.startswith("conv2d")
+                                               else ())]
     for label, group, build, opts in cases:
         src, fn, _ = build()
-        name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + (
-            "_eqsat" if opts else "")
+        suffix, label_suffix = variants[opts]
+        name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + suffix
         shapes = param_shapes(src, fn)
         function = fn + "_fwdbwd"
-        index[name] = dict(kind="train", label=label + (" (eqsat)" if opts else ""),
-                           model_label=label, group=group, function=function, model=fn,
-                           shapes=shapes, options=opts)
+        index[name] = dict(kind="train", label=label + label_suffix, model_label=label,
+                           group=group, function=function, model=fn, shapes=shapes,
+                           options=opts, tf32=opts == "tensor-cores=tf32")
         dest = os.path.join(out, "bench", name)
 
         def job(src=src, fn=fn, dest=dest, shapes=shapes, function=function, opts=opts):

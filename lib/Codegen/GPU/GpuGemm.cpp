@@ -17,6 +17,7 @@
 // stores (SIMT only: tensor cores need exact tiles and fall back otherwise).
 //
 //===----------------------------------------------------------------------===//
+#include "GpuGemmImplicitMma.h"
 #include "GpuGemmMmaSync.h"
 #include "GpuGemmWgmma.h"
 #include "GpuKernelBuilder.h"
@@ -32,6 +33,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -575,13 +577,14 @@ using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value
 static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                             Type acc, const GpuGemmSchedule &t, int64_t threads,
                             int64_t sharedBytes, StringRef name, PipelinedBody build,
-                            OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
-                            bool *fused) {
+                            OperandMaker makeOperands, const GpuGemmEpilogue *epilogue, bool *fused,
+                            int64_t splits = 1) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  gpu::LaunchOp launch =
-      createLaunch(rewriter, loc, {p.n / t.bn, p.m / t.bm, p.batch}, {threads}, {}, sharedBytes);
+  gpu::LaunchOp launch = createLaunch(
+      rewriter, loc, {(p.n + t.bn - 1) / t.bn, (p.m + t.bm - 1) / t.bm, p.batch * splits},
+      {threads}, {}, sharedBytes);
   KB kb{rewriter, loc};
   GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
@@ -603,13 +606,24 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   }
 }
 
+/// What the tensor-core kernel of an implicit GEMM needs to know: which
+/// operand roles are contiguous, and the 16-bit type both operands hold
+/// exactly (null when they do not).
+struct ImplicitOperands {
+  bool aKFast = false, bKFast = false;
+  Type narrow;
+  /// Ops in the generic's body: the index arithmetic of each gathered value.
+  int64_t bodyOps = 0;
+};
+
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
 static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                                 Type in, Type acc, bool cRowsContiguous,
                                 const GpuGemmSchedule &schedule, OperandMaker makeOperands,
                                 bool implicit, const GpuGemmEpilogue *epilogue = nullptr,
-                                bool *fused = nullptr) {
+                                bool *fused = nullptr,
+                                const ImplicitOperands *implicitOperands = nullptr) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
   {
@@ -672,6 +686,69 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     }
     if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)
       return op->emitOpError("invalid gpu_gemm schedule: ") << why, FailureOr<bool>(failure());
+  }
+  // Implicit GEMMs on tensor cores: operands widened from 16 bits (exact),
+  // or f32 as tf32 on request; the loaders gather them into shared memory.
+  if (implicitOperands && acc.isF32() && s.stages != 1 && s.mma != "none") {
+    Type mmaIn = implicitOperands->narrow ? implicitOperands->narrow
+                 : s.mma == "tf32"        ? acc
+                                          : Type();
+    // bk = 16: the gathered values (and their index arithmetic, which
+    // ptxas keeps in registers) grow with bk.
+    GpuGemmSchedule t = s;
+    if (t.bk < 16)
+      t.bk = 16;
+    // The default schedule adapts to few columns (a convolution's output
+    // channels): narrower block tiles, then shorter warp tiles so that a
+    // block keeps 4 warps (and few gathered values per thread).
+    // Then it gathers fewer values per thread the more index arithmetic each
+    // takes (ptxas keeps much of it in registers: a padded 3x3 convolution's
+    // ~25-op body at 20 values per thread takes 181 registers, its strided
+    // input gradient's ~100 ops at 20 spill): shallower tiles, then fewer
+    // rows.
+    if (s.minBlocks > 0) {
+      while (t.bn > t.wn && t.bn / 2 >= p.n)
+        t.bn /= 2;
+      while ((t.bm / t.wm) * (t.bn / t.wn) < 4 && t.wm > 16)
+        t.wm /= 2;
+      int64_t budget = std::clamp<int64_t>(512 / std::max<int64_t>(implicitOperands->bodyOps, 1), 4,
+                                           kMaxGatherRegisters);
+      int64_t minBk = implicitOperands->narrow ? 16 : 8;
+      auto threads = [&] { return (t.bm / t.wm) * (t.bn / t.wn) * 32; };
+      while ((t.bm + t.bn) * t.bk / threads() > budget) {
+        if (t.bk > minBk)
+          t.bk /= 2;
+        else if (t.bm > t.wm && t.bm > 32)
+          t.bm /= 2, t.wm = std::max<int64_t>(16, t.wm / 2);
+        else
+          break;
+      }
+    }
+    // Too few blocks for the GPU (a weight gradient: a small output summing
+    // over batch and pixels): K split over blocks, added atomically.
+    int64_t splits = 1, kChunk = p.k;
+    int64_t blocks = ((p.m + t.bm - 1) / t.bm) * ((p.n + t.bn - 1) / t.bn) * p.batch;
+    if (s.minBlocks > 0 && blocks < s.minBlocks) {
+      splits = std::min((s.minBlocks + blocks - 1) / blocks, std::max<int64_t>(1, p.k / 256));
+      kChunk = ((p.k + splits - 1) / splits + t.bk - 1) / t.bk * t.bk;
+      splits = (p.k + kChunk - 1) / kChunk;
+      if (p.batch * splits > 65535)
+        splits = 1, kChunk = p.k;
+    }
+    MmaSyncPlan plan;
+    if (mmaIn &&
+        planMmaSyncGather(p, mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, t, plan)
+            .empty() &&
+        (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535) {
+      auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value,
+                       function_ref<void(Value, Value, Value)>) {
+        buildMmaSyncGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitLoad,
+                           g.B.implicitLoad, g.C.implicitAdd, splits, kChunk);
+      };
+      launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_implicit_mma",
+                      build, makeOperands, nullptr, nullptr, splits);
+      return true;
+    }
   }
   bool tensorCores = !implicit && acc.isF32() &&
                      ((s.mma == "tf32" && in.isF32()) || (s.mma != "none" && in.isF16()));
@@ -896,6 +973,12 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
       memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, value), cMem, indices);
     };
   };
+  ImplicitOperands operands;
+  operands.aKFast = ig.aKFast, operands.bKFast = ig.bKFast;
+  operands.bodyOps = static_cast<int64_t>(op->getRegion(0).front().getOperations().size());
+  Type narrowA = narrowSourceType(ig.a), narrowB = narrowSourceType(ig.b);
+  if (narrowA && narrowA == narrowB)
+    operands.narrow = narrowA;
   return emitGemm(rewriter, op, ig.problem, acc, acc, /*cRowsContiguous=*/false, schedule, make,
-                  /*implicit=*/true);
+                  /*implicit=*/true, nullptr, nullptr, &operands);
 }

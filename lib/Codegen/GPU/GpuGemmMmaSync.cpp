@@ -135,6 +135,78 @@ std::string mlir::neo::gpukernel::planMmaSync(const GemmProblem &p, Type in, Typ
   return "";
 }
 
+void mlir::neo::gpukernel::mmaTile(KB &kb, const MmaSyncPlan &plan, Type in, Value As, Value Bs,
+                                   Value stage, Value lane, Value group, Value inGroup, Value wRow,
+                                   Value wCol, SmallVectorImpl<Value> &accs) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Type f32 = b.getF32Type();
+  const int64_t BK = plan.bk, WM = plan.wm, WN = plan.wn, TI = WM / 16, TJ = WN / 8;
+  const bool half = plan.kStep == 16;
+  Value aRow = kb.mul(wRow, WM), bCol = kb.mul(wCol, WN);
+  for (int64_t ks = 0; ks < BK / plan.kStep; ++ks) {
+    int64_t k0 = ks * plan.kStep;
+    SmallVector<Value> af, bf;
+    if (half) {
+      auto x4 = VectorType::get({4, 2}, in);
+      Value l16 = kb.rem(lane, 16), hi8 = kb.mul(kb.div(lane, 16), 8);
+      Value l8 = kb.rem(lane, 8), mid8 = kb.mul(kb.rem(kb.div(lane, 8), 2), 8);
+      for (int64_t i = 0; i < TI; ++i) {
+        Value r = kb.add(aRow, i * 16);
+        SmallVector<Value> idx =
+            plan.aInnerK ? SmallVector<Value>{stage, kb.add(r, l16), kb.add(hi8, k0)}
+                         : SmallVector<Value>{stage, kb.add(kb.add(l8, hi8), k0), kb.add(r, mid8)};
+        af.push_back(
+            nvgpu::LdMatrixOp::create(b, loc, x4, As, idx, /*transpose=*/!plan.aInnerK, 4));
+      }
+      for (int64_t jp = 0; jp < TJ / 2; ++jp) {
+        Value col = kb.add(bCol, jp * 16);
+        SmallVector<Value> idx =
+            plan.bInnerN
+                ? SmallVector<Value>{stage, kb.add(l16, k0), kb.add(col, hi8)}
+                : SmallVector<Value>{stage, kb.add(col, kb.add(l8, hi8)), kb.add(mid8, k0)};
+        Value pair = nvgpu::LdMatrixOp::create(b, loc, x4, Bs, idx, /*transpose=*/plan.bInnerN, 4);
+        // Rows 0-1 and 2-3 (row extracts and inserts: they lower to
+        // LLVM aggregates, where 2-D slices do not).
+        for (int64_t h = 0; h < 2; ++h) {
+          Value frag = kb.zero(VectorType::get({2, 2}, in));
+          for (int64_t r = 0; r < 2; ++r)
+            frag = vector::InsertOp::create(
+                b, loc, vector::ExtractOp::create(b, loc, pair, 2 * h + r), frag, r);
+          bf.push_back(frag);
+        }
+      }
+    } else {
+      // tf32 fragments: A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4);
+      // B (k = t, n = g), (k = t + 4, n = g).
+      auto aLoad = [&](Value m, Value k) {
+        return plan.aInnerK ? memref::LoadOp::create(b, loc, As, ValueRange{stage, m, k})
+                            : memref::LoadOp::create(b, loc, As, ValueRange{stage, k, m});
+      };
+      auto bLoad = [&](Value k, Value n) {
+        return plan.bInnerN ? memref::LoadOp::create(b, loc, Bs, ValueRange{stage, k, n})
+                            : memref::LoadOp::create(b, loc, Bs, ValueRange{stage, n, k});
+      };
+      Value kLo = kb.add(inGroup, k0), kHi = kb.add(inGroup, k0 + 4);
+      for (int64_t i = 0; i < TI; ++i) {
+        Value r = kb.add(kb.add(aRow, i * 16), group), r8 = kb.add(r, 8);
+        SmallVector<Value> e = {aLoad(r, kLo), aLoad(r8, kLo), aLoad(r, kHi), aLoad(r8, kHi)};
+        af.push_back(vector::FromElementsOp::create(b, loc, VectorType::get({4, 1}, f32), e));
+      }
+      for (int64_t j = 0; j < TJ; ++j) {
+        Value n = kb.add(kb.add(bCol, j * 8), group);
+        SmallVector<Value> e = {bLoad(kLo, n), bLoad(kHi, n)};
+        bf.push_back(vector::FromElementsOp::create(b, loc, VectorType::get({2, 1}, f32), e));
+      }
+    }
+    for (int64_t i = 0; i < TI; ++i)
+      for (int64_t j = 0; j < TJ; ++j)
+        accs[i * TJ + j] =
+            nvgpu::MmaSyncOp::create(b, loc, af[i], bf[j], accs[i * TJ + j],
+                                     ArrayRef<int64_t>{16, 8, plan.kStep}, /*tf32Enabled=*/!half);
+  }
+}
+
 void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch,
                                         const MmaSyncPlan &plan, const GemmProblem &p, Type in,
                                         Value a, const int64_t strideA[4], Value bMem,
@@ -145,7 +217,6 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
   MLIRContext *ctx = b.getContext();
   const int64_t BM = plan.bm, BN = plan.bn, BK = plan.bk, WM = plan.wm, WN = plan.wn;
   const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;
-  const bool half = plan.kStep == 16;
   const int64_t TI = WM / 16, TJ = WN / 8;
   Type f32 = b.getF32Type();
 
@@ -244,70 +315,7 @@ void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchO
 
     Value stage = kb.rem(kt, S);
     SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    Value aRow = kb.mul(wRow, WM), bCol = kb.mul(wCol, WN);
-    for (int64_t ks = 0; ks < BK / plan.kStep; ++ks) {
-      int64_t k0 = ks * plan.kStep;
-      SmallVector<Value> af, bf;
-      if (half) {
-        auto x4 = VectorType::get({4, 2}, in);
-        Value l16 = kb.rem(lane, 16), hi8 = kb.mul(kb.div(lane, 16), 8);
-        Value l8 = kb.rem(lane, 8), mid8 = kb.mul(kb.rem(kb.div(lane, 8), 2), 8);
-        for (int64_t i = 0; i < TI; ++i) {
-          Value r = kb.add(aRow, i * 16);
-          SmallVector<Value> idx =
-              plan.aInnerK
-                  ? SmallVector<Value>{stage, kb.add(r, l16), kb.add(hi8, k0)}
-                  : SmallVector<Value>{stage, kb.add(kb.add(l8, hi8), k0), kb.add(r, mid8)};
-          af.push_back(
-              nvgpu::LdMatrixOp::create(b, loc, x4, As, idx, /*transpose=*/!plan.aInnerK, 4));
-        }
-        for (int64_t jp = 0; jp < TJ / 2; ++jp) {
-          Value col = kb.add(bCol, jp * 16);
-          SmallVector<Value> idx =
-              plan.bInnerN
-                  ? SmallVector<Value>{stage, kb.add(l16, k0), kb.add(col, hi8)}
-                  : SmallVector<Value>{stage, kb.add(col, kb.add(l8, hi8)), kb.add(mid8, k0)};
-          Value pair =
-              nvgpu::LdMatrixOp::create(b, loc, x4, Bs, idx, /*transpose=*/plan.bInnerN, 4);
-          // Rows 0-1 and 2-3 (row extracts and inserts: they lower to
-          // LLVM aggregates, where 2-D slices do not).
-          for (int64_t h = 0; h < 2; ++h) {
-            Value frag = kb.zero(VectorType::get({2, 2}, in));
-            for (int64_t r = 0; r < 2; ++r)
-              frag = vector::InsertOp::create(
-                  b, loc, vector::ExtractOp::create(b, loc, pair, 2 * h + r), frag, r);
-            bf.push_back(frag);
-          }
-        }
-      } else {
-        // tf32 fragments: A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4);
-        // B (k = t, n = g), (k = t + 4, n = g).
-        auto aLoad = [&](Value m, Value k) {
-          return plan.aInnerK ? memref::LoadOp::create(b, loc, As, ValueRange{stage, m, k})
-                              : memref::LoadOp::create(b, loc, As, ValueRange{stage, k, m});
-        };
-        auto bLoad = [&](Value k, Value n) {
-          return plan.bInnerN ? memref::LoadOp::create(b, loc, Bs, ValueRange{stage, k, n})
-                              : memref::LoadOp::create(b, loc, Bs, ValueRange{stage, n, k});
-        };
-        Value kLo = kb.add(inGroup, k0), kHi = kb.add(inGroup, k0 + 4);
-        for (int64_t i = 0; i < TI; ++i) {
-          Value r = kb.add(kb.add(aRow, i * 16), group), r8 = kb.add(r, 8);
-          SmallVector<Value> e = {aLoad(r, kLo), aLoad(r8, kLo), aLoad(r, kHi), aLoad(r8, kHi)};
-          af.push_back(vector::FromElementsOp::create(b, loc, VectorType::get({4, 1}, f32), e));
-        }
-        for (int64_t j = 0; j < TJ; ++j) {
-          Value n = kb.add(kb.add(bCol, j * 8), group);
-          SmallVector<Value> e = {bLoad(kLo, n), bLoad(kHi, n)};
-          bf.push_back(vector::FromElementsOp::create(b, loc, VectorType::get({2, 1}, f32), e));
-        }
-      }
-      for (int64_t i = 0; i < TI; ++i)
-        for (int64_t j = 0; j < TJ; ++j)
-          accs[i * TJ + j] =
-              nvgpu::MmaSyncOp::create(b, loc, af[i], bf[j], accs[i * TJ + j],
-                                       ArrayRef<int64_t>{16, 8, plan.kStep}, /*tf32Enabled=*/!half);
-    }
+    mmaTile(kb, plan, in, As, Bs, stage, lane, group, inGroup, wRow, wCol, accs);
     scf::YieldOp::create(b, loc, accs);
   }
   // No copy is left in flight when the block ends.

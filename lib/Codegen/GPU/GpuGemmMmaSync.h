@@ -62,6 +62,13 @@ std::string planMmaSync(const GemmProblem &p, Type in, Type acc, const int64_t s
                         const int64_t strideB[4], const int64_t strideC[4],
                         const GpuGemmSchedule &s, MmaSyncPlan &plan);
 
+/// One k tile on tensor cores: the warp at (wRow, wCol) of the block
+/// multiplies its A rows and B columns of stage `stage` of the shared tiles
+/// `As`/`Bs` ([stage][outer][inner + pad], as the plan lays them out) into
+/// its m16n8 accumulator fragments `accs` (row-major over (WM/16) x (WN/8)).
+void mmaTile(KB &kb, const MmaSyncPlan &plan, Type in, Value As, Value Bs, Value stage, Value lane,
+             Value group, Value inGroup, Value wRow, Value wCol, SmallVectorImpl<Value> &accs);
+
 /// Builds the kernel body into `launch` (grid: (n / bn, m / bm, batch),
 /// plan.threads threads, plan.sharedBytes of dynamic shared memory). `a`,
 /// `b` and `c` are flat (1-D) global buffers.
