@@ -772,7 +772,16 @@ class Machine:
             taken, out = dyn[:count], []
             dyn = dyn[count:]
             for v in static:
-                out.append(self.uniform(taken.pop(0), mask, op) if v == dynamic else v)
+                if v != dynamic:
+                    out.append(v)
+                    continue
+                x = taken.pop(0)
+                # Offsets may differ between threads (each its own view: a
+                # row group's slice); sizes and strides may not.
+                if key == "static_offsets" and not self.is_uniform(x, mask):
+                    out.append(np.where(mask, np.asarray(x, dtype=np.int64), 0))
+                else:
+                    out.append(self.uniform(x, mask, op))
             parts.append(out)
         offsets, sizes, strides = parts
         offset = src.offset + sum(o * st for o, st in zip(offsets, src.strides))

@@ -698,17 +698,18 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     GpuGemmSchedule t = s;
     if (t.bk < 16)
       t.bk = 16;
-    // The default schedule adapts to few columns (a convolution's output
-    // channels): narrower block tiles, then shorter warp tiles so that a
-    // block keeps 4 warps (and few gathered values per thread).
-    // Then it gathers fewer values per thread the more index arithmetic each
-    // takes (ptxas keeps much of it in registers: a padded 3x3 convolution's
-    // ~25-op body at 20 values per thread takes 181 registers, its strided
-    // input gradient's ~100 ops at 20 spill): shallower tiles, then fewer
-    // rows.
+    // The default schedule adapts to few columns and rows (a convolution's
+    // output channels; a weight gradient's): narrower block tiles, then
+    // shorter warp tiles so that a block keeps 4 warps. Then it gathers fewer
+    // values per thread the more index arithmetic each takes (ptxas keeps
+    // much of it in registers: a padded 3x3 convolution's ~25-op body at 20
+    // values per thread takes 181 registers, its strided input gradient's
+    // ~100 ops at 20 spill): shallower tiles, then fewer rows.
     if (s.minBlocks > 0) {
-      while (t.bn > t.wn && t.bn / 2 >= p.n)
-        t.bn /= 2;
+      while (t.bn > 16 && t.bn / 2 >= p.n)
+        t.bn /= 2, t.wn = std::min(t.wn, t.bn);
+      while (t.bm > 16 && t.bm / 2 >= p.m)
+        t.bm /= 2, t.wm = std::min(t.wm, t.bm);
       while ((t.bm / t.wm) * (t.bn / t.wn) < 4 && t.wm > 16)
         t.wm /= 2;
       int64_t budget = std::clamp<int64_t>(512 / std::max<int64_t>(implicitOperands->bodyOps, 1), 4,
@@ -716,10 +717,12 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       int64_t minBk = implicitOperands->narrow ? 16 : 8;
       auto threads = [&] { return (t.bm / t.wm) * (t.bn / t.wn) * 32; };
       while ((t.bm + t.bn) * t.bk / threads() > budget) {
+        // Fewer rows with as many warps (halving the warp tile too): the
+        // values per thread halve; at 16-row warp tiles it would not help.
         if (t.bk > minBk)
           t.bk /= 2;
-        else if (t.bm > t.wm && t.bm > 32)
-          t.bm /= 2, t.wm = std::max<int64_t>(16, t.wm / 2);
+        else if (t.wm > 16)
+          t.bm /= 2, t.wm /= 2;
         else
           break;
       }

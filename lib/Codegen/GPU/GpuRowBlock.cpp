@@ -4,10 +4,12 @@
 // gradients as neo-eqsat-fuse groups them) reaches the GPU as an scf.forall
 // over its row blocks whose body slices the operands by row, allocates the
 // block's intermediate values and runs the group's linalg ops in order.
-// The whole loop becomes one launch: a block of threads per row block, the
-// intermediates in shared memory (in global scratch, one slice per block,
-// when they pass 48 KiB), and each linalg op cooperative over the block's
-// threads with a barrier after it:
+// The whole loop becomes one launch: a group of threads (whole warps) per
+// row block, several groups per thread block when rows are short (up to 256
+// threads in all, the groups dividing the rows), the intermediates in shared
+// memory (a slice per group; in global scratch, one slice per row, when they
+// pass 48 KiB), and each linalg op cooperative over its group's threads
+// with a (block-wide) barrier after it:
 //
 //  - ops with many points (or no reduction): threads stride over the points,
 //    reductions in their registers;
@@ -31,7 +33,7 @@ using namespace mlir::neo::gpukernel;
 namespace {
 
 /// The most threads per row block (fewer for short rows: the largest op's
-/// points or terms, rounded up to warps).
+/// points or terms, rounded up to warps), and per thread block.
 constexpr int64_t kRowThreads = 256;
 /// Intermediates beyond this many bytes per block go to global scratch.
 constexpr int64_t kMaxRowShared = 48 * 1024;
@@ -167,7 +169,22 @@ LogicalResult mlir::neo::generateGpuRowBlocks(RewriterBase &rewriter, scf::Foral
       MemRefType t = alloc.getType();
       bytes += t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
     }
-  bool inShared = bytes + 32 * 4 <= kMaxRowShared;
+  int64_t work = 1;
+  forall.getBody()->walk([&](linalg::LinalgOp op) {
+    int64_t points = 1, terms = 1;
+    for (auto [range, it] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
+      (it == utils::IteratorType::reduction ? terms : points) *= std::max<int64_t>(range, 1);
+    work = std::max({work, points, terms});
+  });
+  int64_t threads = std::min<int64_t>(kRowThreads, (work + 31) / 32 * 32);
+  // Short rows: several row groups per block (a power of two dividing the
+  // rows, so that every group has a row and every thread reaches every
+  // barrier), while their intermediates fit in shared memory.
+  int64_t rows = 1;
+  while (rows * 2 * threads <= kRowThreads && trips % (rows * 2) == 0 &&
+         (bytes + threads / 32 * 4) * rows * 2 <= kMaxRowShared)
+    rows *= 2;
+  bool inShared = (bytes + 32 * 4) * rows <= kMaxRowShared;
   rewriter.setInsertionPoint(forall);
   // Global scratch: one slice per block, allocated by the host.
   SmallVector<Value> scratch;
@@ -178,49 +195,62 @@ LogicalResult mlir::neo::generateGpuRowBlocks(RewriterBase &rewriter, scf::Foral
       scratch.push_back(memref::AllocOp::create(
           rewriter, loc, MemRefType::get(shape, alloc.getType().getElementType())));
     }
+  // With several groups, each shared buffer gets a leading dim of groups.
+  auto grouped = [&](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> out;
+    if (rows > 1)
+      out.push_back(rows);
+    llvm::append_range(out, shape);
+    return out;
+  };
   SmallVector<Type> workgroup;
   if (inShared)
     for (memref::AllocOp alloc : allocs)
-      workgroup.push_back(sharedType(alloc.getType().getShape(), alloc.getType().getElementType()));
-  int64_t work = 1;
-  forall.getBody()->walk([&](linalg::LinalgOp op) {
-    int64_t points = 1, terms = 1;
-    for (auto [range, it] : llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray()))
-      (it == utils::IteratorType::reduction ? terms : points) *= std::max<int64_t>(range, 1);
-    work = std::max({work, points, terms});
-  });
-  int64_t threads = std::min<int64_t>(kRowThreads, (work + 31) / 32 * 32);
-  workgroup.push_back(sharedType({threads / 32}, rewriter.getF32Type()));
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, {trips}, {threads}, workgroup);
+      workgroup.push_back(
+          sharedType(grouped(alloc.getType().getShape()), alloc.getType().getElementType()));
+  workgroup.push_back(sharedType(grouped({threads / 32}), rewriter.getF32Type()));
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {trips / rows}, {threads * rows}, workgroup);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("row_block"));
   KB kb{rewriter, loc};
-  Value tid = launch.getThreadIds().x;
+  // The thread's group (its row of the block's rows) and place in it.
+  Value tid = launch.getThreadIds().x, group = kb.idx(0);
+  if (rows > 1)
+    group = kb.div(tid, threads), tid = kb.rem(tid, threads);
+  Value row = kb.add(kb.mul(launch.getBlockIds().x, rows), group);
+  // The group's slice of a grouped buffer (the buffer itself with one group).
+  auto slice = [&](Value buffer, Value at, ArrayRef<int64_t> shape) -> Value {
+    MemRefType t = cast<MemRefType>(buffer.getType());
+    SmallVector<OpFoldResult> offsets = {at};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+    SmallVector<OpFoldResult> strides(shape.size() + 1, rewriter.getIndexAttr(1));
+    for (int64_t d : shape) {
+      offsets.push_back(rewriter.getIndexAttr(0));
+      sizes.push_back(rewriter.getIndexAttr(d));
+    }
+    auto resultType =
+        memref::SubViewOp::inferRankReducedResultType(shape, t, offsets, sizes, strides);
+    return memref::SubViewOp::create(rewriter, loc, cast<MemRefType>(resultType), buffer, offsets,
+                                     sizes, strides);
+  };
   Value partials = launch.getWorkgroupAttributions().back();
+  if (rows > 1)
+    partials = slice(partials, group, {threads / 32});
   IRMapping map;
-  map.map(forall.getInductionVar(0), kb.add(launch.getBlockIds().x, *lb));
+  map.map(forall.getInductionVar(0), kb.add(row, *lb));
   SmallVector<linalg::LinalgOp> ops;
   for (Operation &op : forall.getBody()->without_terminator()) {
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
       size_t i = llvm::find(allocs, alloc) - allocs.begin();
-      if (inShared) {
-        map.map(alloc.getResult(), launch.getWorkgroupAttributions()[i]);
+      Value shared = inShared ? Value(launch.getWorkgroupAttributions()[i]) : Value();
+      if (inShared && rows == 1) {
+        map.map(alloc.getResult(), shared);
         continue;
       }
-      // The block's slice of its scratch buffer, as a memref of the alloc's
-      // shape (strided: a subview with its offset).
-      MemRefType t = alloc.getType();
-      SmallVector<OpFoldResult> offsets = {launch.getBlockIds().x};
-      SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
-      SmallVector<OpFoldResult> strides(t.getRank() + 1, rewriter.getIndexAttr(1));
-      for (int64_t d : t.getShape()) {
-        offsets.push_back(rewriter.getIndexAttr(0));
-        sizes.push_back(rewriter.getIndexAttr(d));
-      }
-      auto resultType = memref::SubViewOp::inferRankReducedResultType(
-          t.getShape(), cast<MemRefType>(scratch[i].getType()), offsets, sizes, strides);
-      map.map(alloc.getResult(),
-              memref::SubViewOp::create(rewriter, loc, cast<MemRefType>(resultType), scratch[i],
-                                        offsets, sizes, strides));
+      // The group's slice of its shared buffer, or the row's of its scratch
+      // buffer, as a memref of the alloc's shape (strided: a subview with
+      // its offset).
+      map.map(alloc.getResult(), inShared ? slice(shared, group, alloc.getType().getShape())
+                                          : slice(scratch[i], row, alloc.getType().getShape()));
       continue;
     }
     if (isa<memref::DeallocOp>(op))
