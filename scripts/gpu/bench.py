@@ -367,7 +367,7 @@ def main():
     parser.add_argument("--chip", default="sm_90", help="the bundles' chip (the records' target)")
     parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                         help="time the training steps against PyTorch eager only")
-    parser.add_argument("--compile-budget", type=float, default=300.0,
+    parser.add_argument("--compile-budget", type=float, default=240.0,
                         help="seconds since the start after which no further model is "
                         "compiled with torch.compile (its rows say so)")
     parser.add_argument("--sanitize", default="gemm_odd,gemm_tf32,gemm_f16_tc,softmax_fwdbwd,"

@@ -947,7 +947,7 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
     return false;
   const ImplicitGemm &ig = *analysis;
   Type acc = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType();
-  int fastA = ig.aKFast ? kK : kM, fastB = ig.bKFast ? kK : kN;
+  int fastA = ig.aKRun ? kK : kM, fastB = ig.bKRun ? kK : kN;
   Value cMem = op.getDpsInitOperand(0)->get();
   auto make = [&](KB &kbRef, Operand &A, Operand &B, Operand &C) {
     KB kb = kbRef;
@@ -977,7 +977,7 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
     };
   };
   ImplicitOperands operands;
-  operands.aKFast = ig.aKFast, operands.bKFast = ig.bKFast;
+  operands.aKFast = ig.aKRun, operands.bKFast = ig.bKRun;
   operands.bodyOps = static_cast<int64_t>(op->getRegion(0).front().getOperations().size());
   Type narrowA = narrowSourceType(ig.a), narrowB = narrowSourceType(ig.b);
   if (narrowA && narrowA == narrowB)

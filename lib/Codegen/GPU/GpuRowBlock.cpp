@@ -184,9 +184,9 @@ LogicalResult mlir::neo::generateGpuRowBlocks(RewriterBase &rewriter, scf::Foral
   while (rows * 2 * threads <= kRowThreads && trips % (rows * 2) == 0 &&
          (bytes + threads / 32 * 4) * rows * 2 <= kMaxRowShared)
     rows *= 2;
-  bool inShared = (bytes + 32 * 4) * rows <= kMaxRowShared;
+  bool inShared = (bytes + threads / 32 * 4) * rows <= kMaxRowShared;
   rewriter.setInsertionPoint(forall);
-  // Global scratch: one slice per block, allocated by the host.
+  // Global scratch: one slice per row, allocated by the host.
   SmallVector<Value> scratch;
   if (!inShared)
     for (memref::AllocOp alloc : allocs) {

@@ -256,6 +256,18 @@ std::optional<ImplicitGemm> mlir::neo::analyzeImplicitGemm(linalg::LinalgOp op) 
   g.cond = cond;
   g.aKFast = kFast(g.a);
   g.bKFast = kFast(g.b);
+  // The run of consecutive elements along a role: the range of its fastest
+  // dim when the innermost index moves with it.
+  auto kRun = [&](Value v, ArrayRef<unsigned> otherDims, bool fallback) {
+    auto dims = innermostDims(op, v, memo);
+    if (!dims || g.kDims.empty() || otherDims.empty())
+      return fallback;
+    int64_t runK = dims->test(g.kDims.back()) ? ranges[g.kDims.back()] : 0;
+    int64_t runOther = dims->test(otherDims.back()) ? ranges[otherDims.back()] : 0;
+    return runK || runOther ? runK >= runOther : fallback;
+  };
+  g.aKRun = kRun(g.a, g.mDims, g.aKFast);
+  g.bKRun = kRun(g.b, g.nDims, g.bKFast);
   return g;
 }
 
@@ -263,6 +275,7 @@ void ImplicitGemm::swapOperands() {
   std::swap(a, b);
   std::swap(mDims, nDims);
   std::swap(aKFast, bKFast);
+  std::swap(aKRun, bKRun);
   std::swap(problem.m, problem.n);
   condOnA = !condOnA;
   problem.aInput = 1 - problem.aInput;

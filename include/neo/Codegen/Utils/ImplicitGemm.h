@@ -34,6 +34,12 @@ struct ImplicitGemm {
   bool condOnA = true;
   /// Whether the innermost index of the first load of A (B) moves with K.
   bool aKFast = false, bKFast = false;
+  /// Whether consecutive K indices of A (B) read longer runs of consecutive
+  /// elements than consecutive M (N) indices: the innermost index moves with
+  /// the role's fastest dim, over its range (a convolution's input moves
+  /// with both q, an M dim of W elements, and s, a K dim of 3: M is longer).
+  /// The GPU gathers tiles along the longer run.
+  bool aKRun = false, bKRun = false;
   AffineMap outMap;
   /// Sizes for schedules and records: layout "implicit".
   GemmProblem problem;
