@@ -388,3 +388,16 @@ bool mlir::neo::tuning::saveRecords(const std::string &path, const RecordSet &re
     merged.add(r);
   return writeAtomically(path, printRecords(merged), error);
 }
+
+std::shared_ptr<const RecordSet>
+mlir::neo::tuning::loadUsableRecords(const std::string &path, const LoadOptions &options,
+                                     const std::function<void(const std::string &)> &warn) {
+  std::vector<Diagnostic> diagnostics;
+  auto set = std::make_shared<RecordSet>(loadRecords(path, options, diagnostics));
+  for (const Diagnostic &d : diagnostics)
+    if (d.severity == Diagnostic::Severity::Warning)
+      warn(d.message);
+  if (set->empty())
+    return nullptr;
+  return set;
+}

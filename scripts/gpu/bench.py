@@ -151,20 +151,20 @@ def bench_train(args, name, entry, workdir):
     import models
     build = {label: b for label, _, b in models.TRAINING}[entry.get("model_label",
                                                                      entry["label"])]
-    _, fn, ref = build()
+    _, _, ref = build()
     # TF32 in PyTorch (cuDNN convolutions and cuBLAS) exactly when Neo's
     # bundle uses it: exact f32 against exact f32, tf32 against tf32.
     tf32 = bool(entry.get("tf32"))
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
     try:
-        return bench_train_with(args, name, entry, workdir, fn, ref, tf32)
+        return bench_train_with(args, name, entry, workdir, ref, tf32)
     finally:
         torch.backends.cudnn.allow_tf32 = True  # PyTorch's defaults
         torch.backends.cuda.matmul.allow_tf32 = False
 
 
-def bench_train_with(args, name, entry, workdir, fn, ref, tf32):
+def bench_train_with(args, name, entry, workdir, ref, tf32):
     manifest = json.load(open(os.path.join(args.bundles, "bench", name, "manifest.json")))
     inputs = [b for b in manifest["buffers"] if b["role"] == "input"]
     outputs = [b for b in manifest["buffers"] if b["role"] == "output"]

@@ -360,6 +360,7 @@ class Machine:
         # Per shared buffer: elements in-flight wgmmas read; elements written
         # through the generic proxy and not yet fenced (writer thread, or -1).
         self.wgmma_reads, self.unfenced = {}, {}
+        self.wgmma_seen = False
 
     # --- values
     def get(self, env, name):
@@ -397,7 +398,8 @@ class Machine:
         self.ops += 1
         n = op.name
         vals = [self.get(env, o) for o in op.operands] if not n.startswith("gpu.launch") else None
-        if vals and any(isinstance(v, Pending) for v in vals):
+        # (Only kernels with wgmma have Pending values: no scan elsewhere.)
+        if self.wgmma_seen and vals and any(isinstance(v, Pending) for v in vals):
             vals = [v.value if isinstance(v, Pending) and v.value is not None else v
                     for v in vals]
             if n not in ("nvvm.wgmma.mma_async", "scf.yield") and any(
@@ -748,6 +750,7 @@ class Machine:
             self.warpgroups(mask, T, op)
             return None
         if n == "nvvm.wgmma.mma_async":
+            self.wgmma_seen = True
             return put(self.wgmma(op, vals, mask, T, ctx))
         if n == "nvvm.wgmma.commit.group.sync.aligned":
             ctx["wg_groups"].append(ctx["wg_pending"])

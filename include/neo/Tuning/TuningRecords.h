@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +104,13 @@ RecordSet parseRecords(const std::string &text, const std::string &name, const L
 /// Reads and parses `path`. A file that cannot be read is a warning.
 RecordSet loadRecords(const std::string &path, const LoadOptions &options,
                       std::vector<Diagnostic> &diagnostics);
+
+/// What a schedule-selection pass keeps of `path` (the CPU's and the GPU's
+/// alike): its usable records, or null when there are none, each warning
+/// given to `warn`.
+std::shared_ptr<const RecordSet>
+loadUsableRecords(const std::string &path, const LoadOptions &options,
+                  const std::function<void(const std::string &)> &warn);
 
 /// The JSON text of a records file holding `records`.
 std::string printRecords(const RecordSet &records);

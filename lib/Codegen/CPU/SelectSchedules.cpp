@@ -89,16 +89,11 @@ struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSele
     tuning::LoadOptions options;
     options.target = target.empty() ? cpuTarget.recordsTarget(threads) : std::string(target);
     options.validate = validateScheduleRecord;
-    std::vector<tuning::Diagnostic> diagnostics;
-    auto set =
-        std::make_shared<tuning::RecordSet>(tuning::loadRecords(records, options, diagnostics));
-    Location loc = FileLineColLoc::get(ctx, records, 0, 0);
-    for (const tuning::Diagnostic &d : diagnostics)
-      if (d.severity == tuning::Diagnostic::Severity::Warning)
-        emitWarning(loc) << "neo-select-schedules: " << d.message;
     recordTarget = options.target;
-    if (!set->empty())
-      recordSet = std::move(set);
+    Location at = FileLineColLoc::get(ctx, records, 0, 0);
+    recordSet = tuning::loadUsableRecords(records, options, [&](const std::string &message) {
+      emitWarning(at) << "neo-select-schedules: " << message;
+    });
     return success();
   }
 

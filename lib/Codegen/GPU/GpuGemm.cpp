@@ -50,14 +50,19 @@ GpuGemmSchedule GpuGemmSchedule::fromParams(const schedules::GpuGemmParams &p) {
   return s;
 }
 
-bool GpuGemmSchedule::isValid(bool tensorCores, std::string &error) const {
-  schedules::GpuGemmParams p;
+std::string GpuGemmSchedule::toParams(schedules::GpuGemmParams &p) const {
   p.bm = bm, p.bn = bn, p.bk = bk, p.tm = tm, p.tn = tn, p.wm = wm, p.wn = wn;
   p.minBlocks = minBlocks, p.stages = stages;
-  if (!schedules::parseGpuMma(mma, p.mma)) {
-    error = "mma must be \"none\", \"tf32\", \"wgmma\" or \"auto\"";
+  if (!schedules::parseGpuMma(mma, p.mma))
+    return "mma must be \"none\", \"tf32\", \"wgmma\" or \"auto\"";
+  return "";
+}
+
+bool GpuGemmSchedule::isValid(bool tensorCores, std::string &error) const {
+  schedules::GpuGemmParams p;
+  error = toParams(p);
+  if (!error.empty())
     return false;
-  }
   error = schedules::checkGpuGemm(p, schedules::GpuGemmKernel::Any);
   if (error.empty())
     error = schedules::checkGpuGemm(p, tensorCores ? schedules::GpuGemmKernel::TensorCores
@@ -98,6 +103,8 @@ struct GemmKernel {
   Type acc; // C's element type
 
   KB k() { return KB{b, loc}; }
+  /// The flat operands and strides, for the pipelined tensor-core kernels.
+  GemmBuffers buffers() const { return {A.flat, B.flat, C.flat, A.stride, B.stride, C.stride}; }
 
   /// Loads `count` = 1 or 4 consecutive elements of `op` along its
   /// contiguous role at (row, col), clamped into bounds and zeroed outside.
@@ -628,15 +635,9 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     return false;
   {
     // The fields' own ranges first: the tile arithmetic below divides by them.
-    std::string error;
     schedules::GpuGemmParams params;
-    params.bm = schedule.bm, params.bn = schedule.bn, params.bk = schedule.bk;
-    params.tm = schedule.tm, params.tn = schedule.tn, params.wm = schedule.wm;
-    params.wn = schedule.wn, params.minBlocks = schedule.minBlocks;
-    params.stages = schedule.stages;
-    if (!schedules::parseGpuMma(schedule.mma, params.mma))
-      error = "mma must be \"none\", \"tf32\", \"wgmma\" or \"auto\"";
-    else
+    std::string error = schedule.toParams(params);
+    if (error.empty())
       error = schedules::checkGpuGemm(params, schedules::GpuGemmKernel::Any);
     if (!error.empty())
       return op->emitOpError("invalid gpu_gemm schedule: ") << error, FailureOr<bool>(failure());
@@ -661,8 +662,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
              FailureOr<bool>(failure());
     auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
                      function_ref<void(Value, Value, Value)> store) {
-      buildWgmma(rewriter, op.getLoc(), launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat,
-                 g.B.stride, g.C.flat, g.C.stride, init, store);
+      buildWgmma(rewriter, op.getLoc(), launch, plan, p, in, g.buffers(), init, store);
     };
     launchPipelined(rewriter, op, p, acc, s, plan.threads, plan.sharedBytes, "gemm_wgmma", build,
                     makeOperands, epilogue, fused);
@@ -677,8 +677,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     if (why.empty() && (p.n / t.bn) <= 65535 && (p.m / t.bm) <= 65535) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
                        function_ref<void(Value, Value, Value)> store) {
-        buildMmaSync(rewriter, op.getLoc(), launch, plan, p, in, g.A.flat, g.A.stride, g.B.flat,
-                     g.B.stride, g.C.flat, g.C.stride, init, store);
+        buildMmaSync(rewriter, op.getLoc(), launch, plan, p, in, g.buffers(), init, store);
       };
       launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_mma_sync",
                       build, makeOperands, epilogue, fused);
@@ -740,7 +739,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     }
     MmaSyncPlan plan;
     if (mmaIn &&
-        planMmaSyncGather(p, mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, t, plan)
+        planMmaSyncGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, t, plan)
             .empty() &&
         (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value,

@@ -50,9 +50,8 @@ Type mlir::neo::gpukernel::narrowSourceType(Value v) {
   return Type();
 }
 
-std::string mlir::neo::gpukernel::planMmaSyncGather(const GemmProblem &p, Type in, bool aKFast,
-                                                    bool bKFast, const GpuGemmSchedule &s,
-                                                    MmaSyncPlan &plan) {
+std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool bKFast,
+                                                    const GpuGemmSchedule &s, MmaSyncPlan &plan) {
   bool half = in.isF16() || in.isBF16();
   if (!half && !in.isF32())
     return "the gathered operands are neither 16-bit nor f32";
@@ -88,7 +87,6 @@ std::string mlir::neo::gpukernel::planMmaSyncGather(const GemmProblem &p, Type i
   plan.sharedBytes = plan.stages * (aBytes + bBytes);
   if (plan.sharedBytes > kMaxDynamicShared)
     return sharedMemoryError(plan.stages, plan.sharedBytes);
-  (void)p;
   return "";
 }
 

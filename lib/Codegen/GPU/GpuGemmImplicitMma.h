@@ -25,10 +25,10 @@ constexpr int64_t kMaxGatherRegisters = 32;
 
 /// "" and `plan` filled (two stages, A stored k-contiguous when `aKFast`,
 /// B stored n-contiguous unless `bKFast`) when the gather kernel runs
-/// problem `p` with MMA inputs of type `in` (f16, bf16, or f32 as tf32) under
-/// schedule `s`; otherwise why not.
-std::string planMmaSyncGather(const GemmProblem &p, Type in, bool aKFast, bool bKFast,
-                              const GpuGemmSchedule &s, MmaSyncPlan &plan);
+/// with MMA inputs of type `in` (f16, bf16, or f32 as tf32) under
+/// schedule `s` (the extents need not divide the tiles); otherwise why not.
+std::string planMmaSyncGather(Type in, bool aKFast, bool bKFast, const GpuGemmSchedule &s,
+                              MmaSyncPlan &plan);
 
 /// A[batch, m, k] or B[batch, k, n] at in-range indices, in f32.
 using GatherFn = function_ref<Value(Value batch, Value row, Value col)>;

@@ -209,11 +209,11 @@ void mlir::neo::gpukernel::mmaTile(KB &kb, const MmaSyncPlan &plan, Type in, Val
 
 void mlir::neo::gpukernel::buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch,
                                         const MmaSyncPlan &plan, const GemmProblem &p, Type in,
-                                        Value a, const int64_t strideA[4], Value bMem,
-                                        const int64_t strideB[4], Value c, const int64_t strideC[4],
-                                        Value init,
+                                        const GemmBuffers &buffers, Value init,
                                         function_ref<void(Value, Value, Value)> epilogue) {
   KB kb{b, loc};
+  Value a = buffers.a, bMem = buffers.b, c = buffers.c;
+  const int64_t *strideA = buffers.strideA, *strideB = buffers.strideB, *strideC = buffers.strideC;
   MLIRContext *ctx = b.getContext();
   const int64_t BM = plan.bm, BN = plan.bn, BK = plan.bk, WM = plan.wm, WN = plan.wn;
   const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;

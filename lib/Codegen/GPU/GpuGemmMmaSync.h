@@ -39,6 +39,13 @@ struct MmaSyncPlan {
   bool cPairs = false;
 };
 
+/// A pipelined kernel's operands: flat (1-D) global buffers A, B and C with
+/// their element strides (batch, m, n, k).
+struct GemmBuffers {
+  Value a, b, c;
+  const int64_t *strideA, *strideB, *strideC;
+};
+
 /// The most dynamic shared memory a block may ask for on sm_90 (227 KiB).
 constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
@@ -70,14 +77,12 @@ void mmaTile(KB &kb, const MmaSyncPlan &plan, Type in, Value As, Value Bs, Value
              Value group, Value inGroup, Value wRow, Value wCol, SmallVectorImpl<Value> &accs);
 
 /// Builds the kernel body into `launch` (grid: (n / bn, m / bm, batch),
-/// plan.threads threads, plan.sharedBytes of dynamic shared memory). `a`,
-/// `b` and `c` are flat (1-D) global buffers.
-/// With `init`, the accumulators start from that f32 value instead of C,
-/// and with `epilogue`, each result (row, col, value) goes to it instead of
-/// C (batch 1).
+/// plan.threads threads, plan.sharedBytes of dynamic shared memory). With
+/// `init`, the accumulators start from that f32 value instead of C, and with
+/// `epilogue`, each result (row, col, value) goes to it instead of C (batch
+/// 1).
 void buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch, const MmaSyncPlan &plan,
-                  const GemmProblem &p, Type in, Value a, const int64_t strideA[4], Value bMem,
-                  const int64_t strideB[4], Value c, const int64_t strideC[4], Value init = Value(),
+                  const GemmProblem &p, Type in, const GemmBuffers &buffers, Value init = Value(),
                   function_ref<void(Value, Value, Value)> epilogue = nullptr);
 
 } // namespace gpukernel

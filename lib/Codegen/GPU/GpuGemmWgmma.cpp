@@ -28,7 +28,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmWgmma.h"
-#include "GpuGemmMmaSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -76,20 +75,18 @@ std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type 
   if (strideC[kN] != 1)
     return "C's rows are not contiguous";
   // Operands are copied 16 bytes (8 elements) at a time as they lie.
-  auto lies = [&](const int64_t st[4], int kRole, int other, int64_t otherExtent,
-                  bool &kMajor) -> bool {
+  auto lies = [&](const int64_t st[4], int other, int64_t otherExtent, bool &kMajor) -> bool {
     if (!multipleOf(st, kB, p.batch, 8))
       return false;
     if (st[kK] == 1 && multipleOf(st, other, otherExtent, 8))
       return kMajor = true, true;
     if (st[other] == 1 && multipleOf(st, kK, p.k, 8))
       return kMajor = false, true;
-    (void)kRole;
     return false;
   };
-  if (!lies(strideA, kK, kM, p.m, plan.aKMajor))
+  if (!lies(strideA, kM, p.m, plan.aKMajor))
     return "A is contiguous along neither k nor m with 16-byte aligned rows";
-  if (!lies(strideB, kK, kN, p.n, plan.bKMajor))
+  if (!lies(strideB, kN, p.n, plan.bKMajor))
     return "B is contiguous along neither k nor n with 16-byte aligned rows";
   plan.cPairs = multipleOf(strideC, kM, p.m, 2) && multipleOf(strideC, kB, p.batch, 2);
   plan.stageBytes = (s.bm + s.bn) * kRowBytes;
@@ -108,12 +105,12 @@ std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type 
 }
 
 void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp launch,
-                                      const WgmmaPlan &plan, const GemmProblem &p, Type in, Value a,
-                                      const int64_t strideA[4], Value bMem,
-                                      const int64_t strideB[4], Value c, const int64_t strideC[4],
-                                      Value init,
+                                      const WgmmaPlan &plan, const GemmProblem &p, Type in,
+                                      const GemmBuffers &buffers, Value init,
                                       function_ref<void(Value, Value, Value)> epilogue) {
   KB kb{b, loc};
+  Value a = buffers.a, bMem = buffers.b, c = buffers.c;
+  const int64_t *strideA = buffers.strideA, *strideB = buffers.strideB, *strideC = buffers.strideC;
   MLIRContext *ctx = b.getContext();
   const int64_t BM = plan.bm, BN = plan.bn, BK = kWgmmaBk, WN = plan.wn;
   const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;

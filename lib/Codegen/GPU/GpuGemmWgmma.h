@@ -11,7 +11,7 @@
 #ifndef NEO_LIB_CODEGEN_GPU_GPUGEMMWGMMA_H
 #define NEO_LIB_CODEGEN_GPU_GPUGEMMWGMMA_H
 
-#include "GpuKernelBuilder.h"
+#include "GpuGemmMmaSync.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/Utils/GemmAnalysis.h"
 
@@ -47,13 +47,10 @@ std::string planWgmma(const GemmProblem &p, Type in, Type acc, const int64_t str
                       WgmmaPlan &plan);
 
 /// Builds the kernel body into `launch` (grid (n / bn, m / bm, batch),
-/// plan.threads threads, plan.sharedBytes of dynamic shared memory); `a`,
-/// `b`, `c` are flat global buffers. With `init`, the accumulators start
-/// from that f32 value instead of C; with `epilogue`, each result (row, col,
-/// value) goes to it instead of C (batch 1).
+/// plan.threads threads, plan.sharedBytes of dynamic shared memory); `init`
+/// and `epilogue` as buildMmaSync's.
 void buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp launch, const WgmmaPlan &plan,
-                const GemmProblem &p, Type in, Value a, const int64_t strideA[4], Value bMem,
-                const int64_t strideB[4], Value c, const int64_t strideC[4], Value init = Value(),
+                const GemmProblem &p, Type in, const GemmBuffers &buffers, Value init = Value(),
                 function_ref<void(Value, Value, Value)> epilogue = nullptr);
 
 } // namespace gpukernel

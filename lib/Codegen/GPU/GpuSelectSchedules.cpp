@@ -46,8 +46,9 @@ struct NeoGpuSelectSchedulesPass
                             << mma << "\"";
     // wgmma's tile rule is checked per op (the options' tiles are the
     // other kernels' when wgmma chooses its own).
+    wgmmaTiles = gemm.mma == schedules::GpuMma::Wgmma && gemm.bk == 64 && gemm.wm == 64;
     schedules::GpuGemmParams checked = gemm;
-    if (checked.mma == schedules::GpuMma::Wgmma && !(gemm.bk == 64 && gemm.wm == 64))
+    if (checked.mma == schedules::GpuMma::Wgmma && !wgmmaTiles)
       checked.mma = schedules::GpuMma::Auto;
     if (std::string error = schedules::checkGpuGemm(checked, schedules::GpuGemmKernel::Any);
         !error.empty())
@@ -62,15 +63,10 @@ struct NeoGpuSelectSchedulesPass
         schedules::GpuGemmParams p;
         return gpuGemmFromFields(r.schedule, p);
       };
-      std::vector<tuning::Diagnostic> diagnostics;
-      auto set =
-          std::make_shared<tuning::RecordSet>(tuning::loadRecords(records, options, diagnostics));
       Location at = FileLineColLoc::get(ctx, records, 0, 0);
-      for (const tuning::Diagnostic &d : diagnostics)
-        if (d.severity == tuning::Diagnostic::Severity::Warning)
-          emitWarning(at) << "neo-gpu-select-schedules: " << d.message;
-      if (!set->empty())
-        recordSet = std::move(set);
+      recordSet = tuning::loadUsableRecords(records, options, [&](const std::string &message) {
+        emitWarning(at) << "neo-gpu-select-schedules: " << message;
+      });
     }
     return success();
   }
@@ -137,12 +133,10 @@ struct NeoGpuSelectSchedulesPass
       // applies; explicit wgmma tiles (bk = 64, wm = 64) are kept.
       if (isGemm && (gemm.mma == schedules::GpuMma::Wgmma ||
                      (gemm.mma == schedules::GpuMma::Auto && target == "cuda-sm_90a"))) {
-        bool keepTiles = gemm.mma == schedules::GpuMma::Wgmma && gemm.bk == 64 && gemm.wm == 64;
         if (std::optional<GpuGemmSchedule> s =
-                chooseWgmmaSchedule(op, GpuGemmSchedule::fromParams(gemm), keepTiles)) {
-          schedules::GpuGemmParams p = gemm;
-          p.bm = s->bm, p.bn = s->bn, p.bk = s->bk, p.wm = s->wm, p.wn = s->wn, p.minBlocks = 0;
-          p.mma = schedules::GpuMma::Wgmma;
+                chooseWgmmaSchedule(op, GpuGemmSchedule::fromParams(gemm), wgmmaTiles)) {
+          schedules::GpuGemmParams p;
+          (void)s->toParams(p); // mma "wgmma"
           op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, p));
           return WalkResult::advance();
         }
@@ -163,6 +157,8 @@ struct NeoGpuSelectSchedulesPass
 
 private:
   schedules::GpuGemmParams gemm;
+  /// The options ask for wgmma with its tiles (bk = wm = 64): they are kept.
+  bool wgmmaTiles = false;
   std::shared_ptr<const tuning::RecordSet> recordSet;
 };
 

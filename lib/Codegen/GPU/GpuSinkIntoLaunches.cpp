@@ -23,14 +23,18 @@ namespace neo {
 using namespace mlir;
 
 namespace {
+bool isLLVMConstant(Operation *op) {
+  return isa<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp, LLVM::ConstantOp>(op);
+}
+
 struct NeoGpuSinkIntoLaunchesPass
     : public neo::impl::NeoGpuSinkIntoLaunchesBase<NeoGpuSinkIntoLaunchesPass> {
   using Base::Base;
 
   void runOnOperation() override {
     auto beneficial = [](Operation *op) {
-      return isa<arith::ConstantOp, memref::DimOp, arith::SelectOp, arith::CmpIOp, LLVM::UndefOp,
-                 LLVM::PoisonOp, LLVM::ZeroOp, LLVM::ConstantOp>(op);
+      return isa<arith::ConstantOp, memref::DimOp, arith::SelectOp, arith::CmpIOp>(op) ||
+             isLLVMConstant(op);
     };
     WalkResult result = getOperation().walk([&](gpu::LaunchOp launch) {
       if (failed(sinkOperationsIntoLaunchOp(launch, beneficial)))
@@ -43,8 +47,7 @@ struct NeoGpuSinkIntoLaunchesPass
     // launches and buffers).
     SmallVector<Operation *> dead;
     getOperation().walk([&](Operation *op) {
-      if (isa<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp, LLVM::ConstantOp>(op) &&
-          op->use_empty() && !op->getParentOfType<gpu::LaunchOp>())
+      if (isLLVMConstant(op) && op->use_empty() && !op->getParentOfType<gpu::LaunchOp>())
         dead.push_back(op);
     });
     for (Operation *op : dead)

@@ -247,27 +247,25 @@ std::optional<ImplicitGemm> mlir::neo::analyzeImplicitGemm(linalg::LinalgOp op) 
   p.layout = "implicit";
   if (p.m * p.n * p.k < 1)
     return std::nullopt;
-  auto kFast = [&](Value v) {
+  // Per operand, from the dims its innermost index moves with: whether any
+  // is a K dim (kFast), and whether the run of consecutive elements along
+  // K (its fastest dim's range) is at least the one along M or N (kRun).
+  auto contiguity = [&](Value v, ArrayRef<unsigned> otherDims, bool &kFast, bool &kRun) {
     auto dims = innermostDims(op, v, memo);
-    return dims && llvm::any_of(g.kDims, [&](unsigned d) { return dims->test(d); });
+    kFast = dims && llvm::any_of(g.kDims, [&](unsigned d) { return dims->test(d); });
+    kRun = kFast;
+    if (!dims || g.kDims.empty() || otherDims.empty())
+      return;
+    int64_t runK = dims->test(g.kDims.back()) ? ranges[g.kDims.back()] : 0;
+    int64_t runOther = dims->test(otherDims.back()) ? ranges[otherDims.back()] : 0;
+    if (runK || runOther)
+      kRun = runK >= runOther;
   };
   g.a = mul.getLhs();
   g.b = mul.getRhs();
   g.cond = cond;
-  g.aKFast = kFast(g.a);
-  g.bKFast = kFast(g.b);
-  // The run of consecutive elements along a role: the range of its fastest
-  // dim when the innermost index moves with it.
-  auto kRun = [&](Value v, ArrayRef<unsigned> otherDims, bool fallback) {
-    auto dims = innermostDims(op, v, memo);
-    if (!dims || g.kDims.empty() || otherDims.empty())
-      return fallback;
-    int64_t runK = dims->test(g.kDims.back()) ? ranges[g.kDims.back()] : 0;
-    int64_t runOther = dims->test(otherDims.back()) ? ranges[otherDims.back()] : 0;
-    return runK || runOther ? runK >= runOther : fallback;
-  };
-  g.aKRun = kRun(g.a, g.mDims, g.aKFast);
-  g.bKRun = kRun(g.b, g.nDims, g.bKFast);
+  contiguity(g.a, g.mDims, g.aKFast, g.aKRun);
+  contiguity(g.b, g.nDims, g.bKFast, g.bKRun);
   return g;
 }
 

@@ -57,6 +57,8 @@ struct GpuGemmSchedule {
 
   /// The schedule of a #neo.gpu_gemm attribute's parameters.
   static GpuGemmSchedule fromParams(const schedules::GpuGemmParams &p);
+  /// Its parameters: "" and `p` filled, or why not (an unknown mma mode).
+  std::string toParams(schedules::GpuGemmParams &p) const;
   /// Whether the parameters are usable for the kernel (tensor cores or
   /// SIMT): schedules::checkGpuGemm.
   bool isValid(bool tensorCores, std::string &error) const;
