@@ -167,12 +167,12 @@ bool canVectorize(const int64_t stride[4], int role, int64_t extent, ArrayRef<in
 
 } // namespace
 
-/// SIMT kernel.
 /// SIMT kernel. With `splits` > 1, grid z enumerates (batch, split) pairs,
 /// each block covers K range [split * kChunk, (split + 1) * kChunk) and adds
-/// its partial sums into C atomically.
+/// its partial sums into C atomically. With `start` (C's constant initial
+/// value), the sums start from it and replace C without reading it.
 static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, int64_t splits,
-                      int64_t kChunk) {
+                      int64_t kChunk, Value start = Value()) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   KB kb = g.k();
@@ -199,7 +199,7 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
   bool vecA = canVectorize(g.A.stride, kK, p.k, {kB, kM}, {p.batch, p.m}) && BK % 4 == 0;
   bool vecB = canVectorize(g.B.stride, kN, p.n, {kB, kK}, {p.batch, p.k}) && BN % 4 == 0;
 
-  SmallVector<Value> init(TM * TN, kb.zero(acc));
+  SmallVector<Value> init(TM * TN, start ? start : kb.zero(acc));
   auto loop = scf::ForOp::create(b, loc, kBegin, kEnd, kb.idx(BK), init);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -297,13 +297,15 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
         Value off = g.C.offset(kb, batch, kM, row, kN, col0);
-        Value old =
-            vector::LoadOp::create(b, loc, vt, g.C.flat, off, false, llvm::MaybeAlign(vbytes));
         SmallVector<Value> parts;
         for (int64_t x = 0; x < 4; ++x)
           parts.push_back(loop.getResult(i * TN + gj * 4 + x));
-        Value sum =
-            arith::AddFOp::create(b, loc, old, vector::FromElementsOp::create(b, loc, vt, parts));
+        Value sum = vector::FromElementsOp::create(b, loc, vt, parts);
+        if (!start)
+          sum = arith::AddFOp::create(
+              b, loc,
+              vector::LoadOp::create(b, loc, vt, g.C.flat, off, false, llvm::MaybeAlign(vbytes)),
+              sum);
         vector::StoreOp::create(b, loc, sum, g.C.flat, off, false, llvm::MaybeAlign(vbytes));
         continue;
       }
@@ -327,17 +329,19 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
           memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, part, g.C.flat, off);
           continue;
         }
-        Value old = memref::LoadOp::create(b, loc, g.C.flat, off);
-        Value sum = arith::AddFOp::create(b, loc, old, part);
+        Value sum = start ? part
+                          : arith::AddFOp::create(
+                                b, loc, memref::LoadOp::create(b, loc, g.C.flat, off), part);
         memref::StoreOp::create(b, loc, sum, g.C.flat, off);
       }
     }
   }
 }
 
-/// Tensor-core kernel (exact tiles, C rows contiguous).
+/// Tensor-core kernel (exact tiles, C rows contiguous); the accumulators
+/// start from `start` (C's constant initial value) or from C.
 static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, int64_t BK,
-                     int64_t kStep) {
+                     int64_t kStep, Value start = Value()) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   KB kb = g.k();
@@ -364,6 +368,10 @@ static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, in
   SmallVector<Value> init;
   for (int64_t i = 0; i < TI; ++i)
     for (int64_t j = 0; j < TJ; ++j) {
+      if (start) {
+        init.push_back(gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cType, start));
+        continue;
+      }
       Value off = g.C.offset(kb, batch, kM, kb.add(rowBase, i * 16), kN, kb.add(colBase, j * 16));
       init.push_back(gpu::SubgroupMmaLoadMatrixOp::create(b, loc, cType, g.C.flat, off,
                                                           ld(g.C.stride[kM]), UnitAttr()));
@@ -456,43 +464,62 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
     return std::nullopt;
   Value c = op.getDpsInitOperand(0)->get();
   auto cType = dyn_cast<MemRefType>(c.getType());
-  if (!cType || cType.getRank() != 2 || !cType.hasStaticShape() ||
-      !cType.getLayout().isIdentity() || !cType.getElementType().isF32())
+  if (!cType || !cType.hasStaticShape() ||
+      !(cType.getElementType().isF32() || cType.getElementType().isF64()))
     return std::nullopt;
+  // C's initial value: a constant fill of all of C before the GEMM, and no
+  // other use of C before it (views of C are uses: they end the search).
+  // The GEMM writes every element of C, so its kernel can start its
+  // accumulators from the constant and store them without reading C; the
+  // fill's launch and a read of C go away. Uses after the GEMM may be
+  // anything.
+  Block *block = op->getBlock();
   GpuGemmEpilogue e;
+  linalg::LinalgOp candidate;
+  bool oneLaterUse = true;
   for (Operation *user : c.getUsers()) {
     if (user == op.getOperation())
       continue;
-    auto l = dyn_cast<linalg::LinalgOp>(user);
-    if (!l || l->getBlock() != op->getBlock())
+    Operation *top = block->findAncestorOpInBlock(*user);
+    if (!top)
       return std::nullopt;
-    if (isa<linalg::FillOp>(user) && !e.fill && user->isBeforeInBlock(op) &&
+    auto l = dyn_cast<linalg::LinalgOp>(user);
+    if (l && isa<linalg::FillOp>(user) && !e.fill && top == user && user->isBeforeInBlock(op) &&
         l.getDpsInitOperand(0)->get() == c &&
         matchPattern(l.getDpsInputOperand(0)->get(), m_Constant())) {
       e.fill = l;
       continue;
     }
-    if ((e.consumer && e.consumer != l) || !op->isBeforeInBlock(user))
+    if (!op->isBeforeInBlock(top))
       return std::nullopt;
-    e.consumer = l; // (a user once per operand: twice when in place)
+    if (!l || top != user || (candidate && candidate != l))
+      oneLaterUse = false;
+    candidate = l; // (a user once per operand: twice when in place)
   }
-  if (!e.fill || !e.consumer)
+  if (!e.fill)
     return std::nullopt;
+  GpuGemmEpilogue initOnly = e;
+  // An elementwise consumer to apply as the results are stored: the only
+  // use after the GEMM, over the 2-D f32 C.
+  e.consumer = candidate;
+  if (!oneLaterUse || !e.consumer || cType.getRank() != 2 || !cType.getLayout().isIdentity() ||
+      !cType.getElementType().isF32())
+    return initOnly;
   linalg::LinalgOp g = e.consumer;
   // One read of C at the identity map of a 2-D all-parallel space of C's
   // shape, one output elsewhere that the body does not read.
   if (g.getNumLoops() != 2 || g.getNumReductionLoops() != 0 || g.getNumDpsInits() != 1 ||
       !isa<linalg::GenericOp>(g.getOperation()) ||
       g.getStaticLoopRanges() != SmallVector<int64_t>(cType.getShape()))
-    return std::nullopt;
+    return initOnly;
   int reads = 0;
   for (OpOperand *in : g.getDpsInputOperands()) {
     if (!isa<MemRefType>(in->get().getType()))
-      return std::nullopt;
+      return initOnly;
     if (in->get() != c)
       continue;
     if (!g.getMatchingIndexingMap(in).isIdentity())
-      return std::nullopt;
+      return initOnly;
     e.cInput = in->getOperandNumber();
     ++reads;
   }
@@ -502,12 +529,12 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
   if (reads != 1 || !g.getMatchingBlockArgument(out).use_empty() ||
       !isa<MemRefType>(out->get().getType()) ||
       (out->get() == c && !g.getMatchingIndexingMap(out).isIdentity()))
-    return std::nullopt;
+    return initOnly;
   // C's values are never stored: C must be a temporary, or the consumer's
   // own output (in place). A C the caller sees (an out-param) keeps its
   // kernels.
   if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
-    return std::nullopt;
+    return initOnly;
   // The output is written while other blocks still read A and B: it must be
   // neither (nor a view of either).
   auto root = [](Value v) {
@@ -521,22 +548,22 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
   };
   for (OpOperand *in : op.getDpsInputOperands())
     if (root(in->get()) == root(out->get()))
-      return std::nullopt;
+      return initOnly;
   for (Operation &inner : g.getBlock()->without_terminator())
     if (!isPure(&inner) || isa<linalg::IndexOp>(inner))
-      return std::nullopt;
+      return initOnly;
   // The consumer moves up to the GEMM: nothing between them may touch
   // memory, and what it reads must exist there already.
   for (Operation *between = op->getNextNode(); between != g.getOperation();
        between = between->getNextNode())
     if (!isPure(between))
-      return std::nullopt;
+      return initOnly;
   auto definedLater = [&](Value v) {
     Operation *def = v.getDefiningOp();
     return def && def->getBlock() == op->getBlock() && !def->isBeforeInBlock(op);
   };
   if (llvm::any_of(g->getOperands(), definedLater))
-    return std::nullopt;
+    return initOnly;
   // Values the body captures from above too.
   bool captured = false;
   g->walk([&](Operation *inner) {
@@ -544,8 +571,23 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
       captured |= v.getParentRegion() != &g->getRegion(0) && definedLater(v);
   });
   if (captured)
-    return std::nullopt;
+    return initOnly;
   return e;
+}
+
+/// The constant that the fill of `e` writes.
+static Value initialValue(const GpuGemmEpilogue &e) {
+  return linalg::LinalgOp(e.fill).getDpsInputOperand(0)->get();
+}
+
+/// Erases what a kernel took over from `e` (the fill, and the consumer if
+/// any) and sets `*fused`.
+static void eraseFused(RewriterBase &rewriter, const GpuGemmEpilogue &e, bool *fused) {
+  if (e.consumer)
+    rewriter.eraseOp(e.consumer);
+  rewriter.eraseOp(e.fill);
+  if (fused)
+    *fused = true;
 }
 
 /// The consumer's body at (row, col) with C's element `value`, stored.
@@ -595,9 +637,12 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   KB kb{rewriter, loc};
   GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
-  bool withEpilogue = epilogue && p.batch == 1;
-  Value init =
-      withEpilogue ? linalg::LinalgOp(epilogue->fill).getDpsInputOperand(0)->get() : Value();
+  // The fill's constant as the accumulators' start (K split over blocks
+  // adds into C, which the fill must then have written); the consumer, if
+  // any, as the store.
+  bool withInit = epilogue && splits == 1 && (!epilogue->consumer || p.batch == 1);
+  bool withEpilogue = withInit && epilogue->consumer;
+  Value init = withInit ? initialValue(*epilogue) : Value();
   auto store = [&](Value row, Value col, Value value) {
     emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
   };
@@ -605,12 +650,8 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   launch->setAttr("neo.kernel",
                   rewriter.getStringAttr(withEpilogue ? (name + "_epilogue").str() : name.str()));
   rewriter.eraseOp(op);
-  if (withEpilogue) {
-    rewriter.eraseOp(epilogue->consumer);
-    rewriter.eraseOp(epilogue->fill);
-    if (fused)
-      *fused = true;
-  }
+  if (withInit)
+    eraseFused(rewriter, *epilogue, fused);
 }
 
 /// What the tensor-core kernel of an implicit GEMM needs to know: which
@@ -822,14 +863,19 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   GemmKernel g{rewriter, loc, p, s, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
   Value As = launch.getWorkgroupAttributions()[0], Bs = launch.getWorkgroupAttributions()[1];
+  // C's constant initial value (not when blocks add into C atomically).
+  bool withInit = epilogue && !epilogue->consumer && !implicit && splits == 1;
+  Value start = withInit ? initialValue(*epilogue) : Value();
   if (tensorCores)
-    buildMma(g, launch, As, Bs, s.bk, kStep);
+    buildMma(g, launch, As, Bs, s.bk, kStep, start);
   else
-    buildSimt(g, launch, As, Bs, splits, kChunk);
+    buildSimt(g, launch, As, Bs, splits, kChunk, start);
   launch->setAttr("neo.kernel", rewriter.getStringAttr(tensorCores ? "gemm_mma"
                                                        : implicit  ? "gemm_implicit"
                                                                    : "gemm_simt"));
   rewriter.eraseOp(op);
+  if (withInit)
+    eraseFused(rewriter, *epilogue, fused);
   return true;
 }
 
@@ -877,8 +923,15 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
     fill(B, bMem, 1);
     fill(C, c, 2);
   };
-  // The epilogue's C is the op's, with its rows contiguous.
-  if (epilogue && (p.strides[2][kN] != 1 || p.strides[2][kM] != p.n))
+  // The epilogue's C is the op's, with its rows contiguous. C's initial
+  // value replaces the fill only if the GEMM writes all of C.
+  GpuGemmEpilogue initOnly;
+  if (epilogue && epilogue->consumer && (p.strides[2][kN] != 1 || p.strides[2][kM] != p.n)) {
+    initOnly = *epilogue;
+    initOnly.consumer = {};
+    epilogue = &initOnly;
+  }
+  if (epilogue && p.batch * p.m * p.n != cast<MemRefType>(c.getType()).getNumElements())
     epilogue = nullptr;
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
                   /*implicit=*/false, epilogue, fused);

@@ -123,8 +123,10 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       if (!op->getParentOfType<gpu::LaunchOp>())
         ops.push_back(op);
     });
-    // GEMMs whose result an elementwise op consumes: the tensor-core kernel
-    // applies it as it stores. Their fills wait for the GEMM's kernel choice.
+    // GEMMs whose C a constant fill initializes: the kernel starts from the
+    // constant instead of reading C; an elementwise consumer of the result
+    // the tensor-core kernels apply as they store. Their fills wait for the
+    // GEMM's kernel choice.
     llvm::DenseMap<Operation *, GpuGemmEpilogue> epilogues;
     llvm::DenseSet<Operation *> deferred, erased;
     for (linalg::LinalgOp op : ops)
@@ -177,7 +179,8 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
         return signalPassFailure();
       if (fused) {
         erased.insert(fill);
-        erased.insert(consumer);
+        if (consumer)
+          erased.insert(consumer);
         continue;
       }
       // Not fused: the fill runs first, as it would have.

@@ -140,3 +140,78 @@ func.func @bf16(%a: memref<64x128xbf16>, %b: memref<128x64xbf16>, %c: memref<128
   return
 }
 
+
+// -----
+
+// C's constant fill folds into the GEMM kernel: the accumulators start from
+// the constant and replace C without reading it (one launch, not two).
+// CHECK-LABEL: func.func @fill_folded
+// CHECK-NOT: linalg.fill
+// CHECK: %[[INIT:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]],
+// CHECK-NOT: vector.load {{.*}} : memref<8388608xf32>
+// CHECK: vector.store {{.*}} : memref<8388608xf32>, vector<4xf32>
+// CHECK-NOT: gpu.launch
+// CHECK: {neo.kernel = "gemm_simt"}
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @fill_folded(%a: memref<4096x256xf32>, %b: memref<256x2048xf32>, %c: memref<4096x2048xf32>) {
+  %init = arith.constant 0.5 : f32
+  linalg.fill ins(%init : f32) outs(%c : memref<4096x2048xf32>)
+  linalg.matmul ins(%a, %b : memref<4096x256xf32>, memref<256x2048xf32>) outs(%c : memref<4096x2048xf32>)
+  return
+}
+
+// -----
+
+// Batched WMMA: the fragments start as the constant.
+// CHECK-LABEL: func.func @fill_folded_wmma
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: gpu.subgroup_mma_constant_matrix %{{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
+// CHECK: {neo.kernel = "gemm_mma"}
+// CHECK-NOT: gpu.launch
+func.func @fill_folded_wmma(%a: memref<2x128x64xf32>, %b: memref<2x64x128xf32>, %c: memref<2x128x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x128x128xf32>)
+  linalg.batch_matmul {neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32, mma = "tf32", stages = 1>}
+      ins(%a, %b : memref<2x128x64xf32>, memref<2x64x128xf32>) outs(%c : memref<2x128x128xf32>)
+  return
+}
+
+// -----
+
+// K split over blocks adds into C atomically: the fill stays, a launch of
+// its own before the GEMM's.
+// CHECK-LABEL: func.func @fill_split_k
+// CHECK: gpu.launch
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: gpu.launch
+// CHECK: memref.atomic_rmw addf
+// CHECK: {neo.kernel = "gemm_simt"}
+func.func @fill_split_k(%a: memref<64x4096xf32>, %b: memref<4096x64xf32>, %c: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x4096xf32>, memref<4096x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// C is read between the fill and the GEMM (the copy's kernel): the fill
+// stays.
+// CHECK-LABEL: func.func @fill_read_before
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: gpu.launch
+// CHECK: {neo.kernel = "gemm_simt"}
+func.func @fill_read_before(%a: memref<4096x256xf32>, %b: memref<256x2048xf32>, %c: memref<4096x2048xf32>, %d: memref<4096x2048xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4096x2048xf32>)
+  memref.copy %c, %d : memref<4096x2048xf32> to memref<4096x2048xf32>
+  linalg.matmul ins(%a, %b : memref<4096x256xf32>, memref<256x2048xf32>) outs(%c : memref<4096x2048xf32>)
+  return
+}

@@ -79,26 +79,31 @@ struct GpuGenericSchedule {
   int64_t minReduction = 128;
 };
 
-/// The elementwise consumer of a GEMM's result that the tensor-core kernel
-/// applies as it stores (bias, activation): C is a buffer that only a
-/// constant fill (its initial value), the GEMM and `consumer` use; the
-/// consumer reads C once at the identity map of its 2-D space and writes
-/// another buffer, or C in place.
+/// What a GEMM kernel can take over around it. `fill`: a constant fill of
+/// all of C before the GEMM, with no other use of C before it; the kernel
+/// starts its accumulators from the constant and stores without reading C.
+/// `consumer` (may be null): the elementwise consumer of the result that the
+/// pipelined tensor-core kernels apply as they store (bias, activation): C
+/// is a buffer that only the fill, the GEMM and `consumer` use; the consumer
+/// reads C once at the identity map of its 2-D space and writes another
+/// buffer, or C in place.
 struct GpuGemmEpilogue {
   linalg::LinalgOp consumer;
   linalg::LinalgOp fill;
   unsigned cInput = 0;
 };
 
-/// The epilogue of GEMM `op`, when its result is used that way.
+/// The epilogue of GEMM `op`: its fill, and its consumer when its result is
+/// used that way.
 std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
 
 /// Replaces a contraction by a GEMM kernel launch and returns true; returns
 /// false (leaving the op) when the GEMM analysis does not accept it, and
 /// failure after a diagnostic when the schedule is invalid. With
-/// `epilogue`, the pipelined tensor-core kernel starts from the fill's value
-/// and stores the consumer's values (erasing fill and consumer, and setting
-/// `*fused`); the other kernels leave them.
+/// `epilogue`, the kernel starts from the fill's value (unless K is split
+/// over blocks that add into C) and the pipelined tensor-core kernels store
+/// the consumer's values; what a kernel took over it erases, setting
+/// `*fused` (the fill, and the consumer if any). Otherwise it leaves both.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
                                 const GpuGemmEpilogue *epilogue = nullptr, bool *fused = nullptr);
