@@ -81,7 +81,7 @@ struct Operand {
   /// element at (batch, row role index, col role index) in the accumulator
   /// type instead of loading it through strides, and for C, adds a value.
   std::function<Value(Value, Value, Value)> implicitLoad;
-  std::function<void(Value, Value, Value, Value, bool)> implicitAdd;
+  std::function<void(Value, Value, Value, Value, gpukernel::CUpdate)> implicitAdd;
   /// For implicit operands: the role whose consecutive indices are closest
   /// in memory (consecutive threads load along it).
   int fastRole = -1;
@@ -321,7 +321,10 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
         }
         Value part = loop.getResult(i * TN + gj * 4 + x);
         if (g.C.implicitAdd) {
-          g.C.implicitAdd(batch, row, col, part, splits > 1);
+          g.C.implicitAdd(batch, row, col, part,
+                          splits > 1 ? gpukernel::CUpdate::AtomicAdd
+                          : start    ? gpukernel::CUpdate::Store
+                                     : gpukernel::CUpdate::Add);
           continue;
         }
         Value off = g.C.offset(kb, batch, kM, row, kN, col);
@@ -580,14 +583,17 @@ static Value initialValue(const GpuGemmEpilogue &e) {
   return linalg::LinalgOp(e.fill).getDpsInputOperand(0)->get();
 }
 
-/// Erases what a kernel took over from `e` (the fill, and the consumer if
-/// any) and sets `*fused`.
-static void eraseFused(RewriterBase &rewriter, const GpuGemmEpilogue &e, bool *fused) {
-  if (e.consumer)
+/// Erases what a kernel took over from `e` (the fill, and the consumer
+/// with `consumer`), saying so in `*fused`.
+static void eraseFused(RewriterBase &rewriter, const GpuGemmEpilogue &e, bool consumer,
+                       GemmFusion *fused) {
+  if (consumer)
     rewriter.eraseOp(e.consumer);
   rewriter.eraseOp(e.fill);
-  if (fused)
-    *fused = true;
+  if (fused) {
+    fused->fill = true;
+    fused->consumer = consumer;
+  }
 }
 
 /// The consumer's body at (row, col) with C's element `value`, stored.
@@ -620,14 +626,14 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
 /// Replaces `op` by a pipelined tensor-core kernel (grid (n / bn, m / bm,
 /// batch), `threads` threads, `sharedBytes` of dynamic shared memory) that
 /// `build` fills from A, B, C, the initial value and the epilogue store
-/// (batch 1; then erasing the fill and the consumer and setting `*fused`).
+/// (batch 1; then erasing the fill and the consumer, saying so in `*fused`).
 using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value init,
                                         function_ref<void(Value, Value, Value)> store)>;
 static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                             Type acc, const GpuGemmSchedule &t, int64_t threads,
                             int64_t sharedBytes, StringRef name, PipelinedBody build,
-                            OperandMaker makeOperands, const GpuGemmEpilogue *epilogue, bool *fused,
-                            int64_t splits = 1) {
+                            OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
+                            GemmFusion *fused, int64_t splits = 1) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
@@ -640,8 +646,8 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   // The fill's constant as the accumulators' start (K split over blocks
   // adds into C, which the fill must then have written); the consumer, if
   // any, as the store.
-  bool withInit = epilogue && splits == 1 && (!epilogue->consumer || p.batch == 1);
-  bool withEpilogue = withInit && epilogue->consumer;
+  bool withInit = epilogue && splits == 1;
+  bool withEpilogue = withInit && epilogue->consumer && p.batch == 1;
   Value init = withInit ? initialValue(*epilogue) : Value();
   auto store = [&](Value row, Value col, Value value) {
     emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
@@ -651,7 +657,7 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
                   rewriter.getStringAttr(withEpilogue ? (name + "_epilogue").str() : name.str()));
   rewriter.eraseOp(op);
   if (withInit)
-    eraseFused(rewriter, *epilogue, fused);
+    eraseFused(rewriter, *epilogue, withEpilogue, fused);
 }
 
 /// What the tensor-core kernel of an implicit GEMM needs to know: which
@@ -670,7 +676,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
                                 Type in, Type acc, bool cRowsContiguous,
                                 const GpuGemmSchedule &schedule, OperandMaker makeOperands,
                                 bool implicit, const GpuGemmEpilogue *epilogue = nullptr,
-                                bool *fused = nullptr,
+                                GemmFusion *fused = nullptr,
                                 const ImplicitOperands *implicitOperands = nullptr) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
@@ -783,13 +789,14 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
         planMmaSyncGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, t, plan)
             .empty() &&
         (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535) {
-      auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value,
+      auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
                        function_ref<void(Value, Value, Value)>) {
         buildMmaSyncGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitLoad,
-                           g.B.implicitLoad, g.C.implicitAdd, splits, kChunk);
+                           g.B.implicitLoad, g.C.implicitAdd, splits, kChunk, init);
       };
+      // (C's initial value only: generateGpuImplicitGemm passes no consumer.)
       launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_implicit_mma",
-                      build, makeOperands, nullptr, nullptr, splits);
+                      build, makeOperands, epilogue, fused, splits);
       return true;
     }
   }
@@ -863,8 +870,9 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   GemmKernel g{rewriter, loc, p, s, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
   Value As = launch.getWorkgroupAttributions()[0], Bs = launch.getWorkgroupAttributions()[1];
-  // C's constant initial value (not when blocks add into C atomically).
-  bool withInit = epilogue && !epilogue->consumer && !implicit && splits == 1;
+  // C's constant initial value (not when blocks add into C atomically); a
+  // consumer stays a kernel of its own.
+  bool withInit = epilogue && splits == 1;
   Value start = withInit ? initialValue(*epilogue) : Value();
   if (tensorCores)
     buildMma(g, launch, As, Bs, s.bk, kStep, start);
@@ -875,7 +883,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
                                                                    : "gemm_simt"));
   rewriter.eraseOp(op);
   if (withInit)
-    eraseFused(rewriter, *epilogue, fused);
+    eraseFused(rewriter, *epilogue, /*consumer=*/false, fused);
   return true;
 }
 
@@ -905,7 +913,7 @@ static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
 
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                            const GpuGemmSchedule &schedule,
-                                           const GpuGemmEpilogue *epilogue, bool *fused) {
+                                           const GpuGemmEpilogue *epilogue, GemmFusion *fused) {
   std::optional<GemmOperands> operands = gemmOperands(op);
   if (!operands)
     return false;
@@ -923,7 +931,7 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
     fill(B, bMem, 1);
     fill(C, c, 2);
   };
-  // The epilogue's C is the op's, with its rows contiguous. C's initial
+  // The consumer's C is the op's, with its rows contiguous. C's initial
   // value replaces the fill only if the GEMM writes all of C.
   GpuGemmEpilogue initOnly;
   if (epilogue && epilogue->consumer && (p.strides[2][kN] != 1 || p.strides[2][kM] != p.n)) {
@@ -993,7 +1001,9 @@ bool mlir::neo::isGpuGemmCandidate(linalg::LinalgOp op) {
 //===----------------------------------------------------------------------===//
 
 FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                                   const GpuGemmSchedule &schedule) {
+                                                   const GpuGemmSchedule &schedule,
+                                                   const GpuGemmEpilogue *epilogue,
+                                                   GemmFusion *fused) {
   std::optional<ImplicitGemm> analysis = analyzeImplicitGemm(op);
   if (!analysis)
     return false;
@@ -1017,11 +1027,16 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
     B.implicitLoad = [&, kb, loc](Value batch, Value k, Value n) {
       return ig.loadB(kb.b, loc, batch, k, n);
     };
-    C.implicitAdd = [&, kb, loc](Value batch, Value m, Value n, Value value, bool atomic) {
+    C.implicitAdd = [&, kb, loc](Value batch, Value m, Value n, Value value,
+                                 gpukernel::CUpdate how) {
       OpBuilder &b = kb.b;
       SmallVector<Value> indices = ig.outIndices(b, loc, batch, m, n);
-      if (atomic) {
+      if (how == gpukernel::CUpdate::AtomicAdd) {
         memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value, cMem, indices);
+        return;
+      }
+      if (how == gpukernel::CUpdate::Store) {
+        memref::StoreOp::create(b, loc, value, cMem, indices);
         return;
       }
       Value old = memref::LoadOp::create(b, loc, cMem, indices);
@@ -1034,6 +1049,17 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
   Type narrowA = narrowSourceType(ig.a), narrowB = narrowSourceType(ig.b);
   if (narrowA && narrowA == narrowB)
     operands.narrow = narrowA;
+  // C's initial value replaces the fill only if the kernel writes all of C
+  // (each point of the problem is one element of C).
+  GpuGemmEpilogue initOnly;
+  if (epilogue) {
+    initOnly = *epilogue;
+    initOnly.consumer = {};
+    epilogue = ig.problem.batch * ig.problem.m * ig.problem.n ==
+                       cast<MemRefType>(cMem.getType()).getNumElements()
+                   ? &initOnly
+                   : nullptr;
+  }
   return emitGemm(rewriter, op, ig.problem, acc, acc, /*cRowsContiguous=*/false, schedule, make,
-                  /*implicit=*/true, nullptr, nullptr, &operands);
+                  /*implicit=*/true, epilogue, fused, &operands);
 }

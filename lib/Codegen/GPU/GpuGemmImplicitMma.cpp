@@ -93,7 +93,8 @@ std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool b
 void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::LaunchOp launch,
                                               const MmaSyncPlan &plan, const GemmProblem &p,
                                               Type in, GatherFn loadA, GatherFn loadB,
-                                              AccumulateFn addC, int64_t splits, int64_t kChunk) {
+                                              AccumulateFn addC, int64_t splits, int64_t kChunk,
+                                              Value start) {
   KB kb{b, loc};
   const int64_t BM = plan.bm, BN = plan.bn, BK = plan.bk, WM = plan.wm, WN = plan.wn;
   if (splits <= 1)
@@ -171,7 +172,11 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
   fillStage(kb.idx(0), kBase);
   gpu::BarrierOp::create(b, loc);
 
-  SmallVector<Value> initial(TI * TJ, kb.zero(VectorType::get({2, 2}, f32)));
+  auto fragType = VectorType::get({2, 2}, f32);
+  Value startFrag =
+      start ? vector::BroadcastOp::create(b, loc, fragType, start).getResult() : kb.zero(fragType);
+  SmallVector<Value> initial(TI * TJ, startFrag);
+  CUpdate how = splits > 1 ? CUpdate::AtomicAdd : start ? CUpdate::Store : CUpdate::Add;
   auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(KT), kb.idx(1), initial);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -212,13 +217,13 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
           if (!nExact)
             ok = kb.andI(ok, kb.lt(col, p.n));
           if (!ok) {
-            addC(batch, row, col, v, splits > 1);
+            addC(batch, row, col, v, how);
             continue;
           }
           auto guard = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
           OpBuilder::InsertionGuard inner(b);
           b.setInsertionPointToStart(&guard.getThenRegion().front());
-          addC(batch, row, col, v, splits > 1);
+          addC(batch, row, col, v, how);
         }
       }
     }

@@ -32,16 +32,23 @@ std::string planMmaSyncGather(Type in, bool aKFast, bool bKFast, const GpuGemmSc
 
 /// A[batch, m, k] or B[batch, k, n] at in-range indices, in f32.
 using GatherFn = function_ref<Value(Value batch, Value row, Value col)>;
-/// C[batch, m, n] += value, atomically when `atomic` (K split over blocks).
-using AccumulateFn = function_ref<void(Value batch, Value m, Value n, Value value, bool atomic)>;
+/// How a kernel writes its sums into C[batch, m, n].
+enum class CUpdate {
+  Add,       // C += value
+  AtomicAdd, // C += value atomically (K split over blocks)
+  Store,     // C = value (the sums started from C's constant initial value)
+};
+using AccumulateFn = function_ref<void(Value batch, Value m, Value n, Value value, CUpdate how)>;
 
 /// Builds the kernel body into `launch` (grid (ceil(n / bn), ceil(m / bm),
 /// batch * splits), plan.threads threads, plan.sharedBytes of dynamic shared
 /// memory). With `splits` > 1 each block sums `kChunk` (a multiple of bk)
-/// of K and adds to C atomically.
+/// of K and adds to C atomically. With `start` (C's constant initial value,
+/// `splits` 1), the sums start from it and are stored without reading C.
 void buildMmaSyncGather(OpBuilder &b, Location loc, gpu::LaunchOp launch, const MmaSyncPlan &plan,
                         const GemmProblem &p, Type in, GatherFn loadA, GatherFn loadB,
-                        AccumulateFn addC, int64_t splits = 1, int64_t kChunk = 0);
+                        AccumulateFn addC, int64_t splits = 1, int64_t kChunk = 0,
+                        Value start = Value());
 
 /// The 16-bit type that `v` (an operand of an implicit GEMM's body) holds
 /// exactly: f16 or bf16 when it is widened from that type, or a select of

@@ -169,29 +169,29 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       GpuGemmSchedule gemm = GpuGemmSchedule::fromParams(gemmAttr.getParams());
       rewriter.setInsertionPoint(op);
       auto epilogue = epilogues.find(op);
-      bool fused = false;
+      GemmFusion fused;
       linalg::LinalgOp fill, consumer;
       if (epilogue != epilogues.end())
         fill = epilogue->second.fill, consumer = epilogue->second.consumer;
-      FailureOr<bool> isGemm = generateGpuGemm(
-          rewriter, op, gemm, epilogue != epilogues.end() ? &epilogue->second : nullptr, &fused);
+      const GpuGemmEpilogue *e = epilogue != epilogues.end() ? &epilogue->second : nullptr;
+      FailureOr<bool> isGemm = generateGpuGemm(rewriter, op, gemm, e, &fused);
       if (failed(isGemm))
         return signalPassFailure();
-      if (fused) {
+      FailureOr<bool> isImplicit = false;
+      if (!*isGemm)
+        isImplicit = generateGpuImplicitGemm(rewriter, op, gemm, e, &fused);
+      if (failed(isImplicit))
+        return signalPassFailure();
+      if (fused.fill)
         erased.insert(fill);
-        if (consumer)
-          erased.insert(consumer);
+      if (fused.consumer)
+        erased.insert(consumer);
+      if (fused.fill)
         continue;
-      }
       // Not fused: the fill runs first, as it would have.
       if (fill && failed(mapGeneric(fill)))
         return signalPassFailure();
-      if (*isGemm)
-        continue;
-      FailureOr<bool> isImplicit = generateGpuImplicitGemm(rewriter, op, gemm);
-      if (failed(isImplicit))
-        return signalPassFailure();
-      if (*isImplicit)
+      if (*isGemm || *isImplicit)
         continue;
       if (failed(generateGpuGeneric(rewriter, op, generic)))
         return signalPassFailure();

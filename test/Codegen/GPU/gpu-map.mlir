@@ -215,3 +215,59 @@ func.func @fill_read_before(%a: memref<4096x256xf32>, %b: memref<256x2048xf32>, 
   linalg.matmul ins(%a, %b : memref<4096x256xf32>, memref<256x2048xf32>) outs(%c : memref<4096x2048xf32>)
   return
 }
+
+// -----
+
+// An f32 GEMM with an elementwise consumer (bias and relu) on the SIMT
+// kernel: the kernel takes the fill over; the consumer stays a kernel of
+// its own (only the pipelined tensor-core kernels apply consumers).
+// CHECK-LABEL: func.func @fill_folded_consumer_kept
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK: {neo.kernel = "gemm_simt"}
+// CHECK: gpu.launch
+// CHECK: arith.maximumf
+// CHECK: {neo.kernel = "pointwise"}
+func.func @fill_folded_consumer_kept(%a: memref<512x256xf32>, %b: memref<256x512xf32>, %bias: memref<512xf32>, %y: memref<512x512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<512x512xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<512x512xf32>)
+  linalg.matmul ins(%a, %b : memref<512x256xf32>, memref<256x512xf32>) outs(%c : memref<512x512xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<512x512xf32>, memref<512xf32>) outs(%y : memref<512x512xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A padded convolution (an implicit GEMM): its kernel takes the fill over
+// too and stores its sums without reading the output.
+// CHECK-LABEL: func.func @fill_folded_conv
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: memref.load {{.*}} : memref<2x32x12x12xf32>
+// CHECK: memref.store %{{[0-9]+}}#0, {{.*}} : memref<2x32x12x12xf32>
+// CHECK-NOT: gpu.launch
+// CHECK: {neo.kernel = "gemm_implicit"}
+func.func @fill_folded_conv(%x: memref<2x16x14x14xf32>, %w: memref<32x16x3x3xf32>, %y: memref<2x32x12x12xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x32x12x12xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, k, p, q, c, r, s) -> (n, c, p + r, q + s)>,
+                                   affine_map<(n, k, p, q, c, r, s) -> (k, c, r, s)>,
+                                   affine_map<(n, k, p, q, c, r, s) -> (n, k, p, q)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x16x14x14xf32>, memref<32x16x3x3xf32>) outs(%y : memref<2x32x12x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -93,6 +93,12 @@ struct GpuGemmEpilogue {
   unsigned cInput = 0;
 };
 
+/// What a GEMM kernel took over of its GpuGemmEpilogue (and erased).
+struct GemmFusion {
+  bool fill = false;
+  bool consumer = false;
+};
+
 /// The epilogue of GEMM `op`: its fill, and its consumer when its result is
 /// used that way.
 std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
@@ -103,10 +109,11 @@ std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
 /// `epilogue`, the kernel starts from the fill's value (unless K is split
 /// over blocks that add into C) and the pipelined tensor-core kernels store
 /// the consumer's values; what a kernel took over it erases, setting
-/// `*fused` (the fill, and the consumer if any). Otherwise it leaves both.
+/// `*fused`. Otherwise it leaves both.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
-                                const GpuGemmEpilogue *epilogue = nullptr, bool *fused = nullptr);
+                                const GpuGemmEpilogue *epilogue = nullptr,
+                                GemmFusion *fused = nullptr);
 
 /// The warpgroup-MMA (sm_90a) schedule of contraction `op` when that kernel
 /// applies to it (f16/bf16 operands, f32 result, extents multiples of the
@@ -120,9 +127,13 @@ std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const Gp
 /// loop indices), becomes a GEMM kernel whose tile loaders evaluate a and b:
 /// parallel dims that only a depends on are M, only b: N, both: batch; the
 /// reduction dims are K. Convolutions (forward, and both gradients) take
-/// this path. Returns false when the body has another shape.
+/// this path. Returns false when the body has another shape. With
+/// `epilogue`, its fill is taken over as for generateGpuGemm (its consumer
+/// is not).
 FailureOr<bool> generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
-                                        const GpuGemmSchedule &schedule);
+                                        const GpuGemmSchedule &schedule,
+                                        const GpuGemmEpilogue *epilogue = nullptr,
+                                        GemmFusion *fused = nullptr);
 
 /// Replaces any linalg op on static, identity-layout memrefs by a launch of
 /// one thread per parallel point, or one block per point for reductions with
