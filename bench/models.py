@@ -184,6 +184,27 @@ TRAINING = [
     ("shift conv N8 C64 K64 28x28", "cell", lambda: shift_conv(8, 64, 64, 28)),
 ]
 
+
+def attention(L, D):
+    """softmax(q k^T / sqrt(D)) v over L positions; PyTorch's reference is
+    its fused scaled_dot_product_attention (what a user would call)."""
+    src = f"""def attn(q: f32[{L}, {D}], k: f32[{L}, {D}], v: f32[{L}, {D}]) -> o {{
+  s[i, j] = sum(d) q[i, d] * k[j, d] * {1.0 / D ** 0.5!r}
+  m[i] = max(j) s[i, j]
+  z[i] = sum(j) exp(s[i, j] - m[i])
+  o[i, e] = sum(j) exp(s[i, j] - m[i]) / z[i] * v[j, e]
+}}"""
+
+    def ref(q, k, v):
+        return F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+    return src, "attn", ref
+
+
+# Training graphs that the GPU benchmark adds to TRAINING (scripts/gpu).
+GPU_TRAINING = [
+    ("attention L1024 D64", "norm", lambda: attention(1024, 64)),
+]
+
 # (M, N, K)
 SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
          (64, 4096, 1024)]

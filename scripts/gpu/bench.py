@@ -149,8 +149,8 @@ def bench_gemm(args, name, entry, workdir):
 
 def bench_train(args, name, entry, workdir):
     import models
-    build = {label: b for label, _, b in models.TRAINING}[entry.get("model_label",
-                                                                     entry["label"])]
+    build = {label: b for label, _, b in models.TRAINING + models.GPU_TRAINING}[
+        entry.get("model_label", entry["label"])]
     _, _, ref = build()
     # TF32 in PyTorch (cuDNN convolutions and cuBLAS) exactly when Neo's
     # bundle uses it: exact f32 against exact f32, tf32 against tf32.

@@ -308,7 +308,7 @@ def bench_jobs(out, quick):
             dest = os.path.join(out, "bench", name)
             jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(src, "g", dest, "none",
                                                                           opts)))
-    cases = models.TRAINING[:3] if quick else models.TRAINING
+    cases = models.TRAINING[:3] if quick else models.TRAINING + models.GPU_TRAINING
     # Each training step also as the fused graph (eqsat=true: row-blocked
     # kernels, a launch per row group), which the device run compares.
     # Convolutions also on tensor cores in tf32 (implicit GEMMs gathered into

@@ -619,6 +619,19 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       RowBlockOptions rows;
       rows.minBlocks = rowBlocks ? minRowBlocks : 0;
       rows.blockBytes = rowBlockBytes;
+      if (gpu) {
+        // The pass's GPU costs; a row's dot products run at a quarter of a
+        // tiled GEMM's pace, and L2 serves what every row re-reads at three
+        // times DRAM's bandwidth (H100/H200: 132 SMs, 2048 threads each).
+        GpuRowCosts costs;
+        costs.bandwidth = params.bandwidth;
+        costs.l2Bandwidth = 3 * params.bandwidth;
+        costs.gemmPeak = params.gemmPeak;
+        costs.rowGemmPeak = params.gemmPeak / 4;
+        costs.otherPeak = params.otherPeak;
+        costs.launch = params.launch;
+        rows.gpu = costs;
+      }
       FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()),
                           rows);
       fuser.ilpSeconds = ilpMaxSeconds;

@@ -111,9 +111,29 @@ bool isContractionShaped(ComputeOp op);
 /// (a convolution, a shifted or padded contraction).
 bool isBilinear(ComputeOp op);
 
+/// The GPU's costs for row grouping (neo-eqsat-fuse target=gpu): a
+/// row-blocked kernel runs a thread block per row on CUDA cores (its
+/// contractions too: no tensor cores, no tiles shared between rows), every
+/// row reads the operands that are not indexed by row again (from L2), and
+/// it keeps the GPU busy only with enough rows; each kernel it replaces runs
+/// at its own kernel's pace with its own parallelism and a launch of its
+/// own. A kernel's time: launch + max(traffic, work) / busy, where busy is
+/// its threads over `threads` (at most 1).
+struct GpuRowCosts {
+  double bandwidth = 3.0e6;    // DRAM bytes per microsecond
+  double l2Bandwidth = 9.0e6;  // bytes per microsecond
+  double gemmPeak = 5.0e7;     // contraction flops per microsecond, own kernel
+  double rowGemmPeak = 1.25e7; // contraction flops per microsecond, per row
+  double otherPeak = 1.5e6;    // other (weighted) flops per microsecond
+  double launch = 5.0;         // microseconds
+  int64_t threads = 132 * 256; // threads that keep the GPU busy (a block per SM)
+};
+
 struct RowBlockOptions {
   /// Fewest blocks of rows a row-blocked kernel runs (its parallelism).
   int64_t minBlocks = 4;
+  /// On a GPU, a merge must also lower the estimated time (GpuRowCosts).
+  std::optional<GpuRowCosts> gpu;
   /// Most bytes of results and row-sliced operands per block.
   int64_t blockBytes = 256 * 1024;
   /// When grouping stops: the groups formed by then are kept (each merge is

@@ -69,6 +69,9 @@ private:
     return u;
   }
   bool tryMerge(unsigned a, unsigned b);
+  /// The estimated GPU time of `group` as one kernel (a unit alone: its
+  /// own kernel; more: a row-blocked kernel), in microseconds.
+  double gpuTime(ArrayRef<unsigned> group);
   /// Whether the time for grouping is up (checked between merges).
   bool outOfTime() {
     if (!timedOut && std::chrono::steady_clock::now() >= options.deadline)
@@ -251,6 +254,8 @@ bool RowGrouper::tryMerge(unsigned a, unsigned b) {
   both.append(gb.begin(), gb.end());
   if (!internalReadsOk(both) || reaches(ga, gb) || reaches(gb, ga))
     return false;
+  if (options.gpu && gpuTime(both) >= gpuTime(ga) + gpuTime(gb))
+    return false;
   unsigned from = find(a), to = find(b);
   parent[from] = to;
   // The members of a group, in unit (program) order.
@@ -260,6 +265,73 @@ bool RowGrouper::tryMerge(unsigned a, unsigned b) {
   members[to] = std::move(merged);
   members[from].clear();
   return true;
+}
+
+double RowGrouper::gpuTime(ArrayRef<unsigned> group) {
+  const GpuRowCosts &c = *options.gpu;
+  llvm::DenseSet<unsigned> in(group.begin(), group.end());
+  llvm::DenseSet<Operation *> ops;
+  for (unsigned u : group)
+    ops.insert(units[u].op);
+  Block &entry = func.getBody().front();
+  // Traffic: what the group reads from outside (once; those not indexed by
+  // row again per row, from L2) and the results used outside it.
+  int64_t extent = units[group.front()].extent;
+  double bytes = 0, perRowBytes = 0, gemmFlops = 0, otherFlops = 0;
+  int64_t rowWork = 1;
+  double threads = 1; // of the unit's own kernel (the GPU kernels' choices)
+  llvm::DenseSet<Value> seen;
+  for (unsigned u : group) {
+    for (UnitRead r : units[u].reads) {
+      Value v = valueOf(u, r);
+      if (auto it = producer.find(v); it != producer.end() && in.contains(it->second))
+        continue;
+      if (!seen.insert(v).second)
+        continue;
+      bytes += tensorBytes(v.getType());
+      AffineMap map = r.member.getIndexingMap(r.read);
+      if (llvm::none_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }))
+        perRowBytes += tensorBytes(v.getType());
+    }
+    for (Value v : units[u].op->getResults())
+      if (group.size() == 1 || llvm::any_of(v.getUsers(), [&](Operation *user) {
+            return !ops.contains(entry.findAncestorOpInBlock(*user));
+          }))
+        bytes += tensorBytes(v.getType());
+    for (ComputeOp m : units[u].members) {
+      double flops = kernelFlops(m);
+      bool gemm = isContractionShaped(m) || isBilinear(m);
+      (gemm ? gemmFlops : otherFlops) += flops;
+      // A row's work: its points past the row dim, or its terms.
+      int64_t rowPoints = 1, points = 1, terms = 1;
+      for (auto [i, b] : llvm::enumerate(m.getBounds()))
+        if (i >= m.getNumParallelDims())
+          terms *= b;
+        else
+          points *= b, rowPoints *= i > 0 ? b : 1;
+      rowWork = std::max({rowWork, rowPoints, terms});
+      // Its own kernel: a GEMM's thread computes an 8x8 tile; a reduction
+      // with few points and many terms has a block per point; else a
+      // thread per point.
+      double own = gemm ? double(points) / 64
+                   : points < (int64_t(1) << 18) && terms >= 128
+                       ? double(points) * double(std::min<int64_t>(256, terms))
+                       : double(points);
+      threads = std::max(threads, own);
+    }
+  }
+  if (group.size() == 1) {
+    double busy = std::min(1.0, threads / double(c.threads));
+    return c.launch +
+           std::max(bytes / c.bandwidth, gemmFlops / c.gemmPeak + otherFlops / c.otherPeak) / busy;
+  }
+  // A thread block per row (up to 256 threads, as GpuRowBlock): with few
+  // rows, most of the GPU idles.
+  int64_t rowThreads = std::min<int64_t>(256, (rowWork + 31) / 32 * 32);
+  double busy = std::min(1.0, double(extent) * double(rowThreads) / double(c.threads));
+  double time = std::max(bytes / c.bandwidth + perRowBytes * double(extent) / c.l2Bandwidth,
+                         gemmFlops / c.rowGemmPeak + otherFlops / c.otherPeak);
+  return c.launch + time / busy;
 }
 
 void RowGrouper::build(ArrayRef<unsigned> group) {

@@ -78,7 +78,9 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
     become one row-blocked `neo.fused` kernel (`row_block B`): per block of
     rows each op computes its rows in turn, in cache, and only the values
     used outside are written. A kernel joins only if the operands it reads
-    whole (a GEMM's weights) fit in `row-block-bytes`.
+    whole (a GEMM's weights) fit in `row-block-bytes`; with `target=gpu`
+    only if the merge also lowers the estimated time (a row-blocked kernel
+    is a thread block per row there, on CUDA cores; docs/eqsat.md).
 
     The cost of a kernel is its bytes read and written over the memory
     bandwidth, its FLOPs over the peak (contraction-shaped kernels at the
