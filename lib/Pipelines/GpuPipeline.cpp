@@ -58,6 +58,8 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   pm.addNestedPass<func::FuncOp>(createNeoGpuMap());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.batchLaunches)
+    pm.addNestedPass<func::FuncOp>(createNeoGpuBatchLaunches());
   if (options.stopAfter == "gpu")
     return;
 

@@ -220,6 +220,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "gemm-tile",
       llvm::cl::desc("GEMM kernel schedule bm,bn,bk,tm,tn,wm,wn (a prefix; see "
                      "neo-gpu-select-schedules)")};
+  PassOptions::Option<bool> batchLaunches{
+      *this, "batch-launches",
+      llvm::cl::desc("Run consecutive independent launches of one block size (fills, "
+                     "elementwise updates) as one launch (neo-gpu-batch-launches)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> rowBlocks{
       *this, "row-blocks",
       llvm::cl::desc("With eqsat: row-blocked fused kernels (softmax, layernorm rows and "

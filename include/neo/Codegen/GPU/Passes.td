@@ -115,6 +115,29 @@ def NeoGpuFinalize : Pass<"neo-gpu-finalize", "::mlir::gpu::GPUModuleOp"> {
   ];
 }
 
+def NeoGpuBatchLaunches : Pass<"neo-gpu-batch-launches", "::mlir::func::FuncOp"> {
+  let summary = "Run consecutive independent launches of one block size as one launch";
+  let description = [{
+    Runs after `neo-gpu-map`. Consecutive `gpu.launch` ops with 1-D constant
+    grids of the same block size, no shared memory, and no buffer that one
+    writes and another reads or writes (buffers by their root: a function
+    argument or an allocation, through views; function arguments are
+    distinct buffers) become one launch (`neo.kernel = "batched"`, the
+    kernels' kinds in `neo.batched`) whose grid is the sum of theirs: each
+    block runs the body of the launch whose range of block indices holds
+    it, with its index relative to that range. Only operations without
+    memory effects (or allocations) may lie between them. A training step's
+    small kernels (fills before split-K GEMMs, bias gradients, parameter
+    updates) then cost one launch instead of one each. A launch whose
+    accesses are not all to known buffers is left alone.
+  }];
+  let options = [Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"2147483647",
+                        "Most blocks of a batched launch (the grid's x limit)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def NeoGpuSinkIntoLaunches : Pass<"neo-gpu-sink-into-launches", "::mlir::func::FuncOp"> {
   let summary = "Sink the constants and index computations a gpu.launch uses into it";
   let description = [{

@@ -1,0 +1,304 @@
+//===- GpuBatchLaunches.cpp - neo-gpu-batch-launches ----------------------===//
+//
+// Runs consecutive independent launches of one block shape as one launch:
+// a 1-D grid of as many blocks as theirs together, where each block runs
+// the body of the launch whose range of block indices it falls in, with
+// the block index (x, y, z) that its place in that range stands for. A training step's small
+// kernels (the fills before split-K GEMMs, bias gradients, parameter updates) each cost a launch of
+// a few microseconds, often more than their work; batched, they cost one.
+//
+// A launch joins a batch when
+//  - its grid and block are constants, its block shape and its shared
+//    memory (workgroup attributions and dynamic bytes) are the batch's
+//    (each block runs one body, so the bodies share the buffers),
+//    it has no async tokens and a single-block body;
+//  - every memory access in its body is to a buffer known by its root (a
+//    function argument or an allocation, through views), or to memory of
+//    its own (shared or private);
+//  - it neither writes a buffer that a launch of the batch reads or writes,
+//    nor reads one that a launch of the batch writes (function arguments are
+//    distinct buffers, as bufferization assumes);
+//  - only operations without memory effects (or allocations) lie between it
+//    and the batch's previous launch.
+// The batched launch sits where the batch's last launch was: everything
+// the earlier ones use is defined by then, and nothing between them
+// touched memory.
+//
+//===----------------------------------------------------------------------===//
+#include "neo/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOGPUBATCHLAUNCHES
+#include "neo/Codegen/GPU/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// A launch that may join a batch: its sizes and the buffers it reads and
+/// writes.
+struct Candidate {
+  gpu::LaunchOp launch;
+  int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  int64_t blocks = 0;      // grid[0] * grid[1] * grid[2]
+  int64_t sharedBytes = 0; // dynamic
+  SmallVector<Type> workgroup;
+  llvm::DenseSet<Value> reads, writes;
+
+  /// Whether the two can share one launch's block size and shared memory.
+  bool sameShape(const Candidate &o) const {
+    return llvm::equal(block, o.block) && sharedBytes == o.sharedBytes && workgroup == o.workgroup;
+  }
+};
+
+int64_t constantOf(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return -1;
+}
+
+/// The buffer `v` views: a function argument or an allocation outside
+/// `launch`; a null Value when it is the launch's own memory (its workgroup
+/// buffers, dynamic shared memory, allocations in its body); nullopt when
+/// it is not known.
+std::optional<Value> rootOf(Value v, gpu::LaunchOp launch) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      v = view.getViewSource();
+      continue;
+    }
+    if (launch->isProperAncestor(def) &&
+        isa<memref::AllocOp, memref::AllocaOp, gpu::DynamicSharedMemoryOp>(def))
+      return Value();
+    if (isa<memref::AllocOp>(def))
+      return v;
+    return std::nullopt;
+  }
+  auto arg = cast<BlockArgument>(v);
+  Operation *owner = arg.getOwner()->getParentOp();
+  if (isa<func::FuncOp>(owner))
+    return v;
+  if (owner == launch.getOperation())
+    return Value(); // a workgroup or private attribution
+  return std::nullopt;
+}
+
+std::optional<Candidate> asCandidate(gpu::LaunchOp launch) {
+  Candidate c;
+  c.launch = launch;
+  if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+      !launch.getPrivateAttributions().empty() || !launch.getBody().hasOneBlock() ||
+      launch.hasClusterSize())
+    return std::nullopt;
+  if (Value bytes = launch.getDynamicSharedMemorySize()) {
+    c.sharedBytes = constantOf(bytes);
+    if (c.sharedBytes < 0)
+      return std::nullopt;
+  }
+  for (BlockArgument a : launch.getWorkgroupAttributions())
+    c.workgroup.push_back(a.getType());
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  Value dims[2][3] = {{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}};
+  for (int i = 0; i < 3; ++i) {
+    c.grid[i] = constantOf(dims[0][i]);
+    c.block[i] = constantOf(dims[1][i]);
+    if (c.grid[i] < 1 || c.block[i] < 1 || c.grid[i] > INT32_MAX)
+      return std::nullopt;
+  }
+  c.blocks = c.grid[0] * c.grid[1] * c.grid[2];
+  if (c.blocks > INT32_MAX)
+    return std::nullopt;
+  bool known = true;
+  launch.getBody().walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    // A barrier synchronizes the block's threads (every block runs one
+    // body, so it stays uniform); terminators touch nothing.
+    if (!effects && (isa<gpu::BarrierOp>(op) || op->hasTrait<OpTrait::IsTerminator>()))
+      return WalkResult::advance();
+    if (!effects) {
+      known = false;
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      Value v = e.getValue();
+      std::optional<Value> root = v ? rootOf(v, launch) : std::nullopt;
+      if (!root) {
+        known = false;
+        return WalkResult::interrupt();
+      }
+      if (!*root)
+        continue; // private memory
+      (isa<MemoryEffects::Read>(e.getEffect()) ? c.reads : c.writes).insert(*root);
+    }
+    return WalkResult::advance();
+  });
+  if (!known)
+    return std::nullopt;
+  return c;
+}
+
+bool independent(const Candidate &a, const Candidate &b) {
+  for (Value w : a.writes)
+    if (b.reads.contains(w) || b.writes.contains(w))
+      return false;
+  for (Value w : b.writes)
+    if (a.reads.contains(w))
+      return false;
+  return true;
+}
+
+/// Whether `op` (between two launches) may be moved past: no memory effects
+/// but allocations.
+bool movable(Operation *op) {
+  if (isa<gpu::LaunchOp>(op))
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return isPure(op);
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Allocate>(e.getEffect());
+  });
+}
+
+/// Replaces the launches of `batch` (two or more) by one, at the last one.
+void buildBatch(ArrayRef<Candidate> batch) {
+  gpu::LaunchOp last = batch.back().launch;
+  OpBuilder b(last);
+  Location loc = last.getLoc();
+  int64_t total = 0;
+  for (const Candidate &c : batch)
+    total += c.blocks;
+  auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
+  const Candidate &first = batch.front();
+  Value shared = first.sharedBytes
+                     ? arith::ConstantIntOp::create(b, loc, first.sharedBytes, 32).getResult()
+                     : Value();
+  auto launch =
+      gpu::LaunchOp::create(b, loc, cst(total), cst(1), cst(1), cst(first.block[0]),
+                            cst(first.block[1]), cst(first.block[2]), shared,
+                            /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, first.workgroup);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  Value bid = launch.getBlockIds().x;
+  int64_t offset = 0;
+  SmallVector<StringRef> kinds;
+  for (const Candidate &c : batch) {
+    // Blocks [offset, offset + blocks) run this launch's body.
+    Value begin = cst(offset), end = cst(offset + c.blocks);
+    Value inRange = arith::AndIOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, bid, begin),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, bid, end));
+    auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+    OpBuilder in = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+    IRMapping map;
+    gpu::LaunchOp old = c.launch;
+    // The block index this place stands for: x fastest, as CUDA orders.
+    Value rel = arith::SubIOp::create(in, loc, bid, begin);
+    auto idx = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(in, loc, v); };
+    Value x =
+        c.grid[1] * c.grid[2] == 1 ? rel : arith::RemUIOp::create(in, loc, rel, idx(c.grid[0]));
+    Value yz =
+        c.grid[1] * c.grid[2] == 1 ? idx(0) : arith::DivUIOp::create(in, loc, rel, idx(c.grid[0]));
+    Value y = c.grid[2] == 1 ? yz : arith::RemUIOp::create(in, loc, yz, idx(c.grid[1]));
+    Value z = c.grid[2] == 1 ? idx(0) : arith::DivUIOp::create(in, loc, yz, idx(c.grid[1]));
+    map.map(old.getBlockIds().x, x);
+    map.map(old.getBlockIds().y, y);
+    map.map(old.getBlockIds().z, z);
+    map.map(old.getThreadIds().x, launch.getThreadIds().x);
+    map.map(old.getThreadIds().y, launch.getThreadIds().y);
+    map.map(old.getThreadIds().z, launch.getThreadIds().z);
+    map.map(old.getGridSizeX(), idx(c.grid[0]));
+    map.map(old.getGridSizeY(), idx(c.grid[1]));
+    map.map(old.getGridSizeZ(), idx(c.grid[2]));
+    map.map(old.getBlockSizeX(), launch.getBlockSizeX());
+    map.map(old.getBlockSizeY(), launch.getBlockSizeY());
+    map.map(old.getBlockSizeZ(), launch.getBlockSizeZ());
+    for (auto [o, n] : llvm::zip(old.getWorkgroupAttributions(), launch.getWorkgroupAttributions()))
+      map.map(o, n);
+    for (Operation &op : old.getBody().front().without_terminator())
+      in.clone(op, map);
+    if (auto kind = old->getAttrOfType<StringAttr>("neo.kernel"))
+      kinds.push_back(kind.getValue());
+    offset += c.blocks;
+  }
+  gpu::TerminatorOp::create(b, loc);
+  launch->setAttr("neo.kernel", b.getStringAttr("batched"));
+  SmallVector<Attribute> parts;
+  for (StringRef k : kinds)
+    parts.push_back(b.getStringAttr(k));
+  launch->setAttr("neo.batched", b.getArrayAttr(parts));
+  for (const Candidate &c : batch)
+    c.launch->erase();
+}
+
+struct NeoGpuBatchLaunchesPass
+    : public neo::impl::NeoGpuBatchLaunchesBase<NeoGpuBatchLaunchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (maxBlocks < 1) {
+      getOperation().emitError("neo-gpu-batch-launches: max-blocks must be positive");
+      return signalPassFailure();
+    }
+    SmallVector<SmallVector<Candidate>> batches;
+    for (Block &block : getOperation().getBody()) {
+      SmallVector<Candidate> batch;
+      int64_t blocks = 0;
+      auto close = [&] {
+        if (batch.size() > 1)
+          batches.push_back(std::move(batch));
+        batch.clear();
+        blocks = 0;
+      };
+      for (Operation &op : block) {
+        auto launch = dyn_cast<gpu::LaunchOp>(op);
+        if (!launch) {
+          if (!movable(&op))
+            close();
+          continue;
+        }
+        std::optional<Candidate> c = asCandidate(launch);
+        if (!c) {
+          close();
+          continue;
+        }
+        bool fits = !batch.empty() && c->sameShape(batch.front()) &&
+                    blocks + c->blocks <= maxBlocks &&
+                    llvm::all_of(batch, [&](const Candidate &o) { return independent(o, *c); });
+        if (!fits)
+          close();
+        blocks += c->blocks;
+        batch.push_back(std::move(*c));
+      }
+      close();
+    }
+    for (ArrayRef<Candidate> batch : batches)
+      buildBatch(batch);
+  }
+};
+
+} // namespace

@@ -1,0 +1,138 @@
+// RUN: neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-select-schedules,neo-gpu-map,neo-gpu-batch-launches))' | FileCheck %s
+// RUN: not neo-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(neo-gpu-batch-launches{max-blocks=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Two independent fills and an elementwise op on other buffers: one launch
+// of 4 + 4 + 2 blocks, each range running its kernel's body with its own
+// block index.
+// CHECK-LABEL: func.func @independent
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %[[C10:.*]], {{.*}}) threads
+// CHECK: arith.cmpi uge, %[[BX]], %c0
+// CHECK: arith.cmpi ult, %[[BX]], %c4
+// CHECK: scf.if
+// CHECK: memref.store {{.*}} : memref<1024xf32>
+// CHECK: arith.cmpi ult, %[[BX]], %c8
+// CHECK: scf.if
+// CHECK: arith.subi %[[BX]], %c4
+// CHECK: memref.store {{.*}} : memref<1024xf32>
+// CHECK: arith.cmpi ult, %[[BX]], %c10
+// CHECK: scf.if
+// CHECK: math.exp
+// CHECK: neo.batched = ["pointwise", "pointwise", "pointwise"], neo.kernel = "batched"
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @independent(%a: memref<1024xf32>, %b: memref<1024xf32>, %x: memref<512xf32>, %y: memref<512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%a : memref<1024xf32>)
+  linalg.fill ins(%zero : f32) outs(%b : memref<1024xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<512xf32>) outs(%y : memref<512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// The second kernel reads what the first writes: two launches.
+// CHECK-LABEL: func.func @dependent
+// CHECK: gpu.launch
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: gpu.launch
+// CHECK: {neo.kernel = "pointwise"}
+func.func @dependent(%x: memref<512xf32>, %y: memref<512xf32>, %z: memref<512xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<512xf32>) outs(%y : memref<512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%y : memref<512xf32>) outs(%z : memref<512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// The second kernel writes what the first reads (a view of it): two
+// launches.
+// CHECK-LABEL: func.func @anti_dependent
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: {neo.kernel = "pointwise"}
+func.func @anti_dependent(%x: memref<2x512xf32>, %y: memref<512xf32>) {
+  %row = memref.subview %x[0, 0] [1, 512] [1, 1] : memref<2x512xf32> to memref<512xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%row : memref<512xf32, strided<[1]>>) outs(%y : memref<512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<2x512xf32>)
+  return
+}
+
+// -----
+
+// Two independent GEMMs with the same tiles (2-D grids of 8 x 4 blocks,
+// the same shared buffers): one launch of 64 blocks, the second range's
+// block index split back into x and y.
+// CHECK-LABEL: func.func @gemms
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c64, {{.*}}) threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) workgroup(
+// CHECK: scf.if
+// CHECK: arith.remui {{.*}}, %c8
+// CHECK: arith.divui {{.*}}, %c8
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: arith.subi %[[BX]], %c32
+// CHECK: gpu.barrier
+// CHECK: neo.batched = ["gemm_simt", "gemm_simt"]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @gemms(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>, %d: memref<256x256xf32>, %e: memref<256x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x256xf32>, memref<256x256xf32>) outs(%c : memref<256x256xf32>)
+  linalg.matmul ins(%a, %d : memref<256x256xf32>, memref<256x256xf32>) outs(%e : memref<256x256xf32>)
+  return
+}
+
+// -----
+
+// The copy (a kernel too) joins the first op's launch; the third op writes
+// u, which the copy reads, so it starts a launch of its own; the fourth has
+// another block size (64 threads) and stays apart too.
+// CHECK-LABEL: func.func @apart
+// CHECK: neo.batched = ["pointwise", "pointwise"]
+// CHECK: gpu.launch
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c64,
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: return
+func.func @apart(%x: memref<512xf32>, %y: memref<512xf32>, %u: memref<512xf32>, %v: memref<512xf32>, %s: memref<64xf32>, %t: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<512xf32>) outs(%y : memref<512xf32>) {
+  ^bb0(%q: f32, %o: f32):
+    %e = math.exp %q : f32
+    linalg.yield %e : f32
+  }
+  memref.copy %u, %v : memref<512xf32> to memref<512xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : memref<512xf32>) outs(%u : memref<512xf32>) {
+  ^bb0(%q: f32, %o: f32):
+    %e = math.exp %q : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%s : memref<64xf32>) outs(%t : memref<64xf32>) {
+  ^bb0(%q: f32, %o: f32):
+    %e = math.exp %q : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// BAD: error: neo-gpu-batch-launches: max-blocks must be positive
