@@ -184,6 +184,59 @@ bool movable(Operation *op) {
   });
 }
 
+/// Whether `op` defines a value that `launch` uses (as an operand or in its
+/// body).
+bool definesUsedBy(Operation *op, gpu::LaunchOp launch) {
+  for (Value r : op->getResults())
+    for (Operation *user : r.getUsers())
+      if (launch->isAncestor(user))
+        return true;
+  return false;
+}
+
+/// Moves each launch up to just after an earlier launch of its shape, when
+/// it is independent of every launch in between and nothing in between
+/// defines what it uses or touches memory otherwise (the fill before a
+/// split-K GEMM then joins an earlier fill). Launches run in order on one
+/// stream, so this only reorders independent work.
+void hoistToPartners(Block &block) {
+  SmallVector<gpu::LaunchOp> launches;
+  for (Operation &op : block)
+    if (auto l = dyn_cast<gpu::LaunchOp>(op))
+      launches.push_back(l);
+  for (gpu::LaunchOp l : launches) {
+    std::optional<Candidate> c = asCandidate(l);
+    if (!c)
+      continue;
+    // Constants it uses (its sizes) move up with it.
+    SmallVector<Operation *> constants;
+    for (Operation *p = l->getPrevNode(); p; p = p->getPrevNode()) {
+      if (auto k = dyn_cast<gpu::LaunchOp>(p)) {
+        std::optional<Candidate> ck = asCandidate(k);
+        if (!ck || !independent(*ck, *c))
+          break;
+        if (ck->sameShape(*c)) {
+          Operation *after = k;
+          for (Operation *cst : llvm::reverse(constants)) {
+            cst->moveAfter(after);
+            after = cst;
+          }
+          l->moveAfter(after);
+          break;
+        }
+        continue;
+      }
+      if (!movable(p))
+        break;
+      if (definesUsedBy(p, l)) {
+        if (p->getNumOperands() || !matchPattern(p, m_Constant()))
+          break;
+        constants.push_back(p);
+      }
+    }
+  }
+}
+
 /// Replaces the launches of `batch` (two or more) by one, at the last one.
 void buildBatch(ArrayRef<Candidate> batch) {
   gpu::LaunchOp last = batch.back().launch;
@@ -266,6 +319,7 @@ struct NeoGpuBatchLaunchesPass
     }
     SmallVector<SmallVector<Candidate>> batches;
     for (Block &block : getOperation().getBody()) {
+      hoistToPartners(block);
       SmallVector<Candidate> batch;
       int64_t blocks = 0;
       auto close = [&] {

@@ -471,11 +471,18 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
       !(cType.getElementType().isF32() || cType.getElementType().isF64()))
     return std::nullopt;
   // C's initial value: a constant fill of all of C before the GEMM, and no
-  // other use of C before it (views of C are uses: they end the search).
+  // other use of C before it (views of C are uses: they end the search). C
+  // must be a buffer of its own (an allocation or a function argument, which
+  // never overlap), not a view: an access to the viewed buffer between the
+  // fill and the GEMM would not be a use of C.
   // The GEMM writes every element of C, so its kernel can start its
   // accumulators from the constant and store them without reading C; the
   // fill's launch and a read of C go away. Uses after the GEMM may be
   // anything.
+  if (Operation *def = c.getDefiningOp();
+      def ? !isa<memref::AllocOp>(def)
+          : !isa<func::FuncOp>(cast<BlockArgument>(c).getOwner()->getParentOp()))
+    return std::nullopt;
   Block *block = op->getBlock();
   GpuGemmEpilogue e;
   linalg::LinalgOp candidate;
@@ -625,8 +632,9 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
 
 /// Replaces `op` by a pipelined tensor-core kernel (grid (n / bn, m / bm,
 /// batch), `threads` threads, `sharedBytes` of dynamic shared memory) that
-/// `build` fills from A, B, C, the initial value and the epilogue store
-/// (batch 1; then erasing the fill and the consumer, saying so in `*fused`).
+/// `build` fills from A, B, C, the initial value (without split K, at any
+/// batch) and the epilogue store (batch 1), erasing what it took over and
+/// saying so in `*fused`.
 using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value init,
                                         function_ref<void(Value, Value, Value)> store)>;
 static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,

@@ -136,3 +136,41 @@ func.func @apart(%x: memref<512xf32>, %y: memref<512xf32>, %u: memref<512xf32>, 
 }
 
 // BAD: error: neo-gpu-batch-launches: max-blocks must be positive
+
+// -----
+
+// Split-K GEMMs keep their fills. The second fill moves up over the first
+// GEMM (independent of it) to join the first fill; the GEMMs, independent
+// too, then run together: two launches instead of four.
+// CHECK-LABEL: func.func @hoisted
+// CHECK: gpu.launch
+// CHECK: neo.batched = ["pointwise", "pointwise"]
+// CHECK: gpu.launch
+// CHECK: memref.atomic_rmw addf
+// CHECK: neo.batched = ["gemm_simt", "gemm_simt"]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @hoisted(%a: memref<64x4096xf32>, %b: memref<4096x64xf32>, %c: memref<64x64xf32>, %d: memref<4096x64xf32>, %e: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x4096xf32>, memref<4096x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.fill ins(%zero : f32) outs(%e : memref<64x64xf32>)
+  linalg.matmul ins(%a, %d : memref<64x4096xf32>, memref<4096x64xf32>) outs(%e : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// The second fill writes what the first GEMM reads: it stays after it.
+// CHECK-LABEL: func.func @not_hoisted
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: {neo.kernel = "gemm_simt"}
+// CHECK: {neo.kernel = "pointwise"}
+// CHECK: return
+func.func @not_hoisted(%a: memref<64x4096xf32>, %b: memref<4096x64xf32>, %c: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x4096xf32>, memref<4096x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.fill ins(%zero : f32) outs(%b : memref<4096x64xf32>)
+  return
+}

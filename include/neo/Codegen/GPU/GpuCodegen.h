@@ -106,10 +106,11 @@ std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
 /// Replaces a contraction by a GEMM kernel launch and returns true; returns
 /// false (leaving the op) when the GEMM analysis does not accept it, and
 /// failure after a diagnostic when the schedule is invalid. With
-/// `epilogue`, the kernel starts from the fill's value (unless K is split
-/// over blocks that add into C) and the pipelined tensor-core kernels store
-/// the consumer's values; what a kernel took over it erases, setting
-/// `*fused`. Otherwise it leaves both.
+/// `epilogue`, the kernel starts from the fill's value (when the GEMM's
+/// points are all of C's elements and K is not split over blocks that add
+/// into C) and the pipelined tensor-core kernels store the consumer's values;
+/// what a kernel took over it erases, setting `*fused`. Otherwise it leaves
+/// both.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
                                 const GpuGemmEpilogue *epilogue = nullptr,

@@ -118,15 +118,20 @@ def NeoGpuFinalize : Pass<"neo-gpu-finalize", "::mlir::gpu::GPUModuleOp"> {
 def NeoGpuBatchLaunches : Pass<"neo-gpu-batch-launches", "::mlir::func::FuncOp"> {
   let summary = "Run consecutive independent launches of one block size as one launch";
   let description = [{
-    Runs after `neo-gpu-map`. Consecutive `gpu.launch` ops with 1-D constant
-    grids of the same block size, no shared memory, and no buffer that one
-    writes and another reads or writes (buffers by their root: a function
-    argument or an allocation, through views; function arguments are
-    distinct buffers) become one launch (`neo.kernel = "batched"`, the
-    kernels' kinds in `neo.batched`) whose grid is the sum of theirs: each
-    block runs the body of the launch whose range of block indices holds
-    it, with its index relative to that range. Only operations without
-    memory effects (or allocations) may lie between them. A training step's
+    Runs after `neo-gpu-map`. Consecutive `gpu.launch` ops with constant
+    grids, the same block shape and the same shared memory (workgroup
+    attributions and dynamic bytes), and no buffer that one writes and
+    another reads or writes (buffers by their root: a function argument or
+    an allocation, through views; function arguments are distinct buffers,
+    as the runtime checks) become one launch (`neo.kernel = "batched"`, the
+    kernels' kinds in `neo.batched`): a 1-D grid of all their blocks, where
+    each block runs the body of the launch whose range of block indices
+    holds it, with the block index (x, y, z) that its place in the range
+    stands for. Only operations without memory effects, or allocations, may
+    lie between them. First, a launch moves up to just after an earlier
+    launch of its shape when it is independent of every launch in between
+    and nothing in between defines what it uses (the fill before a split-K
+    GEMM joins an earlier fill). A training step's
     small kernels (fills before split-K GEMMs, bias gradients, parameter
     updates) then cost one launch instead of one each. A launch whose
     accesses are not all to known buffers is left alone.

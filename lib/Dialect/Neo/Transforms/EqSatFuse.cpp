@@ -622,7 +622,8 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       if (gpu) {
         // The pass's GPU costs; a row's dot products run at a quarter of a
         // tiled GEMM's pace, and L2 serves what every row re-reads at three
-        // times DRAM's bandwidth (H100/H200: 132 SMs, 2048 threads each).
+        // times DRAM's bandwidth; a block of 256 threads on each of the
+        // H100/H200's 132 SMs keeps the GPU busy.
         GpuRowCosts costs;
         costs.bandwidth = params.bandwidth;
         costs.l2Bandwidth = 3 * params.bandwidth;

@@ -280,18 +280,22 @@ double RowGrouper::gpuTime(ArrayRef<unsigned> group) {
   double bytes = 0, perRowBytes = 0, gemmFlops = 0, otherFlops = 0;
   int64_t rowWork = 1;
   double threads = 1; // of the unit's own kernel (the GPU kernels' choices)
-  llvm::DenseSet<Value> seen;
+  // Each value read from outside: whether some read takes it whole (not by
+  // row; a gather through index values touches only the rows it reads, as
+  // in collect()).
+  llvm::MapVector<Value, bool> outside;
   for (unsigned u : group) {
     for (UnitRead r : units[u].reads) {
       Value v = valueOf(u, r);
       if (auto it = producer.find(v); it != producer.end() && in.contains(it->second))
         continue;
-      if (!seen.insert(v).second)
-        continue;
-      bytes += tensorBytes(v.getType());
       AffineMap map = r.member.getIndexingMap(r.read);
-      if (llvm::none_of(map.getResults(), [](AffineExpr e) { return e.isFunctionOfDim(0); }))
-        perRowBytes += tensorBytes(v.getType());
+      bool gather = map.getNumSymbols() && llvm::any_of(map.getResults(), [](AffineExpr e) {
+                      return e.isSymbolicOrConstant() && !isa<AffineConstantExpr>(e);
+                    });
+      bool whole = !gather && llvm::none_of(map.getResults(),
+                                            [](AffineExpr e) { return e.isFunctionOfDim(0); });
+      outside[v] |= whole;
     }
     for (Value v : units[u].op->getResults())
       if (group.size() == 1 || llvm::any_of(v.getUsers(), [&](Operation *user) {
@@ -319,6 +323,11 @@ double RowGrouper::gpuTime(ArrayRef<unsigned> group) {
                        : double(points);
       threads = std::max(threads, own);
     }
+  }
+  for (auto [v, whole] : outside) {
+    bytes += tensorBytes(v.getType());
+    if (whole)
+      perRowBytes += tensorBytes(v.getType());
   }
   if (group.size() == 1) {
     double busy = std::min(1.0, threads / double(c.threads));
