@@ -59,11 +59,52 @@ struct Candidate {
   SmallVector<Type> workgroup;
   llvm::DenseSet<Value> reads, writes;
 
+  /// Whether its threads are independent of how they form blocks: a 1-D
+  /// block, no shared memory, no barrier, shuffle or other GPU operation.
+  /// Such a kernel runs in any batch of 1-D blocks, its threads renumbered.
+  bool flexible = false;
+
   /// Whether the two can share one launch's block size and shared memory.
   bool sameShape(const Candidate &o) const {
     return llvm::equal(block, o.block) && sharedBytes == o.sharedBytes && workgroup == o.workgroup;
   }
+  bool oneDimBlock() const { return block[1] == 1 && block[2] == 1; }
+  /// Whether it can run in a launch of `anchor`'s shape.
+  bool runsIn(const Candidate &anchor) const {
+    return sameShape(anchor) || (flexible && anchor.oneDimBlock());
+  }
+  /// Its blocks in a launch of `anchor`'s shape.
+  int64_t blocksIn(const Candidate &anchor) const {
+    if (sameShape(anchor))
+      return blocks;
+    int64_t threads = blocks * block[0];
+    return (threads + anchor.block[0] - 1) / anchor.block[0];
+  }
 };
+
+/// The launch shape of a batch: its first member that is not flexible, else
+/// its first.
+const Candidate &anchorOf(ArrayRef<Candidate> batch) {
+  for (const Candidate &c : batch)
+    if (!c.flexible)
+      return c;
+  return batch.front();
+}
+
+/// Whether `c` may join `batch` (a shape they all run in), and the blocks
+/// of the batched launch then.
+std::optional<int64_t> joinedBlocks(ArrayRef<Candidate> batch, const Candidate &c) {
+  SmallVector<Candidate> all(batch.begin(), batch.end());
+  all.push_back(c);
+  const Candidate &anchor = anchorOf(all);
+  int64_t total = 0;
+  for (const Candidate &m : all) {
+    if (!m.runsIn(anchor))
+      return std::nullopt;
+    total += m.blocksIn(anchor);
+  }
+  return total;
+}
 
 int64_t constantOf(Value v) {
   APInt value;
@@ -124,6 +165,13 @@ std::optional<Candidate> asCandidate(gpu::LaunchOp launch) {
   c.blocks = c.grid[0] * c.grid[1] * c.grid[2];
   if (c.blocks > INT32_MAX)
     return std::nullopt;
+  c.flexible = c.workgroup.empty() && !c.sharedBytes && c.oneDimBlock();
+  launch.getBody().walk([&](Operation *op) {
+    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+    if ((dialect == "gpu" || dialect == "nvgpu" || dialect == "nvvm") &&
+        !isa<gpu::TerminatorOp>(op))
+      c.flexible = false;
+  });
   bool known = true;
   launch.getBody().walk([&](Operation *op) {
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
@@ -208,22 +256,22 @@ void hoistToPartners(Block &block) {
     std::optional<Candidate> c = asCandidate(l);
     if (!c)
       continue;
-    // Constants it uses (its sizes) move up with it.
+    // Constants it uses (its sizes) move up with it. The partner: the
+    // nearest launch of its shape, else the nearest it can run in.
     SmallVector<Operation *> constants;
+    gpu::LaunchOp partner;
+    size_t partnerConstants = 0;
     for (Operation *p = l->getPrevNode(); p; p = p->getPrevNode()) {
       if (auto k = dyn_cast<gpu::LaunchOp>(p)) {
         std::optional<Candidate> ck = asCandidate(k);
         if (!ck || !independent(*ck, *c))
           break;
         if (ck->sameShape(*c)) {
-          Operation *after = k;
-          for (Operation *cst : llvm::reverse(constants)) {
-            cst->moveAfter(after);
-            after = cst;
-          }
-          l->moveAfter(after);
+          partner = k, partnerConstants = constants.size();
           break;
         }
+        if (!partner && joinedBlocks({*ck}, *c))
+          partner = k, partnerConstants = constants.size();
         continue;
       }
       if (!movable(p))
@@ -234,6 +282,14 @@ void hoistToPartners(Block &block) {
         constants.push_back(p);
       }
     }
+    if (!partner || partner->getNextNode() == l.getOperation())
+      continue;
+    Operation *after = partner;
+    for (Operation *cst : llvm::reverse(ArrayRef(constants).take_front(partnerConstants))) {
+      cst->moveAfter(after);
+      after = cst;
+    }
+    l->moveAfter(after);
   }
 }
 
@@ -242,11 +298,11 @@ void buildBatch(ArrayRef<Candidate> batch) {
   gpu::LaunchOp last = batch.back().launch;
   OpBuilder b(last);
   Location loc = last.getLoc();
+  const Candidate &first = anchorOf(batch);
   int64_t total = 0;
   for (const Candidate &c : batch)
-    total += c.blocks;
+    total += c.blocksIn(first);
   auto cst = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(b, loc, v); };
-  const Candidate &first = batch.front();
   Value shared = first.sharedBytes
                      ? arith::ConstantIntOp::create(b, loc, first.sharedBytes, 32).getResult()
                      : Value();
@@ -261,7 +317,8 @@ void buildBatch(ArrayRef<Candidate> batch) {
   SmallVector<StringRef> kinds;
   for (const Candidate &c : batch) {
     // Blocks [offset, offset + blocks) run this launch's body.
-    Value begin = cst(offset), end = cst(offset + c.blocks);
+    int64_t blocks = c.blocksIn(first);
+    Value begin = cst(offset), end = cst(offset + blocks);
     Value inRange = arith::AndIOp::create(
         b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, bid, begin),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, bid, end));
@@ -272,6 +329,23 @@ void buildBatch(ArrayRef<Candidate> batch) {
     // The block index this place stands for: x fastest, as CUDA orders.
     Value rel = arith::SubIOp::create(in, loc, bid, begin);
     auto idx = [&](int64_t v) -> Value { return arith::ConstantIndexOp::create(in, loc, v); };
+    Value tid = launch.getThreadIds().x;
+    bool renumbered = !c.sameShape(first);
+    if (renumbered) {
+      // A flexible kernel in blocks of another size: its thread `lin` (of
+      // blocks x its block size) is this launch's thread of the range.
+      Value lin = arith::AddIOp::create(
+          in, loc, arith::MulIOp::create(in, loc, rel, idx(first.block[0])), tid);
+      int64_t threads = c.blocks * c.block[0];
+      if (blocks * first.block[0] != threads) {
+        auto guard = scf::IfOp::create(
+            in, loc, arith::CmpIOp::create(in, loc, arith::CmpIPredicate::ult, lin, idx(threads)),
+            /*withElse=*/false);
+        in.setInsertionPointToStart(&guard.getThenRegion().front());
+      }
+      rel = arith::DivUIOp::create(in, loc, lin, idx(c.block[0]));
+      tid = arith::RemUIOp::create(in, loc, lin, idx(c.block[0]));
+    }
     Value x =
         c.grid[1] * c.grid[2] == 1 ? rel : arith::RemUIOp::create(in, loc, rel, idx(c.grid[0]));
     Value yz =
@@ -281,22 +355,28 @@ void buildBatch(ArrayRef<Candidate> batch) {
     map.map(old.getBlockIds().x, x);
     map.map(old.getBlockIds().y, y);
     map.map(old.getBlockIds().z, z);
-    map.map(old.getThreadIds().x, launch.getThreadIds().x);
+    map.map(old.getThreadIds().x, tid);
     map.map(old.getThreadIds().y, launch.getThreadIds().y);
     map.map(old.getThreadIds().z, launch.getThreadIds().z);
     map.map(old.getGridSizeX(), idx(c.grid[0]));
     map.map(old.getGridSizeY(), idx(c.grid[1]));
     map.map(old.getGridSizeZ(), idx(c.grid[2]));
-    map.map(old.getBlockSizeX(), launch.getBlockSizeX());
-    map.map(old.getBlockSizeY(), launch.getBlockSizeY());
-    map.map(old.getBlockSizeZ(), launch.getBlockSizeZ());
+    if (renumbered) {
+      map.map(old.getBlockSizeX(), idx(c.block[0]));
+      map.map(old.getBlockSizeY(), idx(1));
+      map.map(old.getBlockSizeZ(), idx(1));
+    } else {
+      map.map(old.getBlockSizeX(), launch.getBlockSizeX());
+      map.map(old.getBlockSizeY(), launch.getBlockSizeY());
+      map.map(old.getBlockSizeZ(), launch.getBlockSizeZ());
+    }
     for (auto [o, n] : llvm::zip(old.getWorkgroupAttributions(), launch.getWorkgroupAttributions()))
       map.map(o, n);
     for (Operation &op : old.getBody().front().without_terminator())
       in.clone(op, map);
     if (auto kind = old->getAttrOfType<StringAttr>("neo.kernel"))
       kinds.push_back(kind.getValue());
-    offset += c.blocks;
+    offset += blocks;
   }
   gpu::TerminatorOp::create(b, loc);
   launch->setAttr("neo.kernel", b.getStringAttr("batched"));
@@ -321,12 +401,10 @@ struct NeoGpuBatchLaunchesPass
     for (Block &block : getOperation().getBody()) {
       hoistToPartners(block);
       SmallVector<Candidate> batch;
-      int64_t blocks = 0;
       auto close = [&] {
         if (batch.size() > 1)
           batches.push_back(std::move(batch));
         batch.clear();
-        blocks = 0;
       };
       for (Operation &op : block) {
         auto launch = dyn_cast<gpu::LaunchOp>(op);
@@ -340,12 +418,11 @@ struct NeoGpuBatchLaunchesPass
           close();
           continue;
         }
-        bool fits = !batch.empty() && c->sameShape(batch.front()) &&
-                    blocks + c->blocks <= maxBlocks &&
+        std::optional<int64_t> joined = batch.empty() ? std::nullopt : joinedBlocks(batch, *c);
+        bool fits = joined && *joined <= maxBlocks &&
                     llvm::all_of(batch, [&](const Candidate &o) { return independent(o, *c); });
         if (!fits)
           close();
-        blocks += c->blocks;
         batch.push_back(std::move(*c));
       }
       close();

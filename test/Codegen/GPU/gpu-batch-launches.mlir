@@ -103,14 +103,22 @@ func.func @gemms(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<25
 // -----
 
 // The copy (a kernel too) joins the first op's launch; the third op writes
-// u, which the copy reads, so it starts a launch of its own; the fourth has
-// another block size (64 threads) and stays apart too.
+// u, which the copy reads, so it starts a launch of its own; the fourth,
+// 64 threads in one block, runs in that launch's 256-thread blocks, its
+// threads renumbered (a thread of its range stands for thread lin % 64 of
+// block lin / 64; threads past its 64 do nothing).
 // CHECK-LABEL: func.func @apart
 // CHECK: neo.batched = ["pointwise", "pointwise"]
-// CHECK: gpu.launch
-// CHECK: {neo.kernel = "pointwise"}
-// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c64,
-// CHECK: {neo.kernel = "pointwise"}
+// CHECK: gpu.launch {{.*}} in ({{.*}} = %c3, {{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: scf.if
+// CHECK: scf.if
+// CHECK: %[[LIN:.*]] = arith.addi {{.*}}, %{{.*}} : index
+// CHECK: arith.cmpi ult, %[[LIN]], %c64
+// CHECK: arith.divui %[[LIN]], %c64
+// CHECK: arith.remui %[[LIN]], %c64
+// CHECK: memref.store {{.*}} : memref<64xf32>
+// CHECK: neo.batched = ["pointwise", "pointwise"]
+// CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @apart(%x: memref<512xf32>, %y: memref<512xf32>, %u: memref<512xf32>, %v: memref<512xf32>, %s: memref<64xf32>, %t: memref<64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
@@ -172,5 +180,21 @@ func.func @not_hoisted(%a: memref<64x4096xf32>, %b: memref<4096x64xf32>, %c: mem
   linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
   linalg.matmul ins(%a, %b : memref<64x4096xf32>, memref<4096x64xf32>) outs(%c : memref<64x64xf32>)
   linalg.fill ins(%zero : f32) outs(%b : memref<4096x64xf32>)
+  return
+}
+
+// -----
+
+// Kernels with barriers and shared memory keep their block shapes: two
+// GEMMs with different tiles (128 and 256 threads) stay two launches.
+// CHECK-LABEL: func.func @shapes
+// CHECK: {neo.kernel = "gemm_simt"}
+// CHECK: {neo.kernel = "gemm_simt"}
+// CHECK-NOT: batched
+// CHECK: return
+func.func @shapes(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>, %d: memref<256x256xf32>, %e: memref<256x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x256xf32>, memref<256x256xf32>) outs(%c : memref<256x256xf32>)
+  linalg.matmul {neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32, mma = "none">}
+      ins(%a, %d : memref<256x256xf32>, memref<256x256xf32>) outs(%e : memref<256x256xf32>)
   return
 }

@@ -128,10 +128,14 @@ def NeoGpuBatchLaunches : Pass<"neo-gpu-batch-launches", "::mlir::func::FuncOp">
     each block runs the body of the launch whose range of block indices
     holds it, with the block index (x, y, z) that its place in the range
     stands for. Only operations without memory effects, or allocations, may
-    lie between them. First, a launch moves up to just after an earlier
-    launch of its shape when it is independent of every launch in between
-    and nothing in between defines what it uses (the fill before a split-K
-    GEMM joins an earlier fill). A training step's
+    lie between them. A kernel whose threads do not depend on how they form
+    blocks (a 1-D block, no shared memory, no GPU-dialect op such as a
+    barrier or a shuffle: the pointwise kernels) also joins a batch of
+    another 1-D block size, its threads renumbered. First, a launch moves up
+    to just after an earlier launch it can share (the nearest of its shape,
+    else the nearest it can run in) when it is independent of every launch
+    in between and nothing in between defines what it uses but constants
+    (the fill before a split-K GEMM joins an earlier fill or GEMM). A training step's
     small kernels (fills before split-K GEMMs, bias gradients, parameter
     updates) then cost one launch instead of one each. A launch whose
     accesses are not all to known buffers is left alone.
