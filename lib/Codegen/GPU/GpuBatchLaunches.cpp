@@ -71,7 +71,8 @@ struct Candidate {
   bool oneDimBlock() const { return block[1] == 1 && block[2] == 1; }
   /// Whether it can run in a launch of `anchor`'s shape.
   bool runsIn(const Candidate &anchor) const {
-    return sameShape(anchor) || (flexible && anchor.oneDimBlock());
+    return sameShape(anchor) || (flexible && anchor.oneDimBlock() &&
+                                 (anchor.block[0] >= 32 || anchor.block[0] >= block[0]));
   }
   /// Its blocks in a launch of `anchor`'s shape.
   int64_t blocksIn(const Candidate &anchor) const {
@@ -83,12 +84,17 @@ struct Candidate {
 };
 
 /// The launch shape of a batch: its first member that is not flexible, else
-/// its first.
+/// the member with the largest block (a one-thread serial kernel must not
+/// make a pointwise kernel run in one-thread blocks).
 const Candidate &anchorOf(ArrayRef<Candidate> batch) {
   for (const Candidate &c : batch)
     if (!c.flexible)
       return c;
-  return batch.front();
+  const Candidate *best = &batch.front();
+  for (const Candidate &c : batch)
+    if (c.block[0] > best->block[0])
+      best = &c;
+  return *best;
 }
 
 /// Whether `c` may join `batch` (a shape they all run in), and the blocks
@@ -165,13 +171,26 @@ std::optional<Candidate> asCandidate(gpu::LaunchOp launch) {
   c.blocks = c.grid[0] * c.grid[1] * c.grid[2];
   if (c.blocks > INT32_MAX)
     return std::nullopt;
+  // Flexible: only the dialects of plain per-thread code, and no memory of
+  // its own (an allocation could be shared memory).
   c.flexible = c.workgroup.empty() && !c.sharedBytes && c.oneDimBlock();
+  bool indexOps = false;
   launch.getBody().walk([&](Operation *op) {
     StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
-    if ((dialect == "gpu" || dialect == "nvgpu" || dialect == "nvvm") &&
-        !isa<gpu::TerminatorOp>(op))
+    if (!isa<gpu::TerminatorOp>(op) &&
+        (!llvm::is_contained(
+             {"arith", "math", "memref", "scf", "vector", "affine", "index", "cf", "ub"},
+             dialect) ||
+         isa<memref::AllocOp, memref::AllocaOp>(op)))
       c.flexible = false;
+    // The launch's indices as ops (not its region arguments) would read the
+    // batched launch's.
+    if (isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::GlobalIdOp, gpu::ClusterIdOp, gpu::ClusterDimOp,
+            gpu::ClusterBlockIdOp, gpu::ClusterDimBlocksOp>(op))
+      indexOps = true;
   });
+  if (indexOps)
+    return std::nullopt;
   bool known = true;
   launch.getBody().walk([&](Operation *op) {
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())

@@ -198,3 +198,65 @@ func.func @shapes(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<2
       ins(%a, %d : memref<256x256xf32>, memref<256x256xf32>) outs(%e : memref<256x256xf32>)
   return
 }
+
+// -----
+
+// A one-thread kernel and a 256-thread one: the batch takes the larger
+// block (the one-thread kernel renumbered into its first block), not one
+// thread per block.
+// CHECK-LABEL: func.func @serial_and_wide
+// CHECK: gpu.launch {{.*}} in ({{.*}} = %c5, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}},
+// CHECK: scf.if
+// CHECK: %[[LIN:.*]] = arith.addi
+// CHECK: %[[OK:.*]] = arith.cmpi ult, %[[LIN]], %c1
+// CHECK: scf.if %[[OK]]
+// CHECK: memref.store {{.*}} : memref<f32>
+// CHECK: neo.batched = ["serial", "pointwise"]
+func.func @serial_and_wide(%s: memref<f32>, %x: memref<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %one, %s[] : memref<f32>
+    gpu.terminator
+  } {neo.kernel = "serial"}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %c256 : index
+    %j = arith.addi %i, %tx : index
+    memref.store %one, %x[%j] : memref<1024xf32>
+    gpu.terminator
+  } {neo.kernel = "pointwise"}
+  return
+}
+
+// -----
+
+// A body that reads its block index through gpu.block_id (an op, not the
+// launch's argument) would read the batched launch's: never batched.
+// CHECK-LABEL: func.func @block_id_op
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK-NOT: batched
+// CHECK: return
+func.func @block_id_op(%x: memref<1024xf32>, %y: memref<1024xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %b = gpu.block_id x
+    %i = arith.muli %b, %c256 : index
+    %j = arith.addi %i, %tx : index
+    memref.store %one, %x[%j] : memref<1024xf32>
+    gpu.terminator
+  } {neo.kernel = "pointwise"}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %bx, %c256 : index
+    %j = arith.addi %i, %tx : index
+    memref.store %one, %y[%j] : memref<1024xf32>
+    gpu.terminator
+  } {neo.kernel = "pointwise"}
+  return
+}
