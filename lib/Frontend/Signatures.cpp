@@ -51,7 +51,8 @@ bool mlir::neo::parseSizeBindings(llvm::StringRef text, std::map<std::string, in
 
 static llvm::json::Object typeJson(const TensorTypeSpec &type) {
   llvm::json::Array shape;
-  for (auto [dim, size] : llvm::enumerate(type.shape)) {
+  for (auto [index, size] : llvm::enumerate(type.shape)) {
+    size_t dim = index; // (a structured binding is not captured before C++20)
     auto named = llvm::find_if(type.sizes, [&](const SizeRef &s) { return s.dim == dim; });
     if (named != type.sizes.end())
       shape.push_back(named->name);

@@ -236,7 +236,6 @@ RecordSet parse(const std::string &text, const std::string &name, const LoadOpti
     return set;
   }
   usable = true;
-  size_t otherTargets = 0;
   for (size_t i = 0; i < list->size(); ++i) {
     Record record;
     std::string what = "record #" + std::to_string(i);
@@ -248,7 +247,6 @@ RecordSet parse(const std::string &text, const std::string &name, const LoadOpti
       continue;
     }
     if (!options.target.empty() && record.target != options.target) {
-      ++otherTargets;
       diagnostics.push_back({Diagnostic::Severity::Note, name + ": " + what + " is for target '" +
                                                              record.target + "', not '" +
                                                              options.target + "'; ignored"});

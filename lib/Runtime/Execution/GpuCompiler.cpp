@@ -41,8 +41,8 @@ namespace {
 struct ManifestBuilder {
   func::FuncOp func;
   const FunctionSignature &sig;
-  std::vector<BundleBuffer> buffers;
-  std::vector<BundleLaunch> launches;
+  std::vector<BundleBuffer> buffers{};
+  std::vector<BundleLaunch> launches{};
   llvm::DenseMap<Value, size_t> bufferOf{}; // {}: clang rejects the aggregate init otherwise
   unsigned temps = 0;
 
@@ -227,7 +227,7 @@ llvm::Expected<std::string> mlir::neo::runtime::assemblePtx(llvm::StringRef ptxa
   // Scratch files in the system's temporary directory: removed when done and,
   // in tools that installed NeoSupport's handlers, on SIGINT/SIGTERM/SIGHUP.
   int handles[3] = {registerTemporary(in.str().str()), -1, -1};
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     for (int h : handles)
       unregisterTemporary(h);
     llvm::sys::fs::remove(in);

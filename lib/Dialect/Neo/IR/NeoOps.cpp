@@ -363,7 +363,8 @@ LogicalResult ComputeOp::verify() {
     return emitOpError("expected ")
            << getInputs().size() << " indexing maps (one per read), but got "
            << maps.size();
-  if (auto pads = getPadValuesAttr(); pads && pads.size() != getInputs().size())
+  if (auto pads = getPadValuesAttr();
+      pads && static_cast<size_t>(pads.size()) != getInputs().size())
     return emitOpError("expected ")
            << getInputs().size() << " pad values (one per read), but got "
            << pads.size();

@@ -134,7 +134,7 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
   combined.setName(combinedName);
   // On failure the module is left as it was.
   bool succeeded = false;
-  auto eraseOnFailure = llvm::make_scope_exit([&] {
+  llvm::scope_exit eraseOnFailure([&] {
     if (!succeeded)
       combined.erase();
   });

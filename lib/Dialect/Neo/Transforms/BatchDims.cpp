@@ -133,7 +133,8 @@ struct Checker {
         if (e.isFunctionOfDim(b))
           return op.emitError("bounds its iterations by the batch index d") << b;
     WalkResult usesIndex = op.getBody().walk([&](IndexOp index) {
-      return index.getDim() == int64_t(b) ? WalkResult::interrupt() : WalkResult::advance();
+      return static_cast<int64_t>(index.getDim()) == int64_t(b) ? WalkResult::interrupt()
+                                                                : WalkResult::advance();
     });
     if (usesIndex.wasInterrupted())
       return op.emitError("computes with the value of the batch index d") << b;

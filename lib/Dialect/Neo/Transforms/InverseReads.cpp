@@ -99,14 +99,14 @@ struct InverseForm {
   /// index), or, with `bucketDim`, the position: forward dim e as a function
   /// of q.
   unsigned bucketQ = 0;
-  std::optional<unsigned> bucketDim;
+  std::optional<unsigned> bucketDim = std::nullopt;
   /// J: the number of buckets (values).
-  int64_t numBuckets;
+  int64_t numBuckets = 0;
   /// The inverted index read (its symbol becomes q_k), if any.
-  std::optional<std::pair<unsigned, unsigned>> invertedSymbol; // (j, k)
-  std::optional<RowRange> row;
-  Value values; // null: the identity (the position is the value)
-  int64_t numPositions;
+  std::optional<std::pair<unsigned, unsigned>> invertedSymbol = std::nullopt; // (j, k)
+  std::optional<RowRange> row = std::nullopt;
+  Value values = {}; // null: the identity (the position is the value)
+  int64_t numPositions = 0;
 };
 
 /// The equalities of `op`'s domain (on dims alone); failure when one uses
@@ -200,7 +200,7 @@ InverseReadSolution finish(OpBuilder &b, const InverseForm &form) {
           return true;
     bool inBody = false;
     op.getBodyBlock().walk([&](IndexReadOp r) {
-      if (r.getRead() == static_cast<int64_t>(s))
+      if (static_cast<int64_t>(r.getRead()) == static_cast<int64_t>(s))
         inBody = true;
     });
     return inBody;
