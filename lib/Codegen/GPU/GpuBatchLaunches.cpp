@@ -266,13 +266,14 @@ bool definesUsedBy(Operation *op, gpu::LaunchOp launch) {
 /// defines what it uses or touches memory otherwise (the fill before a
 /// split-K GEMM then joins an earlier fill). Launches run in order on one
 /// stream, so this only reorders independent work.
-void hoistToPartners(Block &block) {
+using Candidates = llvm::DenseMap<Operation *, std::optional<Candidate>>;
+void hoistToPartners(Block &block, const Candidates &candidates) {
   SmallVector<gpu::LaunchOp> launches;
   for (Operation &op : block)
     if (auto l = dyn_cast<gpu::LaunchOp>(op))
       launches.push_back(l);
   for (gpu::LaunchOp l : launches) {
-    std::optional<Candidate> c = asCandidate(l);
+    const std::optional<Candidate> &c = candidates.lookup(l);
     if (!c)
       continue;
     // Constants it uses (its sizes) move up with it. The partner: the
@@ -282,7 +283,7 @@ void hoistToPartners(Block &block) {
     size_t partnerConstants = 0;
     for (Operation *p = l->getPrevNode(); p; p = p->getPrevNode()) {
       if (auto k = dyn_cast<gpu::LaunchOp>(p)) {
-        std::optional<Candidate> ck = asCandidate(k);
+        const std::optional<Candidate> &ck = candidates.lookup(k);
         if (!ck || !independent(*ck, *c))
           break;
         if (ck->sameShape(*c)) {
@@ -418,7 +419,12 @@ struct NeoGpuBatchLaunchesPass
     }
     SmallVector<SmallVector<Candidate>> batches;
     for (Block &block : getOperation().getBody()) {
-      hoistToPartners(block);
+      // Each launch analysed once (moves do not change what it touches).
+      Candidates candidates;
+      for (Operation &op : block)
+        if (auto l = dyn_cast<gpu::LaunchOp>(op))
+          candidates[l] = asCandidate(l);
+      hoistToPartners(block, candidates);
       SmallVector<Candidate> batch;
       auto close = [&] {
         if (batch.size() > 1)
@@ -432,7 +438,7 @@ struct NeoGpuBatchLaunchesPass
             close();
           continue;
         }
-        std::optional<Candidate> c = asCandidate(launch);
+        std::optional<Candidate> c = candidates.lookup(launch);
         if (!c) {
           close();
           continue;
