@@ -81,6 +81,8 @@ struct Operand {
   /// element at (batch, row role index, col role index) in the accumulator
   /// type instead of loading it through strides, and for C, adds a value.
   std::function<Value(Value, Value, Value)> implicitLoad;
+  /// Implicit operands that are plain reads: the read (for cp.async).
+  std::function<ImplicitGemm::Read(Value, Value, Value)> implicitRead;
   std::function<void(Value, Value, Value, Value, gpukernel::CUpdate)> implicitAdd;
   /// For implicit operands: the role whose consecutive indices are closest
   /// in memory (consecutive threads load along it).
@@ -676,6 +678,8 @@ struct ImplicitOperands {
   Type narrow;
   /// Ops in the generic's body: the index arithmetic of each gathered value.
   int64_t bodyOps = 0;
+  /// The memrefs A and B are plain reads of (ImplicitGemm::readMemrefA), or null.
+  Value readA, readB;
 };
 
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
@@ -792,15 +796,23 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       if (p.batch * splits > 65535)
         splits = 1, kChunk = p.k;
     }
+    // Plain reads of memrefs that hold the MMA input type travel by cp.async.
+    auto copyable = [&](Value mem) {
+      return mem && isFlatViewable(mem.getType()) &&
+             cast<MemRefType>(mem.getType()).getElementType() == mmaIn;
+    };
     MmaSyncPlan plan;
     if (mmaIn &&
-        planMmaSyncGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, t, plan)
+        planMmaSyncGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast,
+                          copyable(implicitOperands->readA), copyable(implicitOperands->readB), t,
+                          plan)
             .empty() &&
         (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
                        function_ref<void(Value, Value, Value)>) {
         buildMmaSyncGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitLoad,
-                           g.B.implicitLoad, g.C.implicitAdd, splits, kChunk, init);
+                           g.B.implicitLoad, g.A.implicitRead, g.B.implicitRead, g.C.implicitAdd,
+                           splits, kChunk, init);
       };
       // (C's initial value only: generateGpuImplicitGemm passes no consumer.)
       launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_implicit_mma",
@@ -1035,6 +1047,12 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
     B.implicitLoad = [&, kb, loc](Value batch, Value k, Value n) {
       return ig.loadB(kb.b, loc, batch, k, n);
     };
+    A.implicitRead = [&, kb, loc](Value batch, Value m, Value k) {
+      return ig.readA(kb.b, loc, batch, m, k);
+    };
+    B.implicitRead = [&, kb, loc](Value batch, Value k, Value n) {
+      return ig.readB(kb.b, loc, batch, k, n);
+    };
     C.implicitAdd = [&, kb, loc](Value batch, Value m, Value n, Value value,
                                  gpukernel::CUpdate how) {
       OpBuilder &b = kb.b;
@@ -1054,6 +1072,7 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
   ImplicitOperands operands;
   operands.aKFast = ig.aKRun, operands.bKFast = ig.bKRun;
   operands.bodyOps = static_cast<int64_t>(op->getRegion(0).front().getOperations().size());
+  operands.readA = ig.readMemrefA(), operands.readB = ig.readMemrefB();
   Type narrowA = narrowSourceType(ig.a), narrowB = narrowSourceType(ig.b);
   if (narrowA && narrowA == narrowB)
     operands.narrow = narrowA;

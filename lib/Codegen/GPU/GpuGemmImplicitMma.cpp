@@ -1,26 +1,37 @@
 //===- GpuGemmImplicitMma.cpp - Implicit GEMMs on tensor cores ------------===//
 //
 // The tiles of an implicit GEMM are computed, not copied: A[m, k] of a
-// convolution is the padded input at (n, c, p + r, q + s). Each block:
+// convolution is the padded input at (n, c, p + r, q + s). Each block runs a
+// pipeline of `stages` shared-memory buffers:
 //
-//  - gathers tile 0 (each thread its share: consecutive threads along the
-//    operand's contiguous role, so the loads coalesce), rounds the values to
-//    the MMA input type and stores them in stage 0; barrier;
-//  - per k tile kt: gathers tile kt + 1 into the other stage (each value
-//    stored as it comes: held in registers across the MMAs, the values and
-//    their index arithmetic spill), multiplies tile kt from its stage
-//    (ldmatrix + mma.sync m16n8k16, or tf32 m16n8k8: mmaTile); one barrier;
-//  - adds each accumulator to C through the output's indices (each element
-//    belongs to one thread; atomically when K is split over blocks, which
-//    small outputs with long sums, a convolution's weight gradient, need to
-//    fill the GPU), skipping rows and columns past the extents.
+//  - the tiles of the first stages - 1 k steps are issued first; per k tile
+//    kt the block waits for tile kt (cp.async.wait_group(stages - 2), one
+//    barrier), issues tile kt + stages - 1 into the buffer that tile kt - 1
+//    left, and multiplies tile kt (ldmatrix + mma.sync m16n8k16, or tf32
+//    m16n8k8: mmaTile);
+//  - an operand that is a plain read of a memref (ImplicitGemm::Read) of the
+//    MMA input type travels by cp.async, never through registers: f32 one
+//    element per 4-byte copy (src-size 0 zero-fills padding and ragged
+//    edges); 16-bit elements in pairs, one 4-byte copy where the pair is
+//    adjacent and 4-byte aligned in memory or padding, else (a padded
+//    convolution's odd column offsets) loaded and stored by the thread;
+//  - other operands are computed by each thread (consecutive threads along
+//    the operand's contiguous role, so the loads coalesce), rounded to the
+//    MMA input type and stored into the stage (held in registers across the
+//    MMAs: two stages suffice, as the loads are not in flight longer);
+//  - the sums go to C through the output's indices (each element belongs
+//    to one thread; atomically when K is split over blocks, which small
+//    outputs with long sums, a convolution's weight gradient, need to fill
+//    the GPU), skipping rows and columns past the extents.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmImplicitMma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -50,8 +61,9 @@ Type mlir::neo::gpukernel::narrowSourceType(Value v) {
   return Type();
 }
 
-std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool bKFast,
-                                                    const GpuGemmSchedule &s, MmaSyncPlan &plan) {
+std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool bKFast, bool copyA,
+                                                    bool copyB, const GpuGemmSchedule &s,
+                                                    MmaSyncPlan &plan) {
   bool half = in.isF16() || in.isBF16();
   if (!half && !in.isF32())
     return "the gathered operands are neither 16-bit nor f32";
@@ -70,6 +82,9 @@ std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool b
   int64_t aElems = plan.bm * plan.bk, bElems = plan.bk * plan.bn;
   if (aElems % plan.threads || bElems % plan.threads)
     return "the tiles' elements are not a multiple of the thread count";
+  // 16-bit copies move pairs: each thread its share of them.
+  plan.copyA = copyA && (!half || (aElems / 2) % plan.threads == 0);
+  plan.copyB = copyB && (!half || (bElems / 2) % plan.threads == 0);
   if ((aElems + bElems) / plan.threads > kMaxGatherRegisters)
     return "each thread would gather more than " + std::to_string(kMaxGatherRegisters) +
            " values per tile";
@@ -82,7 +97,11 @@ std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool b
   int64_t bytes = in.getIntOrFloatBitWidth() / 8;
   int64_t aBytes = aOuter * (aInner + plan.padA) * bytes;
   int64_t bBytes = bOuter * (bInner + plan.padB) * bytes;
-  plan.stages = 2;
+  // Copies in flight need stages; values in registers do not (two).
+  bool copies = plan.copyA || plan.copyB;
+  plan.stages = !copies ? 2 : s.stages >= 2 ? s.stages : 4;
+  while (s.stages < 2 && plan.stages > 2 && plan.stages * (aBytes + bBytes) > kMaxDynamicShared)
+    --plan.stages;
   plan.bOffsetBytes = plan.stages * aBytes;
   plan.sharedBytes = plan.stages * (aBytes + bBytes);
   if (plan.sharedBytes > kMaxDynamicShared)
@@ -92,16 +111,19 @@ std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool b
 
 void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::LaunchOp launch,
                                               const MmaSyncPlan &plan, const GemmProblem &p,
-                                              Type in, GatherFn loadA, GatherFn loadB,
-                                              AccumulateFn addC, int64_t splits, int64_t kChunk,
-                                              Value start) {
+                                              Type in, GatherFn loadA, GatherFn loadB, ReadFn readA,
+                                              ReadFn readB, AccumulateFn addC, int64_t splits,
+                                              int64_t kChunk, Value start) {
   KB kb{b, loc};
   const int64_t BM = plan.bm, BN = plan.bn, BK = plan.bk, WM = plan.wm, WN = plan.wn;
+  const int64_t S = plan.stages;
   if (splits <= 1)
     splits = 1, kChunk = p.k;
   const int64_t T = plan.threads, KT = (kChunk + BK - 1) / BK;
   const int64_t TI = WM / 16, TJ = WN / 8;
   Type f32 = b.getF32Type();
+  bool half = !in.isF32();
+  bool copies = plan.copyA || plan.copyB;
 
   GemmThread th = gemmThread(kb, launch, BM, BN);
   Value tid = th.tid, lane = th.lane, warp = th.warp, group = th.group, inGroup = th.inGroup;
@@ -114,29 +136,34 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
   Value smem = dynamicSharedBytes(b, loc);
   int64_t aOuter = plan.aInnerK ? BM : BK, aInner = plan.aInnerK ? BK : BM;
   int64_t bOuter = plan.bInnerN ? BK : BN, bInner = plan.bInnerN ? BN : BK;
-  Value As = memref::ViewOp::create(b, loc, sharedType({2, aOuter, aInner + plan.padA}, in), smem,
+  Value As = memref::ViewOp::create(b, loc, sharedType({S, aOuter, aInner + plan.padA}, in), smem,
                                     kb.idx(0), ValueRange{});
-  Value Bs = memref::ViewOp::create(b, loc, sharedType({2, bOuter, bInner + plan.padB}, in), smem,
+  Value Bs = memref::ViewOp::create(b, loc, sharedType({S, bOuter, bInner + plan.padB}, in), smem,
                                     kb.idx(plan.bOffsetBytes), ValueRange{});
 
-  // The thread's elements of a tile: (outer, inner) positions in the stage,
-  // consecutive threads along the inner (contiguous) dim.
+  // The thread's elements (pairs: `width` 2) of a tile: (outer, inner)
+  // positions in the stage, consecutive threads along the inner
+  // (contiguous) dim.
   struct Slot {
     Value outer, inner;
   };
-  auto slots = [&](int64_t outer, int64_t inner) {
+  auto slots = [&](int64_t outer, int64_t inner, int64_t width) {
     SmallVector<Slot> out;
-    for (int64_t r = 0; r < outer * inner / T; ++r) {
+    int64_t perRow = inner / width;
+    for (int64_t r = 0; r < outer * perRow / T; ++r) {
       Value e = kb.add(tid, r * T);
-      out.push_back({kb.div(e, inner), kb.rem(e, inner)});
+      out.push_back({kb.div(e, perRow), kb.mul(kb.rem(e, perRow), width)});
     }
     return out;
   };
-  SmallVector<Slot> aSlots = slots(aOuter, aInner), bSlots = slots(bOuter, bInner);
-  // The value at (row, col) of an operand whose extents are (rows, cols): 0
-  // past them (the loaders see clamped indices), rounded to the MMA type.
-  auto gather = [&](GatherFn load, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
-                    bool colsExact) -> Value {
+  int64_t pairA = plan.copyA && half ? 2 : 1, pairB = plan.copyB && half ? 2 : 1;
+  SmallVector<Slot> aSlots = slots(aOuter, aInner, pairA), bSlots = slots(bOuter, bInner, pairB);
+  bool mExact = p.m % BM == 0, nExact = p.n % BN == 0;
+  bool kExact = p.k % BK == 0 && (splits == 1 || p.k % kChunk == 0);
+  // Clamps `row` and `col` to the extents (rows, cols); `ok` tells whether
+  // they were in them (null: always).
+  auto clamp = [&](Value &row, int64_t rows, bool rowsExact, Value &col, int64_t cols,
+                   bool colsExact) {
     Value ok;
     if (!rowsExact) {
       ok = kb.lt(row, rows);
@@ -146,31 +173,141 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
       ok = kb.andI(ok, kb.lt(col, cols));
       col = kb.min(col, cols - 1);
     }
+    return ok;
+  };
+  // The value at (row, col) of an operand whose extents are (rows, cols): 0
+  // past them (the loaders see clamped indices), rounded to the MMA type.
+  auto gather = [&](GatherFn load, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
+                    bool colsExact) -> Value {
+    Value ok = clamp(row, rows, rowsExact, col, cols, colsExact);
     Value v = load(batch, row, col);
     if (ok)
       v = arith::SelectOp::create(b, loc, ok, v, kb.zero(f32));
     return in.isF32() ? v : arith::TruncFOp::create(b, loc, in, v).getResult();
   };
-  bool mExact = p.m % BM == 0, nExact = p.n % BN == 0;
-  bool kExact = p.k % BK == 0 && (splits == 1 || p.k % kChunk == 0);
-  // Gathers the tile at k0 into `stage`, storing each value as it comes.
+
+  // Plain reads: the flat view of each memref read (made once), and the
+  // element offset of a read with its validity (the extents included).
+  llvm::DenseMap<Value, Value> flats;
+  auto flatOf = [&](Value mem) {
+    Value &f = flats[mem];
+    if (!f)
+      f = kb.flat(mem);
+    return f;
+  };
+  struct Element {
+    Value flat, offset, valid;
+  };
+  auto element = [&](ReadFn read, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
+                     bool colsExact) {
+    Value ok = clamp(row, rows, rowsExact, col, cols, colsExact);
+    ImplicitGemm::Read r = read(batch, row, col);
+    auto type = cast<MemRefType>(r.memref.getType());
+    SmallVector<int64_t> strides(type.getRank(), 1);
+    for (int64_t d = type.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+    Value offset = kb.idx(0);
+    for (auto [index, stride] : llvm::zip(r.indices, strides))
+      offset = kb.add(offset, kb.mul(index, stride));
+    Value valid = kb.andI(r.valid, ok);
+    return Element{flatOf(r.memref), offset, valid};
+  };
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  // Copies (or gathers) the element(s) at (row, col) into dst[stage, o, i].
+  auto copy = [&](ReadFn read, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
+                  bool colsExact, bool alongCol, Value dst, ValueRange at) {
+    Element e0 = element(read, row, rows, col, cols, rowsExact, colsExact);
+    if (!half) {
+      // One f32; src-size 0 (zeros) where it is padding or past the extents.
+      Value n = e0.valid
+                    ? arith::SelectOp::create(b, loc, e0.valid, kb.idx(1), kb.idx(0)).getResult()
+                    : kb.idx(1);
+      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, at, e0.flat, ValueRange{e0.offset},
+                                       b.getIndexAttr(1), n, UnitAttr());
+      return;
+    }
+    Element e1 = alongCol ? element(read, row, rows, kb.add(col, 1), cols, rowsExact, colsExact)
+                          : element(read, kb.add(row, 1), rows, col, cols, rowsExact, colsExact);
+    Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+    Value v0 = e0.valid ? e0.valid : yes, v1 = e1.valid ? e1.valid : yes;
+    auto eq = [&](Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y).getResult();
+    };
+    auto notI = [&](Value x) { return arith::XOrIOp::create(b, loc, x, yes).getResult(); };
+    // One 4-byte copy: the first element read (the second adjacent, or
+    // padding) from an even offset, or both padding (src-size 0).
+    Value same = e0.flat == e1.flat ? yes : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+    Value adjacent = kb.andI(same, eq(kb.add(e0.offset, 1), e1.offset));
+    Value even = eq(kb.rem(e0.offset, 2), kb.idx(0));
+    Value one = kb.andI(v0, kb.andI(even, arith::OrIOp::create(b, loc, notI(v1), adjacent)));
+    Value none = kb.andI(notI(v0), notI(v1));
+    auto ifOp = scf::IfOp::create(b, loc, arith::OrIOp::create(b, loc, one, none), true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value n = arith::SelectOp::create(
+          b, loc, v0, arith::SelectOp::create(b, loc, v1, kb.idx(2), kb.idx(1)), kb.idx(0));
+      Value from = arith::SelectOp::create(b, loc, v0, e0.offset, kb.idx(0));
+      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, at, e0.flat, ValueRange{from},
+                                       b.getIndexAttr(2), n, UnitAttr());
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      // Misaligned or apart: each element loaded (its offset is in range:
+      // the reads are clamped) and stored by the thread.
+      SmallVector<Value> where(at.begin(), at.end());
+      Element both[2] = {e0, e1};
+      for (int k = 0; k < 2; ++k) {
+        Value x = memref::LoadOp::create(b, loc, both[k].flat, both[k].offset);
+        x = arith::SelectOp::create(b, loc, k ? v1 : v0, x, kb.zero(in));
+        if (k)
+          where.back() = kb.add(where.back(), 1);
+        memref::StoreOp::create(b, loc, x, dst, where);
+      }
+    }
+  };
+  // Issues the tile at k0 into `stage`.
   auto fillStage = [&](Value stage, Value k0) {
     for (const Slot &s : aSlots) {
       Value m = kb.add(m0, plan.aInnerK ? s.outer : s.inner);
       Value k = kb.add(k0, plan.aInnerK ? s.inner : s.outer);
-      memref::StoreOp::create(b, loc, gather(loadA, m, p.m, k, p.k, mExact, kExact), As,
-                              ValueRange{stage, s.outer, s.inner});
+      if (plan.copyA)
+        copy(readA, m, p.m, k, p.k, mExact, kExact, plan.aInnerK, As, {stage, s.outer, s.inner});
+      else
+        memref::StoreOp::create(b, loc, gather(loadA, m, p.m, k, p.k, mExact, kExact), As,
+                                ValueRange{stage, s.outer, s.inner});
     }
     for (const Slot &s : bSlots) {
       Value k = kb.add(k0, plan.bInnerN ? s.outer : s.inner);
       Value n = kb.add(n0, plan.bInnerN ? s.inner : s.outer);
-      memref::StoreOp::create(b, loc, gather(loadB, k, p.k, n, p.n, kExact, nExact), Bs,
-                              ValueRange{stage, s.outer, s.inner});
+      if (plan.copyB)
+        copy(readB, k, p.k, n, p.n, kExact, nExact, plan.bInnerN, Bs, {stage, s.outer, s.inner});
+      else
+        memref::StoreOp::create(b, loc, gather(loadB, k, p.k, n, p.n, kExact, nExact), Bs,
+                                ValueRange{stage, s.outer, s.inner});
     }
   };
+  auto commit = [&] {
+    if (copies)
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  // Tile `t` of this block's K (when it exists) into its stage, one group.
+  auto issue = [&](Value t, bool known) {
+    if (known) {
+      fillStage(kb.rem(t, S), kb.add(kBase, kb.mul(t, BK)));
+    } else {
+      auto put = scf::IfOp::create(b, loc, kb.lt(t, KT), /*withElse=*/false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&put.getThenRegion().front());
+      fillStage(kb.rem(t, S), kb.add(kBase, kb.mul(t, BK)));
+    }
+    commit();
+  };
 
-  fillStage(kb.idx(0), kBase);
-  gpu::BarrierOp::create(b, loc);
+  for (int64_t st = 0; st + 1 < S; ++st) {
+    if (st < KT)
+      issue(kb.idx(st), /*known=*/true);
+    else
+      commit();
+  }
 
   auto fragType = VectorType::get({2, 2}, f32);
   Value startFrag =
@@ -182,24 +319,20 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    Value next = kb.add(kt, 1);
-    // The next tile goes into the other stage, value by value (a gathered
-    // value lives from its load to its store: held across the MMAs, the
-    // values and their index arithmetic spilled), while other warps of the
-    // block, and other blocks, keep the tensor cores busy.
-    auto put = scf::IfOp::create(b, loc, kb.lt(next, KT), /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(&put.getThenRegion().front());
-      fillStage(kb.rem(next, 2), kb.add(kBase, kb.mul(next, BK)));
-    }
-    SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    mmaTile(kb, plan, in, As, Bs, kb.rem(kt, 2), lane, group, inGroup, wRow, wCol, accs);
-    // Tile kt + 1 is stored, and every warp is done with tile kt's stage
-    // (refilled in the next iteration).
+    // Tile kt is in its stage (its copies landed: at most S - 2 younger
+    // groups pending; its stores before the barrier), and every warp is
+    // done with tile kt - 1's stage, which tile kt + S - 1 fills.
+    if (copies)
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(S - 2));
     gpu::BarrierOp::create(b, loc);
+    issue(kb.add(kt, S - 1), /*known=*/false);
+    SmallVector<Value> accs(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    mmaTile(kb, plan, in, As, Bs, kb.rem(kt, S), lane, group, inGroup, wRow, wCol, accs);
     scf::YieldOp::create(b, loc, accs);
   }
+  // No copy is left in flight when the block ends.
+  if (copies)
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
 
   Value rowW = kb.add(m0, kb.mul(wRow, WM)), colW = kb.add(n0, kb.mul(wCol, WN));
   for (int64_t i = 0; i < TI; ++i)

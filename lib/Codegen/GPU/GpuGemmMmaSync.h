@@ -37,6 +37,9 @@ struct MmaSyncPlan {
   int64_t sharedBytes = 0, bOffsetBytes = 0;
   /// C: two consecutive f32 per access (rows of even stride).
   bool cPairs = false;
+  /// The implicit-GEMM kernel (GpuGemmImplicitMma.h): A (B) travels by
+  /// cp.async rather than through the threads' registers.
+  bool copyA = false, copyB = false;
 };
 
 /// A pipelined kernel's operands: flat (1-D) global buffers A, B and C with

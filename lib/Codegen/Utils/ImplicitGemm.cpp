@@ -97,11 +97,29 @@ innermostDims(linalg::LinalgOp op, Value v, llvm::DenseMap<Value, llvm::SmallBit
   return std::nullopt;
 }
 
-/// Clones what `v` needs of `op`'s body at the iteration point `ivs`.
-Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, ArrayRef<Value> ivs) {
+/// The indices at which input `operand` of `op` is read at the iteration
+/// point `ivs` (its indexing map applied).
+SmallVector<Value> argIndices(OpBuilder &b, Location loc, linalg::LinalgOp op, OpOperand &operand,
+                              ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  AffineMap m = op.getMatchingIndexingMap(&operand);
+  for (AffineExpr e : m.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      indices.push_back(ivs[d.getPosition()]);
+    else
+      indices.push_back(
+          affine::AffineApplyOp::create(b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
+  }
+  return indices;
+}
+
+/// Clones what the values `vs` need of `op`'s body at the iteration point
+/// `ivs` (once for all of them) and returns their clones.
+SmallVector<Value> cloneSlices(OpBuilder &b, Location loc, linalg::LinalgOp op, ArrayRef<Value> vs,
+                               ArrayRef<Value> ivs) {
   Block *body = op.getBlock();
   SetVector<Operation *> slice;
-  SmallVector<Value> work = {v};
+  SmallVector<Value> work(vs.begin(), vs.end());
   while (!work.empty()) {
     Value x = work.pop_back_val();
     Operation *def = x.getDefiningOp();
@@ -116,16 +134,7 @@ Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, Array
     OpOperand &operand = op->getOpOperand(arg.getArgNumber());
     if (!isa<MemRefType>(operand.get().getType()))
       return operand.get();
-    SmallVector<Value> indices;
-    AffineMap m = op.getMatchingIndexingMap(&operand);
-    for (AffineExpr e : m.getResults()) {
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        indices.push_back(ivs[d.getPosition()]);
-      else
-        indices.push_back(
-            affine::AffineApplyOp::create(b, loc, AffineMap::get(m.getNumDims(), 0, e), ivs));
-    }
-    return memref::LoadOp::create(b, loc, operand.get(), indices);
+    return memref::LoadOp::create(b, loc, operand.get(), argIndices(b, loc, op, operand, ivs));
   };
   for (Operation &inner : *body) {
     if (!slice.contains(&inner))
@@ -140,9 +149,78 @@ Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, Array
     }
     b.clone(inner, map);
   }
-  if (auto arg = dyn_cast<BlockArgument>(v))
-    return arg.getOwner() == body ? readArg(arg) : v;
-  return map.lookupOrDefault(v);
+  SmallVector<Value> out;
+  for (Value v : vs) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == body) {
+      if (!map.lookupOrNull(arg))
+        map.map(arg, readArg(arg));
+      out.push_back(map.lookup(arg));
+      continue;
+    }
+    out.push_back(map.lookupOrDefault(v));
+  }
+  return out;
+}
+
+/// Clones what `v` needs of `op`'s body at the iteration point `ivs`.
+Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, ArrayRef<Value> ivs) {
+  return cloneSlices(b, loc, op, {v}, ivs).front();
+}
+
+bool isZeroFloat(Value v) {
+  auto c = v.getDefiningOp<arith::ConstantOp>();
+  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+  return f && f.getValue().isZero();
+}
+/// A plain read in `op`'s body: a load of a memref from outside the body
+/// (`load`) or an input's element (`arg`), selected against zero under
+/// `preds` (each negated where the zero is the true value) and widened.
+struct PlainRead {
+  memref::LoadOp load;
+  BlockArgument arg;
+  SmallVector<std::pair<Value, bool>> preds;
+};
+
+std::optional<PlainRead> plainRead(linalg::LinalgOp op, Value v) {
+  Block *body = op.getBlock();
+  PlainRead r;
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner() != body)
+        return std::nullopt;
+      OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+      if (op.isDpsInit(&operand) || !isa<MemRefType>(operand.get().getType()))
+        return std::nullopt;
+      r.arg = arg;
+      return r;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      return std::nullopt;
+    if (auto ext = dyn_cast<arith::ExtFOp>(def)) {
+      v = ext.getIn();
+      continue;
+    }
+    if (auto sel = dyn_cast<arith::SelectOp>(def)) {
+      bool zeroFalse = isZeroFloat(sel.getFalseValue());
+      if (!zeroFalse && !isZeroFloat(sel.getTrueValue()))
+        return std::nullopt;
+      r.preds.push_back({sel.getCondition(), !zeroFalse});
+      v = zeroFalse ? sel.getTrueValue() : sel.getFalseValue();
+      continue;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(def)) {
+      Value mem = load.getMemRef();
+      Block *where = isa<BlockArgument>(mem) ? cast<BlockArgument>(mem).getOwner()
+                                             : mem.getDefiningOp()->getBlock();
+      if (where == body)
+        return std::nullopt;
+      r.load = load;
+      return r;
+    }
+    return std::nullopt;
+  }
 }
 } // namespace
 
@@ -351,4 +429,59 @@ SmallVector<Value> ImplicitGemm::outIndices(OpBuilder &builder, Location loc, Va
   for (AffineExpr e : outMap.getResults())
     indices.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
   return indices;
+}
+
+Value ImplicitGemm::readMemref(Value v) const {
+  std::optional<PlainRead> r = plainRead(op, v);
+  if (!r)
+    return Value();
+  return r->load ? r->load.getMemRef() : op->getOperand(r->arg.getArgNumber());
+}
+
+ImplicitGemm::Read ImplicitGemm::read(OpBuilder &builder, Location loc, Value v, bool withCond,
+                                      ArrayRef<Value> ivs) const {
+  std::optional<PlainRead> r = plainRead(op, v);
+  assert(r && "read() of an operand that is not a plain read");
+  SmallVector<Value> roots;
+  if (r->load)
+    roots.append(r->load.getIndices().begin(), r->load.getIndices().end());
+  size_t numIndices = roots.size();
+  for (auto [pred, negated] : r->preds)
+    roots.push_back(pred);
+  if (cond && withCond)
+    roots.push_back(cond);
+  SmallVector<Value> clones = cloneSlices(builder, loc, op, roots, ivs);
+  Read out;
+  if (r->load) {
+    out.memref = r->load.getMemRef();
+    out.indices.assign(clones.begin(), clones.begin() + numIndices);
+  } else {
+    OpOperand &operand = op->getOpOperand(r->arg.getArgNumber());
+    out.memref = operand.get();
+    out.indices = argIndices(builder, loc, op, operand, ivs);
+  }
+  auto conjoin = [&](Value p) {
+    out.valid = out.valid ? arith::AndIOp::create(builder, loc, out.valid, p).getResult() : p;
+  };
+  for (auto [i, pred] : llvm::enumerate(r->preds)) {
+    Value p = clones[numIndices + i];
+    if (pred.second) {
+      Value t = arith::ConstantIntOp::create(builder, loc, 1, 1);
+      p = arith::XOrIOp::create(builder, loc, p, t);
+    }
+    conjoin(p);
+  }
+  if (cond && withCond)
+    conjoin(clones.back());
+  return out;
+}
+
+ImplicitGemm::Read ImplicitGemm::readA(OpBuilder &builder, Location loc, Value batch, Value m,
+                                       Value k) const {
+  return read(builder, loc, a, condOnA, point(builder, loc, batch, mDims, m, kDims, k));
+}
+
+ImplicitGemm::Read ImplicitGemm::readB(OpBuilder &builder, Location loc, Value batch, Value k,
+                                       Value n) const {
+  return read(builder, loc, b, !condOnA, point(builder, loc, batch, kDims, k, nDims, n));
 }

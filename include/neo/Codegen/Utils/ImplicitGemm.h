@@ -59,6 +59,25 @@ struct ImplicitGemm {
   SmallVector<Value> outIndices(OpBuilder &builder, Location loc, Value batch, Value m,
                                 Value n) const;
 
+  /// An operand whose value is a plain read: the element of `memref` at
+  /// `indices` where `valid` holds (null: everywhere), else zero; the value
+  /// is that element widened (extf) or as it is.
+  struct Read {
+    Value memref;
+    SmallVector<Value> indices;
+    Value valid;
+  };
+  /// The memref that A (B) reads when its value is a plain read (a load of
+  /// a memref from outside the body or an input's element, selected against
+  /// zero for padding or a domain constraint, widened); else null. The GPU
+  /// copies such operands straight into shared memory (cp.async).
+  Value readMemrefA() const { return readMemref(a); }
+  Value readMemrefB() const { return readMemref(b); }
+  /// A's read at (batch, m, k) and B's at (batch, k, n) (the constraint in
+  /// `valid`); only where readMemrefA (B) is non-null.
+  Read readA(OpBuilder &builder, Location loc, Value batch, Value m, Value k) const;
+  Read readB(OpBuilder &builder, Location loc, Value batch, Value k, Value n) const;
+
   /// The same at a full iteration point (one value per loop dim; those the
   /// operand does not read are ignored).
   Value loadAAt(OpBuilder &builder, Location loc, ArrayRef<Value> ivs) const {
@@ -78,6 +97,8 @@ struct ImplicitGemm {
              SmallVectorImpl<Value> &ivs) const;
 
 private:
+  Value readMemref(Value v) const;
+  Read read(OpBuilder &builder, Location loc, Value v, bool withCond, ArrayRef<Value> ivs) const;
   Value load(OpBuilder &builder, Location loc, Value v, bool withCond, ArrayRef<Value> ivs) const;
 };
 
