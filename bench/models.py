@@ -99,6 +99,15 @@ def conv2d(N, C, K, HW):
     return src, "conv", lambda x, w: F.conv2d(x, w, padding=1)
 
 
+def conv2d_bf16(N, C, K, HW):
+    """conv2d with bf16 tensors (f32 accumulation, the output rounded to
+    bf16); PyTorch's reference takes bf16 tensors (cuDNN's bf16 kernels)."""
+    src = f"""def conv(x: bf16[{N}, {C}, {HW}, {HW}], w: bf16[{K}, {C}, 3, 3]) -> (y: bf16[{N}, {K}, {HW}, {HW}]) {{
+  y[n, k, p, q] = bf16(sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s])
+}}"""
+    return src, "conv", lambda x, w: F.conv2d(x, w, padding=1)
+
+
 def depthwise(N, C, HW):
     src = f"""def dw(x: f32[{N}, {C}, {HW}, {HW}], w: f32[{C}, 3, 3]) -> y {{
   y[n, c, p < {HW}, q < {HW}] = sum(r, s) x[n, c, p + r - 1, q + s - 1] * w[c, r, s]
@@ -203,6 +212,7 @@ def attention(L, D):
 # Training graphs that the GPU benchmark adds to TRAINING (scripts/gpu).
 GPU_TRAINING = [
     ("attention L1024 D64", "norm", lambda: attention(1024, 64)),
+    ("conv2d 3x3 N8 C=K=64 56x56 bf16", "conv", lambda: conv2d_bf16(8, 64, 64, 56)),
 ]
 
 # (M, N, K)

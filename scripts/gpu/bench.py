@@ -170,20 +170,34 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
     outputs = [b for b in manifest["buffers"] if b["role"] == "output"]
     rng = np.random.default_rng(0)
     shapes = [tuple(s) for s in entry["shapes"]]
-    xs = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
-    txs = [torch.tensor(x, device="cuda", requires_grad=True) for x in xs]
+    # bf16 buffers (the manifest's dtype): values rounded to bf16, which
+    # PyTorch gets as bf16 tensors and the runner as their bits ('<u2').
+    bf16 = [b.get("dtype") == "bf16" for b in inputs]
+    half = any(bf16)
+
+    def rounded(a, is_bf16):
+        return torch.from_numpy(a).bfloat16().float().numpy() if is_bf16 else a
+
+    def tensor(a, is_bf16, **kw):
+        return torch.tensor(a, device="cuda", dtype=torch.bfloat16 if is_bf16 else torch.float32,
+                            **kw)
+    xs = [rounded(rng.uniform(-1, 1, s).astype(np.float32), b) for s, b in zip(shapes, bf16)]
+    txs = [tensor(x, b, requires_grad=True) for x, b in zip(xs, bf16)]
     ys = ref(*txs)
     ys = ys if isinstance(ys, tuple) else (ys,)
     step = entry["function"] == "step"
     # A training step seeds its scalar loss with 1; other functions get
     # random output adjoints.
+    dy_bf16 = bf16[len(xs):] + [False] * len(ys)
     dys = ([np.ones(tuple(y.shape), np.float32) for y in ys] if step else
-           [rng.uniform(-1, 1, tuple(y.shape)).astype(np.float32) for y in ys])
+           [rounded(rng.uniform(-1, 1, tuple(y.shape)).astype(np.float32), b)
+            for y, b in zip(ys, dy_bf16)])
     arrays = xs + dys
     if len(arrays) != len(inputs):
         return dict(name=name, ok=False, log="input count mismatch: %d vs %d" %
                     (len(arrays), len(inputs)))
-    paths = save_inputs(arrays, workdir)
+    paths = save_inputs([(a.view(np.uint32) >> 16).astype(np.uint16) if b else a
+                         for a, b in zip(arrays, bf16)], workdir)
     outdir = os.path.join(workdir, "out_" + name)
     extra = []
     for i, p in enumerate(paths):
@@ -194,18 +208,20 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
         return dict(name=name, ok=False, log=log[-2000:])
     got = [np.load(os.path.join(outdir, o["name"] + ".npy")) for o in outputs]
     # The same step in PyTorch.
-    tdys = [torch.tensor(d, device="cuda") for d in dys]
+    tdys = [tensor(d, b) for d, b in zip(dys, dy_bf16)]
     if step:
         loss = ys[0]
         grads = torch.autograd.grad(loss, txs[2:])
         want = [(x - 0.01 * g).detach().cpu().numpy() for x, g in zip(txs[2:], grads)]
     else:
         grads = torch.autograd.grad(ys, txs, tdys, allow_unused=True)
-        want = [y.detach().cpu().numpy() for y in ys]
-        want += [(g if g is not None else torch.zeros_like(x)).cpu().numpy()
+        want = [y.detach().float().cpu().numpy() for y in ys]
+        want += [(g if g is not None else torch.zeros_like(x)).float().cpu().numpy()
                  for x, g in zip(txs, grads)]
     errors = [rel_error(g, w) for g, w in zip(got, want)]
-    ok = len(got) == len(want) and all(e <= (1e-2 if tf32 else 2e-3) for e in errors)
+    # bf16: both sides round their outputs to bf16 (8 bits of mantissa).
+    tol = 3e-2 if half else 1e-2 if tf32 else 2e-3
+    ok = len(got) == len(want) and all(e <= tol for e in errors)
     opt = torch.optim.SGD(txs[2:], lr=0.01) if step else None
 
     def step_of(model):

@@ -141,6 +141,11 @@ CONV_BF16 = """def conv(x: bf16[2, 16, 12, 12], w: bf16[32, 16, 3, 3]) -> (y: bf
 }
 """
 
+CONV_WIDE_BF16 = """def conv(x: bf16[2, 8, 24, 24], w: bf16[16, 8, 3, 3]) -> (y: bf16[2, 16, 24, 24]) {
+  y[n, k, p, q] = bf16(sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s])
+}
+"""
+
 F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "128x128xf16", "4096x4096xf16").replace("256x128xf32", "4096x4096xf32").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
@@ -218,7 +223,11 @@ def check_jobs(out, quick, reference="interpreter"):
     for name, src, fn, opts, tol in (
             ("conv2d_fwdbwd_tf32", conv_src, "conv2d", "tensor-cores=tf32", 1e-2),
             ("conv_mid_fwdbwd_tf32", mid_src, mid_fn, "tensor-cores=tf32", 1e-2),
-            ("conv_bf16_fwdbwd", CONV_BF16, "conv", "", 3e-2)):
+            ("conv_bf16_fwdbwd", CONV_BF16, "conv", "", 3e-2),
+            # sm_90a: warpgroup MMA, and K split over blocks (a long
+            # weight-gradient sum into 16 x 72 outputs).
+            ("conv_bf16_fwdbwd_sm90a", CONV_BF16, "conv", "chip=sm_90a", 3e-2),
+            ("conv_wide_bf16_fwdbwd_sm90a", CONV_WIDE_BF16, "conv", "chip=sm_90a", 3e-2)):
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=tol, atol=tol,
                            options=opts)
@@ -313,11 +322,17 @@ def bench_jobs(out, quick):
     # kernels, a launch per row group), which the device run compares.
     # Convolutions also on tensor cores in tf32 (implicit GEMMs gathered into
     # shared memory), against cuDNN with TF32 allowed (bench.py).
+    # bf16 convolutions also on sm_90a (warpgroup MMA), against cuDNN's bf16.
     variants = {"": ("", ""), "eqsat=true": ("_eqsat", " (eqsat)"),
-                "tensor-cores=tf32": ("_tf32", " (tf32)")}
+                "tensor-cores=tf32": ("_tf32", " (tf32)"),
+                "chip=sm_90a": ("_sm90a", " (sm_90a)")}
+
+    def case_options(label):
+        if not label.startswith("conv2d"):
+            return ()
+        return ("chip=sm_90a",) if label.endswith("bf16") else ("tensor-cores=tf32",)
     cases = [(label, group, build, opts) for label, group, build in cases
-             for opts in ("", "eqsat=true") + (("tensor-cores=tf32",) if label.startswith("conv2d")
-                                               else ())]
+             for opts in ("", "eqsat=true") + case_options(label)]
     for label, group, build, opts in cases:
         src, fn, _ = build()
         suffix, label_suffix = variants[opts]

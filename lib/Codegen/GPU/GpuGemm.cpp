@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmImplicitMma.h"
+#include "GpuGemmImplicitWgmma.h"
 #include "GpuGemmMmaSync.h"
 #include "GpuGemmWgmma.h"
 #include "GpuKernelBuilder.h"
@@ -682,6 +683,42 @@ struct ImplicitOperands {
   Value readA, readB;
 };
 
+/// Whether `mem` (an operand's plain read) can be copied by cp.async into
+/// tiles of MMA input type `in`.
+static bool copyableRead(Value mem, Type in) {
+  return mem && in && isFlatViewable(mem.getType()) &&
+         cast<MemRefType>(mem.getType()).getElementType() == in;
+}
+
+/// The implicit GEMM `ig` of `op` as the tensor-core kernels see it.
+static ImplicitOperands implicitOperandsOf(linalg::LinalgOp op, const ImplicitGemm &ig) {
+  ImplicitOperands operands;
+  operands.aKFast = ig.aKRun, operands.bKFast = ig.bKRun;
+  operands.bodyOps = static_cast<int64_t>(op->getRegion(0).front().getOperations().size());
+  operands.readA = ig.readMemrefA(), operands.readB = ig.readMemrefB();
+  Type narrowA = narrowSourceType(ig.a), narrowB = narrowSourceType(ig.b);
+  if (narrowA && narrowA == narrowB)
+    operands.narrow = narrowA;
+  return operands;
+}
+
+/// K split over blocks (added atomically) when the grid of `bm` x `bn`
+/// tiles has fewer than `minBlocks` blocks (a weight gradient: a small
+/// output summing over batch and pixels): `splits` chunks of `kChunk` (a
+/// multiple of `bk`).
+static void splitK(const GemmProblem &p, int64_t bm, int64_t bn, int64_t bk, int64_t minBlocks,
+                   int64_t &splits, int64_t &kChunk) {
+  splits = 1, kChunk = p.k;
+  int64_t blocks = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch;
+  if (minBlocks <= 0 || blocks >= minBlocks)
+    return;
+  splits = std::min((minBlocks + blocks - 1) / blocks, std::max<int64_t>(1, p.k / 256));
+  kChunk = ((p.k + splits - 1) / splits + bk - 1) / bk * bk;
+  splits = (p.k + kChunk - 1) / kChunk;
+  if (p.batch * splits > 65535)
+    splits = 1, kChunk = p.k;
+}
+
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
 static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
@@ -745,6 +782,35 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)
       return op->emitOpError("invalid gpu_gemm schedule: ") << why, FailureOr<bool>(failure());
   }
+  // Implicit GEMMs on warpgroup MMA (sm_90a: neo-gpu-select-schedules
+  // chooses it where it applies): both operands copied by cp.async.
+  if (implicit && s.mma == "wgmma") {
+    WgmmaPlan plan;
+    int64_t splits = 1, kChunk = p.k;
+    Type mmaIn = implicitOperands ? implicitOperands->narrow : Type();
+    std::string why = "its operands are not both plain reads of f16 or bf16 memrefs of one type";
+    if (acc.isF32() && copyableRead(implicitOperands ? implicitOperands->readA : Value(), mmaIn) &&
+        copyableRead(implicitOperands->readB, mmaIn)) {
+      why = planWgmmaGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, s, plan);
+      if (why.empty() && ((p.n + s.bn - 1) / s.bn > 65535 || (p.m + s.bm - 1) / s.bm > 65535))
+        why = "the grid has more than 65535 blocks along y or x";
+      // K split only when some SM of an H100/H200 (132) would have no
+      // block: the atomics and the fill they need cost more than the
+      // partial wave they fill (a block's stages take 100 KB: two per SM).
+      splitK(p, s.bm, s.bn, kWgmmaBk, std::min<int64_t>(s.minBlocks, 132), splits, kChunk);
+    }
+    if (!why.empty())
+      return op->emitOpError("gpu_gemm schedule with mma = \"wgmma\": ") << why,
+             FailureOr<bool>(failure());
+    auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
+                     function_ref<void(Value, Value, Value)>) {
+      buildWgmmaGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitRead,
+                       g.B.implicitRead, g.C.implicitAdd, splits, kChunk, init);
+    };
+    launchPipelined(rewriter, op, p, acc, s, plan.threads, plan.sharedBytes, "gemm_implicit_wgmma",
+                    build, makeOperands, epilogue, fused, splits);
+    return true;
+  }
   // Implicit GEMMs on tensor cores: operands widened from 16 bits (exact),
   // or f32 as tf32 on request; the loaders gather them into shared memory.
   if (implicitOperands && acc.isF32() && s.stages != 1 && s.mma != "none") {
@@ -788,24 +854,13 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     // Too few blocks for the GPU (a weight gradient: a small output summing
     // over batch and pixels): K split over blocks, added atomically.
     int64_t splits = 1, kChunk = p.k;
-    int64_t blocks = ((p.m + t.bm - 1) / t.bm) * ((p.n + t.bn - 1) / t.bn) * p.batch;
-    if (s.minBlocks > 0 && blocks < s.minBlocks) {
-      splits = std::min((s.minBlocks + blocks - 1) / blocks, std::max<int64_t>(1, p.k / 256));
-      kChunk = ((p.k + splits - 1) / splits + t.bk - 1) / t.bk * t.bk;
-      splits = (p.k + kChunk - 1) / kChunk;
-      if (p.batch * splits > 65535)
-        splits = 1, kChunk = p.k;
-    }
+    splitK(p, t.bm, t.bn, t.bk, s.minBlocks, splits, kChunk);
     // Plain reads of memrefs that hold the MMA input type travel by cp.async.
-    auto copyable = [&](Value mem) {
-      return mem && isFlatViewable(mem.getType()) &&
-             cast<MemRefType>(mem.getType()).getElementType() == mmaIn;
-    };
     MmaSyncPlan plan;
     if (mmaIn &&
         planMmaSyncGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast,
-                          copyable(implicitOperands->readA), copyable(implicitOperands->readB), t,
-                          plan)
+                          copyableRead(implicitOperands->readA, mmaIn),
+                          copyableRead(implicitOperands->readB, mmaIn), t, plan)
             .empty() &&
         (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
@@ -965,11 +1020,51 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
                   /*implicit=*/false, epilogue, fused);
 }
 
+/// chooseWgmmaSchedule for implicit GEMMs: both operands plain reads of
+/// one 16-bit type; K may be split later (minBlocks is kept).
+static std::optional<GpuGemmSchedule>
+chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
+  std::optional<ImplicitGemm> ig = analyzeImplicitGemm(op);
+  if (!ig || !cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType().isF32())
+    return std::nullopt;
+  ImplicitOperands operands = implicitOperandsOf(op, *ig);
+  if (!copyableRead(operands.readA, operands.narrow) ||
+      !copyableRead(operands.readB, operands.narrow))
+    return std::nullopt;
+  const GemmProblem &p = ig->problem;
+  GpuGemmSchedule s = base;
+  s.mma = "wgmma";
+  auto fits = [&](const GpuGemmSchedule &t) {
+    WgmmaPlan plan;
+    return planWgmmaGather(operands.narrow, operands.aKFast, operands.bKFast, t, plan).empty() &&
+           (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535;
+  };
+  if (keepTiles)
+    return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;
+  // The widest tile that the columns fill (a convolution's channels: 64 or
+  // fewer take 64 columns) and that gives every SM of an H100/H200 (132) a
+  // block, else the applicable one with the most blocks (K is split after).
+  // All copy 16 or 24 pairs per thread (kMaxWgmmaGatherPairs).
+  static const int64_t tiles[][3] = {{128, 128, 64}, {64, 128, 64}, {128, 64, 64}};
+  std::optional<GpuGemmSchedule> best;
+  for (const auto &t : tiles) {
+    if (t[1] > 64 && p.n <= 64)
+      continue;
+    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = kWgmmaBk, s.wm = 64;
+    if (!fits(s))
+      continue;
+    best = s;
+    if (((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch >= 132)
+      break;
+  }
+  return best;
+}
+
 std::optional<GpuGemmSchedule>
 mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
   std::optional<GemmOperands> operands = gemmOperands(op);
   if (!operands)
-    return std::nullopt;
+    return chooseImplicitWgmmaSchedule(op, base, keepTiles);
   const GemmProblem &p = operands->p;
   Type in = operands->in, acc = operands->acc;
   if (in != cast<MemRefType>(operands->b.getType()).getElementType())
@@ -1069,13 +1164,7 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
       memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, value), cMem, indices);
     };
   };
-  ImplicitOperands operands;
-  operands.aKFast = ig.aKRun, operands.bKFast = ig.bKRun;
-  operands.bodyOps = static_cast<int64_t>(op->getRegion(0).front().getOperations().size());
-  operands.readA = ig.readMemrefA(), operands.readB = ig.readMemrefB();
-  Type narrowA = narrowSourceType(ig.a), narrowB = narrowSourceType(ig.b);
-  if (narrowA && narrowA == narrowB)
-    operands.narrow = narrowA;
+  ImplicitOperands operands = implicitOperandsOf(op, ig);
   // C's initial value replaces the fill only if the kernel writes all of C
   // (each point of the problem is one element of C).
   GpuGemmEpilogue initOnly;

@@ -61,6 +61,114 @@ Type mlir::neo::gpukernel::narrowSourceType(Value v) {
   return Type();
 }
 
+Value OperandMover::clamp(Index &row, Index &col) {
+  Value ok;
+  for (Index *x : {&row, &col})
+    if (!x->exact) {
+      ok = kb.andI(ok, kb.lt(x->value, x->extent));
+      x->value = kb.min(x->value, x->extent - 1);
+    }
+  return ok;
+}
+
+void OperandMover::gather(GatherFn load, Index row, Index col, Value dst, ValueRange at) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value ok = clamp(row, col);
+  Value v = load(batch, row.value, col.value);
+  if (ok)
+    v = arith::SelectOp::create(b, loc, ok, v, kb.zero(v.getType()));
+  if (!in.isF32())
+    v = arith::TruncFOp::create(b, loc, in, v);
+  memref::StoreOp::create(b, loc, v, dst, at);
+}
+
+OperandMover::Element OperandMover::element(ReadFn read, Index row, Index col) {
+  Value ok = clamp(row, col);
+  ImplicitGemm::Read r = read(batch, row.value, col.value);
+  auto type = cast<MemRefType>(r.memref.getType());
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t d = type.getRank() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+  Value offset = kb.idx(0);
+  for (auto [index, stride] : llvm::zip(r.indices, strides))
+    offset = kb.add(offset, kb.mul(index, stride));
+  Value &flat = flats[r.memref];
+  if (!flat)
+    flat = kb.flat(r.memref);
+  return Element{flat, offset, kb.andI(r.valid, ok)};
+}
+
+void OperandMover::copy(ReadFn read, Index row, Index col, bool alongCol, Value dst,
+                        ValueRange at) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  Element e0 = element(read, row, col);
+  if (in.isF32()) {
+    // One f32; src-size 0 (zeros) where it is padding or past the extents.
+    Value n = e0.valid ? arith::SelectOp::create(b, loc, e0.valid, kb.idx(1), kb.idx(0)).getResult()
+                       : kb.idx(1);
+    nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, at, e0.flat, ValueRange{e0.offset},
+                                     b.getIndexAttr(1), n, UnitAttr());
+    return;
+  }
+  Index &along = alongCol ? col : row;
+  along.value = kb.add(along.value, 1);
+  Element e1 = element(read, row, col);
+  Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value v0 = e0.valid ? e0.valid : yes, v1 = e1.valid ? e1.valid : yes;
+  auto eq = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y).getResult();
+  };
+  auto notI = [&](Value x) { return arith::XOrIOp::create(b, loc, x, yes).getResult(); };
+  // One 4-byte copy: the first element read (the second adjacent, or
+  // padding) from an even offset, or both padding (src-size 0).
+  Value adjacent = e0.flat == e1.flat ? eq(kb.add(e0.offset, 1), e1.offset)
+                                      : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+  Value even = eq(kb.rem(e0.offset, 2), kb.idx(0));
+  Value one = kb.andI(v0, kb.andI(even, arith::OrIOp::create(b, loc, notI(v1), adjacent)));
+  Value none = kb.andI(notI(v0), notI(v1));
+  auto ifOp = scf::IfOp::create(b, loc, arith::OrIOp::create(b, loc, one, none), true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value n = arith::SelectOp::create(
+      b, loc, v0, arith::SelectOp::create(b, loc, v1, kb.idx(2), kb.idx(1)), kb.idx(0));
+  Value from = arith::SelectOp::create(b, loc, v0, e0.offset, kb.idx(0));
+  nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, at, e0.flat, ValueRange{from},
+                                   b.getIndexAttr(2), n, UnitAttr());
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  // Misaligned or apart: each element loaded (its offset is in range: the
+  // reads are clamped) and stored by the thread.
+  SmallVector<Value> where(at.begin(), at.end());
+  Element both[2] = {e0, e1};
+  for (int k = 0; k < 2; ++k) {
+    Value x = memref::LoadOp::create(b, loc, both[k].flat, both[k].offset);
+    x = arith::SelectOp::create(b, loc, k ? v1 : v0, x, kb.zero(in));
+    if (k)
+      where.back() = kb.add(where.back(), 1);
+    memref::StoreOp::create(b, loc, x, dst, where);
+  }
+}
+
+void mlir::neo::gpukernel::addGuarded(KB &kb, const GemmProblem &p, bool mExact, bool nExact,
+                                      AccumulateFn addC, Value batch, Value row, Value col,
+                                      Value value, CUpdate how) {
+  Value ok;
+  if (!mExact)
+    ok = kb.lt(row, p.m);
+  if (!nExact)
+    ok = kb.andI(ok, kb.lt(col, p.n));
+  if (!ok) {
+    addC(batch, row, col, value, how);
+    return;
+  }
+  auto guard = scf::IfOp::create(kb.b, kb.loc, ok, /*withElse=*/false);
+  OpBuilder::InsertionGuard inner(kb.b);
+  kb.b.setInsertionPointToStart(&guard.getThenRegion().front());
+  addC(batch, row, col, value, how);
+}
+
 std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool bKFast, bool copyA,
                                                     bool copyB, const GpuGemmSchedule &s,
                                                     MmaSyncPlan &plan) {
@@ -100,7 +208,7 @@ std::string mlir::neo::gpukernel::planMmaSyncGather(Type in, bool aKFast, bool b
   // Copies in flight need stages; values in registers do not (two).
   bool copies = plan.copyA || plan.copyB;
   plan.stages = !copies ? 2 : s.stages >= 2 ? s.stages : 4;
-  while (s.stages < 2 && plan.stages > 2 && plan.stages * (aBytes + bBytes) > kMaxDynamicShared)
+  while (plan.stages > 2 && plan.stages * (aBytes + bBytes) > kMaxDynamicShared)
     --plan.stages;
   plan.bOffsetBytes = plan.stages * aBytes;
   plan.sharedBytes = plan.stages * (aBytes + bBytes);
@@ -160,129 +268,26 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
   SmallVector<Slot> aSlots = slots(aOuter, aInner, pairA), bSlots = slots(bOuter, bInner, pairB);
   bool mExact = p.m % BM == 0, nExact = p.n % BN == 0;
   bool kExact = p.k % BK == 0 && (splits == 1 || p.k % kChunk == 0);
-  // Clamps `row` and `col` to the extents (rows, cols); `ok` tells whether
-  // they were in them (null: always).
-  auto clamp = [&](Value &row, int64_t rows, bool rowsExact, Value &col, int64_t cols,
-                   bool colsExact) {
-    Value ok;
-    if (!rowsExact) {
-      ok = kb.lt(row, rows);
-      row = kb.min(row, rows - 1);
-    }
-    if (!colsExact) {
-      ok = kb.andI(ok, kb.lt(col, cols));
-      col = kb.min(col, cols - 1);
-    }
-    return ok;
-  };
-  // The value at (row, col) of an operand whose extents are (rows, cols): 0
-  // past them (the loaders see clamped indices), rounded to the MMA type.
-  auto gather = [&](GatherFn load, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
-                    bool colsExact) -> Value {
-    Value ok = clamp(row, rows, rowsExact, col, cols, colsExact);
-    Value v = load(batch, row, col);
-    if (ok)
-      v = arith::SelectOp::create(b, loc, ok, v, kb.zero(f32));
-    return in.isF32() ? v : arith::TruncFOp::create(b, loc, in, v).getResult();
-  };
-
-  // Plain reads: the flat view of each memref read (made once), and the
-  // element offset of a read with its validity (the extents included).
-  llvm::DenseMap<Value, Value> flats;
-  auto flatOf = [&](Value mem) {
-    Value &f = flats[mem];
-    if (!f)
-      f = kb.flat(mem);
-    return f;
-  };
-  struct Element {
-    Value flat, offset, valid;
-  };
-  auto element = [&](ReadFn read, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
-                     bool colsExact) {
-    Value ok = clamp(row, rows, rowsExact, col, cols, colsExact);
-    ImplicitGemm::Read r = read(batch, row, col);
-    auto type = cast<MemRefType>(r.memref.getType());
-    SmallVector<int64_t> strides(type.getRank(), 1);
-    for (int64_t d = type.getRank() - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * type.getDimSize(d + 1);
-    Value offset = kb.idx(0);
-    for (auto [index, stride] : llvm::zip(r.indices, strides))
-      offset = kb.add(offset, kb.mul(index, stride));
-    Value valid = kb.andI(r.valid, ok);
-    return Element{flatOf(r.memref), offset, valid};
-  };
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  // Copies (or gathers) the element(s) at (row, col) into dst[stage, o, i].
-  auto copy = [&](ReadFn read, Value row, int64_t rows, Value col, int64_t cols, bool rowsExact,
-                  bool colsExact, bool alongCol, Value dst, ValueRange at) {
-    Element e0 = element(read, row, rows, col, cols, rowsExact, colsExact);
-    if (!half) {
-      // One f32; src-size 0 (zeros) where it is padding or past the extents.
-      Value n = e0.valid
-                    ? arith::SelectOp::create(b, loc, e0.valid, kb.idx(1), kb.idx(0)).getResult()
-                    : kb.idx(1);
-      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, at, e0.flat, ValueRange{e0.offset},
-                                       b.getIndexAttr(1), n, UnitAttr());
-      return;
-    }
-    Element e1 = alongCol ? element(read, row, rows, kb.add(col, 1), cols, rowsExact, colsExact)
-                          : element(read, kb.add(row, 1), rows, col, cols, rowsExact, colsExact);
-    Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
-    Value v0 = e0.valid ? e0.valid : yes, v1 = e1.valid ? e1.valid : yes;
-    auto eq = [&](Value x, Value y) {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y).getResult();
-    };
-    auto notI = [&](Value x) { return arith::XOrIOp::create(b, loc, x, yes).getResult(); };
-    // One 4-byte copy: the first element read (the second adjacent, or
-    // padding) from an even offset, or both padding (src-size 0).
-    Value same = e0.flat == e1.flat ? yes : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
-    Value adjacent = kb.andI(same, eq(kb.add(e0.offset, 1), e1.offset));
-    Value even = eq(kb.rem(e0.offset, 2), kb.idx(0));
-    Value one = kb.andI(v0, kb.andI(even, arith::OrIOp::create(b, loc, notI(v1), adjacent)));
-    Value none = kb.andI(notI(v0), notI(v1));
-    auto ifOp = scf::IfOp::create(b, loc, arith::OrIOp::create(b, loc, one, none), true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value n = arith::SelectOp::create(
-          b, loc, v0, arith::SelectOp::create(b, loc, v1, kb.idx(2), kb.idx(1)), kb.idx(0));
-      Value from = arith::SelectOp::create(b, loc, v0, e0.offset, kb.idx(0));
-      nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, dst, at, e0.flat, ValueRange{from},
-                                       b.getIndexAttr(2), n, UnitAttr());
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      // Misaligned or apart: each element loaded (its offset is in range:
-      // the reads are clamped) and stored by the thread.
-      SmallVector<Value> where(at.begin(), at.end());
-      Element both[2] = {e0, e1};
-      for (int k = 0; k < 2; ++k) {
-        Value x = memref::LoadOp::create(b, loc, both[k].flat, both[k].offset);
-        x = arith::SelectOp::create(b, loc, k ? v1 : v0, x, kb.zero(in));
-        if (k)
-          where.back() = kb.add(where.back(), 1);
-        memref::StoreOp::create(b, loc, x, dst, where);
-      }
-    }
-  };
+  OperandMover mover(kb, in, batch);
   // Issues the tile at k0 into `stage`.
   auto fillStage = [&](Value stage, Value k0) {
     for (const Slot &s : aSlots) {
       Value m = kb.add(m0, plan.aInnerK ? s.outer : s.inner);
       Value k = kb.add(k0, plan.aInnerK ? s.inner : s.outer);
       if (plan.copyA)
-        copy(readA, m, p.m, k, p.k, mExact, kExact, plan.aInnerK, As, {stage, s.outer, s.inner});
+        mover.copy(readA, {m, p.m, mExact}, {k, p.k, kExact}, plan.aInnerK, As,
+                   {stage, s.outer, s.inner});
       else
-        memref::StoreOp::create(b, loc, gather(loadA, m, p.m, k, p.k, mExact, kExact), As,
-                                ValueRange{stage, s.outer, s.inner});
+        mover.gather(loadA, {m, p.m, mExact}, {k, p.k, kExact}, As, {stage, s.outer, s.inner});
     }
     for (const Slot &s : bSlots) {
       Value k = kb.add(k0, plan.bInnerN ? s.outer : s.inner);
       Value n = kb.add(n0, plan.bInnerN ? s.inner : s.outer);
       if (plan.copyB)
-        copy(readB, k, p.k, n, p.n, kExact, nExact, plan.bInnerN, Bs, {stage, s.outer, s.inner});
+        mover.copy(readB, {k, p.k, kExact}, {n, p.n, nExact}, plan.bInnerN, Bs,
+                   {stage, s.outer, s.inner});
       else
-        memref::StoreOp::create(b, loc, gather(loadB, k, p.k, n, p.n, kExact, nExact), Bs,
-                                ValueRange{stage, s.outer, s.inner});
+        mover.gather(loadB, {k, p.k, kExact}, {n, p.n, nExact}, Bs, {stage, s.outer, s.inner});
     }
   };
   auto commit = [&] {
@@ -344,19 +349,7 @@ void mlir::neo::gpukernel::buildMmaSyncGather(OpBuilder &b, Location loc, gpu::L
         for (int64_t e = 0; e < 2; ++e) {
           Value col = kb.add(kb.add(colW, j * 8 + e), kb.mul(inGroup, 2));
           Value v = vector::ExtractOp::create(b, loc, pair, e);
-          Value ok;
-          if (!mExact)
-            ok = kb.lt(row, p.m);
-          if (!nExact)
-            ok = kb.andI(ok, kb.lt(col, p.n));
-          if (!ok) {
-            addC(batch, row, col, v, how);
-            continue;
-          }
-          auto guard = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(&guard.getThenRegion().front());
-          addC(batch, row, col, v, how);
+          addGuarded(kb, p, mExact, nExact, addC, batch, row, col, v, how);
         }
       }
     }

@@ -32,8 +32,8 @@ constexpr int64_t kMaxGatherRegisters = 32;
 /// of type `in` (f16, bf16, or f32 as tf32) under schedule `s` (the extents
 /// need not divide the tiles); otherwise why not. `copyA` (`copyB`): the
 /// operand is a plain read of a flat-viewable memref of type `in`, copied by
-/// cp.async; with either, the pipeline has s.stages stages (0: 4, fewer
-/// where shared memory is short), else two.
+/// cp.async; with either, the pipeline has s.stages stages (0: 4; fewer,
+/// down to two, where shared memory is short), else two.
 std::string planMmaSyncGather(Type in, bool aKFast, bool bKFast, bool copyA, bool copyB,
                               const GpuGemmSchedule &s, MmaSyncPlan &plan);
 
@@ -48,6 +48,44 @@ enum class CUpdate {
   Store,     // C = value (the sums started from C's constant initial value)
 };
 using AccumulateFn = function_ref<void(Value batch, Value m, Value n, Value value, CUpdate how)>;
+
+/// Adds (as `how` says) `value` to C[batch, row, col] where row < p.m and
+/// col < p.n (checked only where the tiles do not divide the extent).
+void addGuarded(KB &kb, const GemmProblem &p, bool mExact, bool nExact, AccumulateFn addC,
+                Value batch, Value row, Value col, Value value, CUpdate how);
+
+/// Moves an implicit GEMM operand's elements into a shared-memory tile
+/// `dst` at indices `at`: copied (copy: cp.async, f32 one element, 16-bit
+/// a pair, the second the next along the operand's col or row; else loaded
+/// and stored) or computed (gather: rounded to the MMA input type `in`).
+/// Indices past an extent that is not exact are clamped and read as zero.
+class OperandMover {
+public:
+  /// An operand's row or col index with its extent and whether the tiles
+  /// divide it (no clamp needed).
+  struct Index {
+    Value value;
+    int64_t extent;
+    bool exact;
+  };
+  OperandMover(KB &kb, Type in, Value batch) : kb(kb), in(in), batch(batch) {}
+  void copy(ReadFn read, Index row, Index col, bool alongCol, Value dst, ValueRange at);
+  void gather(GatherFn load, Index row, Index col, Value dst, ValueRange at);
+
+private:
+  struct Element {
+    Value flat, offset, valid;
+  };
+  /// Clamps both indices; whether they were in range (null: always).
+  Value clamp(Index &row, Index &col);
+  /// The flat memref and element offset of a read, and its validity.
+  Element element(ReadFn read, Index row, Index col);
+  KB &kb;
+  Type in;
+  Value batch;
+  /// The flat view of each memref read, made once.
+  llvm::DenseMap<Value, Value> flats;
+};
 
 /// Builds the kernel body into `launch` (grid (ceil(n / bn), ceil(m / bm),
 /// batch * splits), plan.threads threads, plan.sharedBytes of dynamic shared

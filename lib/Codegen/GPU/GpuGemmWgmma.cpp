@@ -52,14 +52,119 @@ bool multipleOf(const int64_t stride[4], int role, int64_t extent, int64_t vec) 
 }
 } // namespace
 
-std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type acc,
-                                            const int64_t strideA[4], const int64_t strideB[4],
-                                            const int64_t strideC[4], const GpuGemmSchedule &s,
-                                            WgmmaPlan &plan) {
-  if (s.mma != "wgmma")
-    return "the schedule does not ask for wgmma";
-  if (!acc.isF32() || !(in.isF16() || in.isBF16()))
-    return "wgmma takes f16 or bf16 operands with f32 accumulators";
+WgmmaStages mlir::neo::gpukernel::wgmmaStages(KB &kb, Type in, int64_t elems) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  Value smem = dynamicSharedBytes(b, loc);
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value pad = kb.rem(kb.sub(kb.idx(kPatternBytes), kb.rem(address, kPatternBytes)), kPatternBytes);
+  Value tiles = memref::ViewOp::create(b, loc, sharedType({elems}, in), smem, pad, ValueRange{});
+  Value base = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), kb.add(address, pad));
+  return {tiles, base};
+}
+
+Value mlir::neo::gpukernel::wgmmaSwizzledIndex(KB &kb, Value mn, Value k, bool kMajor) {
+  OpBuilder &b = kb.b;
+  auto x = [&](Value l, Value r) { return arith::XOrIOp::create(b, kb.loc, l, r).getResult(); };
+  if (kMajor) // row mn, 16-byte chunk k / 8 at k / 8 ^ mn % 8
+    return kb.add(kb.add(kb.mul(mn, 64), kb.mul(x(kb.div(k, 8), kb.rem(mn, 8)), 8)), kb.rem(k, 8));
+  // atom mn / 64, row k, chunk (mn % 64) / 8 at that ^ k % 8
+  Value inAtom = kb.rem(mn, 64);
+  Value row = kb.add(kb.mul(kb.div(mn, 64), 64), k);
+  return kb.add(kb.add(kb.mul(row, 64), kb.mul(x(kb.div(inAtom, 8), kb.rem(k, 8)), 8)),
+                kb.rem(inAtom, 8));
+}
+
+Type mlir::neo::gpukernel::wgmmaAccumulatorType(MLIRContext *ctx, int64_t wn) {
+  return LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(wn / 2, Float32Type::get(ctx)));
+}
+
+Value mlir::neo::gpukernel::wgmmaKTile(KB &kb, Type in, int64_t wn, bool aKMajor, bool bKMajor,
+                                       Value aBase, Value bBase, Value acc) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type();
+  auto i64c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
+  // Descriptor bits other than the start address: 128-byte swizzle, the
+  // stride byte offset (8-row groups) and, MN-major, the leading byte
+  // offset (64-wide atoms); K-major's leading offset is unused (1).
+  auto descBits = [&](bool kMajor) {
+    int64_t lbo = kMajor ? 1 : kAtomBytes >> 4, sbo = kPatternBytes >> 4;
+    return (int64_t(1) << 62) | (sbo << 32) | (lbo << 16);
+  };
+  // The start address field: (address & 0x3FFFF) >> 4.
+  auto descriptor = [&](Value byteAddress, bool kMajor) {
+    Value start = arith::ShRUIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, byteAddress, i64c(0x3FFFF)), i64c(4));
+    return arith::OrIOp::create(b, loc, start, i64c(descBits(kMajor)));
+  };
+  Type structType = wgmmaAccumulatorType(ctx, wn);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  for (int64_t ks = 0; ks < kWgmmaBk / 16; ++ks) {
+    // A k step of 16: 32 bytes along a K-major row, 16 rows (2048 bytes)
+    // of an MN-major atom.
+    int64_t aStep = aKMajor ? 32 * ks : 16 * kRowBytes * ks;
+    int64_t bStep = bKMajor ? 32 * ks : 16 * kRowBytes * ks;
+    Value descA = descriptor(arith::AddIOp::create(b, loc, aBase, i64c(aStep)), aKMajor);
+    Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i64c(bStep)), bKMajor);
+    acc = NVVM::WgmmaMmaAsyncOp::create(b, loc, structType, acc, descA, descB,
+                                        NVVM::MMAShapeAttr::get(ctx, 64, wn, 16), type, type,
+                                        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+                                        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                                        // row-major A and column-major B are K-major (imm-trans 0).
+                                        aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+                                        bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                                        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  return acc;
+}
+
+Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in, Value base,
+                                          Value wgRow, Value wgCol, int64_t tiles, Value acc,
+                                          function_ref<void(Value next)> issueNext) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  MLIRContext *ctx = b.getContext();
+  Type i64 = b.getI64Type();
+  const int64_t S = plan.stages, inFlight = wgmmaInFlight(S), ahead = S - 1 - inFlight;
+  // Each warpgroup's part of a stage: 64 rows (K-major) or one atom of A;
+  // WN rows or WN / 64 atoms of B: 128 bytes per m (n) either way.
+  Value aWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgRow, 64 * kRowBytes));
+  Value bWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgCol, plan.wn * kRowBytes));
+  Value aBytes = arith::ConstantIntOp::create(b, loc, i64, plan.bm * kRowBytes);
+  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(tiles), kb.idx(1), ValueRange{acc});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(ahead - 1));
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
+                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    gpu::BarrierOp::create(b, loc);
+    issueNext(kb.add(kt, ahead));
+
+    Value stageBase = arith::AddIOp::create(
+        b, loc, base,
+        arith::IndexCastUIOp::create(b, loc, i64, kb.mul(kb.rem(kt, S), plan.stageBytes)));
+    Value aBase = arith::AddIOp::create(b, loc, stageBase, aWg);
+    Value bBase =
+        arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, stageBase, aBytes), bWg);
+    Value next = wgmmaKTile(kb, in, plan.wn, plan.aKMajor, plan.bKMajor, aBase, bBase,
+                            loop.getRegionIterArgs()[0]);
+    // The group before this one has read its buffers, which the copies of
+    // the next iteration (after its barrier) may refill.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
+    scf::YieldOp::create(b, loc, next);
+  }
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
+  return loop.getResult(0);
+}
+
+std::string mlir::neo::gpukernel::planWgmmaTiles(const GpuGemmSchedule &s, WgmmaPlan &plan) {
   if (s.bk != kWgmmaBk || s.wm != 64 || s.bm % 64 || s.wn % 64 || s.wn > 256 || s.bn % s.wn)
     return "wgmma needs bk = 64, wm = 64 dividing bm, and wn a multiple of 64 (at most 256) "
            "dividing bn";
@@ -68,6 +173,35 @@ std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type 
   plan.threads = (s.bm / 64) * (s.bn / s.wn) * 128;
   if (plan.threads > 1024)
     return "the block tile needs more than 1024 threads";
+  return "";
+}
+
+std::string mlir::neo::gpukernel::planWgmmaStages(const GpuGemmSchedule &s, WgmmaPlan &plan) {
+  plan.stageBytes = (s.bm + s.bn) * kRowBytes;
+  plan.stages = s.stages;
+  if (plan.stages == 0) {
+    plan.stages = 4;
+    while (plan.stages > 2 && plan.stages * plan.stageBytes + kPatternBytes > kMaxDynamicShared)
+      --plan.stages;
+  }
+  if (plan.stages < 2)
+    return "wgmma needs at least 2 stages";
+  plan.sharedBytes = plan.stages * plan.stageBytes + kPatternBytes;
+  if (plan.sharedBytes > kMaxDynamicShared)
+    return sharedMemoryError(plan.stages, plan.sharedBytes);
+  return "";
+}
+
+std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type acc,
+                                            const int64_t strideA[4], const int64_t strideB[4],
+                                            const int64_t strideC[4], const GpuGemmSchedule &s,
+                                            WgmmaPlan &plan) {
+  if (s.mma != "wgmma")
+    return "the schedule does not ask for wgmma";
+  if (!acc.isF32() || !(in.isF16() || in.isBF16()))
+    return "wgmma takes f16 or bf16 operands with f32 accumulators";
+  if (std::string why = planWgmmaTiles(s, plan); !why.empty())
+    return why;
   if ((s.bm * 8) % plan.threads || (s.bn * 8) % plan.threads)
     return "the tiles' 16-byte chunks are not a multiple of the thread count";
   if (p.m % s.bm || p.n % s.bn || p.k % kWgmmaBk)
@@ -89,19 +223,7 @@ std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type 
   if (!lies(strideB, kN, p.n, plan.bKMajor))
     return "B is contiguous along neither k nor n with 16-byte aligned rows";
   plan.cPairs = multipleOf(strideC, kM, p.m, 2) && multipleOf(strideC, kB, p.batch, 2);
-  plan.stageBytes = (s.bm + s.bn) * kRowBytes;
-  plan.stages = s.stages;
-  if (plan.stages == 0) {
-    plan.stages = 4;
-    while (plan.stages > 2 && plan.stages * plan.stageBytes + kPatternBytes > kMaxDynamicShared)
-      --plan.stages;
-  }
-  if (plan.stages < 2)
-    return "wgmma needs at least 2 stages";
-  plan.sharedBytes = plan.stages * plan.stageBytes + kPatternBytes;
-  if (plan.sharedBytes > kMaxDynamicShared)
-    return sharedMemoryError(plan.stages, plan.sharedBytes);
-  return "";
+  return planWgmmaStages(s, plan);
 }
 
 void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp launch,
@@ -116,7 +238,7 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;
   const int64_t elemBytes = 2, stageElems = plan.stageBytes / elemBytes;
   const int64_t aBytes = BM * kRowBytes;
-  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Type f32 = b.getF32Type();
 
   GemmThread th = gemmThread(kb, launch, BM, BN);
   Value tid = th.tid, warp = th.warp, group = th.group, inGroup = th.inGroup;
@@ -125,12 +247,8 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   Value wgRow = kb.div(wg, BN / WN), wgCol = kb.rem(wg, BN / WN);
 
   // The stages, 1024-byte aligned within the dynamic shared memory.
-  Value smem = dynamicSharedBytes(b, loc);
-  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-  Value pad = kb.rem(kb.sub(kb.idx(kPatternBytes), kb.rem(address, kPatternBytes)), kPatternBytes);
-  Value tiles =
-      memref::ViewOp::create(b, loc, sharedType({S * stageElems}, in), smem, pad, ValueRange{});
-  Value base = arith::IndexCastUIOp::create(b, loc, i64, kb.add(address, pad));
+  WgmmaStages stages = wgmmaStages(kb, in, S * stageElems);
+  Value tiles = stages.tiles, base = stages.base;
 
   auto globalOffset = [&](const int64_t st[4], Value r1, int role1, Value r2, int role2) {
     Value o = kb.add(kb.mul(batch, st[kB]), kb.mul(r1, st[role1]));
@@ -170,7 +288,7 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   // tile's copies are waited for, so the copies run `S - 2` tiles ahead
   // (the buffer of the group in flight is not refilled); with 2 stages every
   // group is waited for and the copies run one tile ahead.
-  const int64_t inFlight = S >= 3 ? 1 : 0, ahead = S - 1 - inFlight;
+  const int64_t ahead = S - 1 - wgmmaInFlight(S);
   for (int64_t st = 0; st < ahead; ++st) {
     if (st < KT)
       issueLoads(kb.idx(st), kb.idx(st * BK));
@@ -179,8 +297,7 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
 
   // Accumulators: field 4j + 2h + e of a thread holds row 16 * warpInWg +
   // group + 8h, column 8j + 2 * inGroup + e of its warpgroup's 64 x WN tile.
-  const int64_t fields = WN / 2;
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(fields, f32));
+  Type structType = wgmmaAccumulatorType(ctx, WN);
   Value rowW = kb.add(kb.add(m0, kb.mul(wgRow, 64)), kb.add(kb.mul(warpInWg, 16), group));
   Value colW = kb.add(kb.add(n0, kb.mul(wgCol, WN)), kb.mul(inGroup, 2));
   auto cOffset = [&](int64_t j, int64_t h) {
@@ -207,71 +324,8 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
         accInit = LLVM::InsertValueOp::create(b, loc, accInit, v[e], 4 * j + 2 * h + e);
     }
 
-  // Descriptor bits other than the start address: 128-byte swizzle, the
-  // stride byte offset (8-row groups) and, MN-major, the leading byte
-  // offset (64-wide atoms); K-major's leading offset is unused (1).
-  auto descBits = [&](bool kMajor) {
-    int64_t lbo = kMajor ? 1 : kAtomBytes >> 4, sbo = kPatternBytes >> 4;
-    return (int64_t(1) << 62) | (sbo << 32) | (lbo << 16);
-  };
-  auto i64c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v); };
-  // The start address field: (address & 0x3FFFF) >> 4.
-  auto descriptor = [&](Value byteAddress, bool kMajor) {
-    Value start = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, byteAddress, i64c(0x3FFFF)), i64c(4));
-    return arith::OrIOp::create(b, loc, start, i64c(descBits(kMajor)));
-  };
-  // Each warpgroup's part of a stage: 64 rows (K-major) or one atom of A;
-  // WN rows or WN / 64 atoms of B: 128 bytes per m (n) either way.
-  Value aWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgRow, 64 * kRowBytes));
-  Value bWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgCol, WN * kRowBytes));
-
-  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(KT), kb.idx(1), ValueRange{accInit});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(ahead - 1));
-    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
-                               NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-    gpu::BarrierOp::create(b, loc);
-    issueNextTile(kb, kb.add(kt, ahead), KT, S, BK, issueLoads);
-
-    Value stageBase = arith::AddIOp::create(
-        b, loc, base,
-        arith::IndexCastUIOp::create(b, loc, i64, kb.mul(kb.rem(kt, S), plan.stageBytes)));
-    Value aBase = arith::AddIOp::create(b, loc, stageBase, aWg);
-    Value bBase =
-        arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, stageBase, i64c(aBytes)), bWg);
-    Value acc = loop.getRegionIterArgs()[0];
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-    for (int64_t ks = 0; ks < BK / 16; ++ks) {
-      // A k step of 16: 32 bytes along a K-major row, 16 rows (2048 bytes)
-      // of an MN-major atom.
-      int64_t aStep = plan.aKMajor ? 32 * ks : 16 * kRowBytes * ks;
-      int64_t bStep = plan.bKMajor ? 32 * ks : 16 * kRowBytes * ks;
-      Value descA = descriptor(arith::AddIOp::create(b, loc, aBase, i64c(aStep)), plan.aKMajor);
-      Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i64c(bStep)), plan.bKMajor);
-      acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, structType, acc, descA, descB, NVVM::MMAShapeAttr::get(ctx, 64, WN, 16), type,
-          type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
-          NVVM::WGMMAScaleIn::one,
-          // row-major A and column-major B are K-major (imm-trans 0).
-          plan.aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
-          plan.bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-          /*satfinite=*/nullptr);
-    }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    // The group before this one has read its buffers, which the copies of
-    // the next iteration (after its barrier) may refill.
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
-    scf::YieldOp::create(b, loc, acc);
-  }
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
-
-  Value result = loop.getResult(0);
+  Value result = wgmmaMainLoop(kb, plan, in, base, wgRow, wgCol, KT, accInit,
+                               [&](Value next) { issueNextTile(kb, next, KT, S, BK, issueLoads); });
   for (int64_t j = 0; j < WN / 8; ++j)
     for (int64_t h = 0; h < 2; ++h) {
       Value v[2];

@@ -46,6 +46,54 @@ std::string planWgmma(const GemmProblem &p, Type in, Type acc, const int64_t str
                       const int64_t strideB[4], const int64_t strideC[4], const GpuGemmSchedule &s,
                       WgmmaPlan &plan);
 
+/// `plan` reset to schedule `s`'s tile (bm, bn, wn, threads) when wgmma
+/// can run it; otherwise why not.
+std::string planWgmmaTiles(const GpuGemmSchedule &s, WgmmaPlan &plan);
+
+/// The stages of `plan` (bm, bn filled) under schedule `s`: s.stages, or
+/// 4 (fewer where shared memory is short); "" or why they do not fit.
+std::string planWgmmaStages(const GpuGemmSchedule &s, WgmmaPlan &plan);
+
+/// A warpgroup kernel's stages: a 1-D view of `elems` elements of `in` over
+/// the dynamic shared memory from its first 1024-byte boundary (the swizzle
+/// pattern is one of the address bits), and that byte address (i64).
+struct WgmmaStages {
+  Value tiles, base;
+};
+WgmmaStages wgmmaStages(KB &kb, Type in, int64_t elems);
+
+/// The element index, within an operand tile of 16-bit elements, of (mn, k)
+/// (m or n, and k < 64) in the 128-byte-swizzled layout: K-major, one row
+/// of 64 k per mn; MN-major, atoms of 64 mn by 64 k rows.
+Value wgmmaSwizzledIndex(KB &kb, Value mn, Value k, bool kMajor);
+
+/// One k tile (64 k) of a warpgroup's wgmmas: wgmma.fence, the four chained
+/// m64nWNk16 MMAs of A at byte address `aBase` and B at `bBase` (i64) into
+/// the accumulator struct `acc`, commit; returns the new accumulators.
+Value wgmmaKTile(KB &kb, Type in, int64_t wn, bool aKMajor, bool bKMajor, Value aBase, Value bBase,
+                 Value acc);
+
+/// The accumulator struct of a 64 x `wn` warpgroup tile (wn / 2 f32 per
+/// thread; field 4j + 2h + e is row 16 * warp + group + 8h, column 8j + 2 *
+/// inGroup + e).
+Type wgmmaAccumulatorType(MLIRContext *ctx, int64_t wn);
+
+/// The wgmma groups a pipeline of `stages` keeps in flight while the next
+/// tile's copies are waited for: one with 3 or more stages (the copies then
+/// run stages - 2 tiles ahead, so its buffers are not refilled), else none
+/// (they run one tile ahead).
+inline int64_t wgmmaInFlight(int64_t stages) { return stages >= 3 ? 1 : 0; }
+
+/// The k loop of a warpgroup kernel over `tiles` k tiles whose first
+/// stages - 1 - wgmmaInFlight tiles are issued: per tile, waits for its
+/// copies, fence.proxy.async, a barrier, `issueNext(kt + ahead)` (which
+/// issues that tile when it exists and commits a cp.async group), the
+/// warpgroup's wgmmas on the stage at byte address `base` + (kt % stages) *
+/// stageBytes, and the wait that leaves this group in flight; then waits
+/// for everything. Returns the accumulators, from `acc`.
+Value wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in, Value base, Value wgRow, Value wgCol,
+                    int64_t tiles, Value acc, function_ref<void(Value next)> issueNext);
+
 /// Builds the kernel body into `launch` (grid (n / bn, m / bm, batch),
 /// plan.threads threads, plan.sharedBytes of dynamic shared memory); `init`
 /// and `epilogue` as buildMmaSync's.
