@@ -170,6 +170,9 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
     outputs = [b for b in manifest["buffers"] if b["role"] == "output"]
     rng = np.random.default_rng(0)
     shapes = [tuple(s) for s in entry["shapes"]]
+    if len(inputs) < len(shapes):
+        return dict(name=name, ok=False, log="input count mismatch: %d parameters, %d inputs" %
+                    (len(shapes), len(inputs)))
     # bf16 buffers (the manifest's dtype): values rounded to bf16, which
     # PyTorch gets as bf16 tensors and the runner as their bits ('<u2').
     bf16 = [b.get("dtype") == "bf16" for b in inputs]

@@ -12,7 +12,7 @@ lockstep as numpy arrays (one element per thread). Warp-level instructions
 are modelled from the PTX ISA's fragment layouts, independently of the
 code generator: nvgpu.ldmatrix (x1/x2/x4, .trans), nvgpu.mma.sync (m16n8k16
 f16/bf16, m16n8k8 tf32), gpu.subgroup_mma_* (WMMA, a fragment held whole
-by each lane), gpu.shuffle, nvvm.wgmma.mma_async (m64nNk16 f16/bf16, the
+by each lane), gpu.shuffle, nvvm.wgmma.mma_async (m64nNk16 f16/bf16 and m64nNk8 tf32, the
 operands read through their matrix descriptors by the canonical layouts of
 the 128-byte swizzle; completed as late as wgmma.wait_group allows, with
 errors for reading its accumulators before, overwriting its operands while
@@ -1018,11 +1018,11 @@ class Machine:
             raise SimError("line %d: %s needs whole, converged warpgroups" % (op.line, op.name))
         return T // 128
 
-    def wgmma_operand(self, desc, rows, cols, k_major, what, op):
+    def wgmma_operand(self, desc, rows, cols, k_major, what, op, esize=2):
         """Element offsets (rows x cols, an operand's M x K or N x K) of the
         dynamic shared memory that a matrix descriptor addresses, from the PTX
         ISA's canonical layouts (128-byte swizzle: Swizzle<3,4,3> on the
-        byte address) for 16-bit elements."""
+        byte address) for 16-bit elements, or K-major 4-byte ones (tf32)."""
         desc = int(desc)
         start = (desc & 0x3FFF) << 4
         lbo = ((desc >> 16) & 0x3FFF) << 4
@@ -1035,12 +1035,12 @@ class Machine:
         mn = np.arange(rows)[:, None]
         k = np.arange(cols)[None, :]
         if k_major:  # ((8,m),(T,2k)):((8T,SBO),(1,T))
-            addr = start + (mn % 8) * 128 + (mn // 8) * sbo + k * 2
+            addr = start + (mn % 8) * 128 + (mn // 8) * sbo + k * esize
         else:  # ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))
             addr = start + (mn % 64) * 2 + (mn // 64) * lbo + (k % 8) * 128 + (k // 8) * sbo
         addr = addr ^ (((addr >> 7) & 7) << 4)
         rel = addr - self.smem_base
-        return rel // 2, rel
+        return rel // esize, rel
 
     def wgmma(self, op, vals, mask, T, ctx):
         acc, desc_a, desc_b = vals
@@ -1050,7 +1050,9 @@ class Machine:
         ta = re.search(r"typeA = #nvvm.wgmma_type<(\w+)>", op.props).group(1)
         tb = re.search(r"typeB = #nvvm.wgmma_type<(\w+)>", op.props).group(1)
         td = re.search(r"typeD = #nvvm.wgmma_type<(\w+)>", op.props).group(1)
-        if (M, K) != (64, 16) or ta != tb or ta not in ("f16", "bf16") or td != "f32":
+        tf32 = ta == "tf32"
+        if (M, K) != (64, 8 if tf32 else 16) or ta != tb or ta not in ("f16", "bf16", "tf32") \
+                or td != "f32":
             raise SimError("line %d: wgmma %s x %s -> %s m%dn%dk%d is not modelled" %
                            (op.line, ta, tb, td, M, N, K))
         if "wgmma_scale_out<one>" not in op.props or "scale_in<neg>" in op.props:
@@ -1058,10 +1060,13 @@ class Machine:
                            % op.line)
         a_kmajor = "layoutA = #nvvm.mma_layout<row>" in op.props
         b_kmajor = "layoutB = #nvvm.mma_layout<col>" in op.props
+        if tf32 and not (a_kmajor and b_kmajor):
+            raise SimError("line %d: tf32 wgmma reads K-major operands only" % op.line)
+        elem, esize = ("f32", 4) if tf32 else (ta, 2)
         arena = ctx["dynamic"].buf
-        key = (ta, 2)
+        key = (elem, esize)
         if key not in arena:
-            raise SimError("line %d: wgmma reads %s shared memory never written" % (op.line, ta))
+            raise SimError("line %d: wgmma reads %s shared memory never written" % (op.line, elem))
         buf = arena[key]
         da, db = (np.broadcast_to(np.asarray(d), (T,)) for d in (desc_a, desc_b))
         reads, plans = [], []
@@ -1070,10 +1075,10 @@ class Machine:
             if (da[sl] != da[sl][0]).any() or (db[sl] != db[sl][0]).any():
                 raise SimError("line %d: wgmma descriptors differ within warpgroup %d" %
                                (op.line, g))
-            ea, ra = self.wgmma_operand(da[sl][0], M, K, a_kmajor, "A", op)
-            eb, rb = self.wgmma_operand(db[sl][0], N, K, b_kmajor, "B", op)
+            ea, ra = self.wgmma_operand(da[sl][0], M, K, a_kmajor, "A", op, esize)
+            eb, rb = self.wgmma_operand(db[sl][0], N, K, b_kmajor, "B", op, esize)
             for rel, what in ((ra, "A"), (rb, "B")):
-                if (rel < 0).any() or (rel + 2 > arena["bytes"]).any():
+                if (rel < 0).any() or (rel + esize > arena["bytes"]).any():
                     raise SimError("line %d: wgmma %s reads outside dynamic shared memory" %
                                    (op.line, what))
             unf = self.unfenced.get(id(buf))
@@ -1090,7 +1095,7 @@ class Machine:
             lane0 = np.zeros(T, bool)
             lane0[128 * g] = True
             both = np.concatenate([ea.ravel(), eb.ravel()])
-            self.track(Mem(buf, (buf.size,), ta, "workgroup"),
+            self.track(Mem(buf, (buf.size,), elem, "workgroup"),
                        np.broadcast_to(both, (T, both.size)), lane0, False, op)
             reads.append(both)
             plans.append((g, ea, eb))
@@ -1109,8 +1114,11 @@ class Machine:
             rows = 16 * w[:, None] + grp[:, None] + 8 * h[None, :]
             cols = 8 * j[None, :] + 2 * t[:, None] + e[None, :]
             for g, ea, eb in plans:
-                A = buf[ea].astype(np.float64)
-                B = buf[eb].astype(np.float64)
+                A, B = buf[ea], buf[eb]
+                if tf32:  # tf32 keeps 10 mantissa bits
+                    A = (A.astype(np.float32).view(np.uint32) & 0xFFFFE000).view(np.float32)
+                    B = (B.astype(np.float32).view(np.uint32) & 0xFFFFE000).view(np.float32)
+                A, B = A.astype(np.float64), B.astype(np.float64)
                 C = np.zeros((M, N))
                 C[rows, cols] = c[128 * g:128 * g + 128]
                 D = A @ B.T + C

@@ -227,7 +227,10 @@ def check_jobs(out, quick, reference="interpreter"):
             # sm_90a: warpgroup MMA, and K split over blocks (a long
             # weight-gradient sum into 16 x 72 outputs).
             ("conv_bf16_fwdbwd_sm90a", CONV_BF16, "conv", "chip=sm_90a", 3e-2),
-            ("conv_wide_bf16_fwdbwd_sm90a", CONV_WIDE_BF16, "conv", "chip=sm_90a", 3e-2)):
+            ("conv_wide_bf16_fwdbwd_sm90a", CONV_WIDE_BF16, "conv", "chip=sm_90a", 3e-2),
+            # f32 as tf32 on wgmma (K-major tiles of 32 k).
+            ("conv2d_fwdbwd_tf32_sm90a", conv_src, "conv2d", "chip=sm_90a tensor-cores=tf32",
+             1e-2)):
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=tol, atol=tol,
                            options=opts)
@@ -323,14 +326,19 @@ def bench_jobs(out, quick):
     # Convolutions also on tensor cores in tf32 (implicit GEMMs gathered into
     # shared memory), against cuDNN with TF32 allowed (bench.py).
     # bf16 convolutions also on sm_90a (warpgroup MMA), against cuDNN's bf16.
+    # bf16 convolutions (and f32 ones in tf32) also on sm_90a (warpgroup
+    # MMA), against cuDNN's bf16 (TF32) kernels.
     variants = {"": ("", ""), "eqsat=true": ("_eqsat", " (eqsat)"),
                 "tensor-cores=tf32": ("_tf32", " (tf32)"),
-                "chip=sm_90a": ("_sm90a", " (sm_90a)")}
+                "chip=sm_90a": ("_sm90a", " (sm_90a)"),
+                "chip=sm_90a tensor-cores=tf32": ("_tf32_sm90a", " (tf32, sm_90a)")}
 
     def case_options(label):
         if not label.startswith("conv2d"):
             return ()
-        return ("chip=sm_90a",) if label.endswith("bf16") else ("tensor-cores=tf32",)
+        if label.endswith("bf16"):
+            return ("chip=sm_90a",)
+        return ("tensor-cores=tf32", "chip=sm_90a tensor-cores=tf32")
     cases = [(label, group, build, opts) for label, group, build in cases
              for opts in ("", "eqsat=true") + case_options(label)]
     for label, group, build, opts in cases:
@@ -341,7 +349,7 @@ def bench_jobs(out, quick):
         function = fn + "_fwdbwd"
         index[name] = dict(kind="train", label=label + label_suffix, model_label=label,
                            group=group, function=function, model=fn, shapes=shapes,
-                           options=opts, tf32=opts == "tensor-cores=tf32")
+                           options=opts, tf32="tensor-cores=tf32" in opts)
         dest = os.path.join(out, "bench", name)
 
         def job(src=src, fn=fn, dest=dest, shapes=shapes, function=function, opts=opts):

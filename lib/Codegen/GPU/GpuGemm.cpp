@@ -702,6 +702,19 @@ static ImplicitOperands implicitOperandsOf(linalg::LinalgOp op, const ImplicitGe
   return operands;
 }
 
+/// The MMA input type of the implicit warpgroup kernel: the operands' type
+/// when both are plain reads of copyable memrefs of one f16, bf16 or f32
+/// (tf32) type; else null.
+static Type wgmmaGatherType(const ImplicitOperands &operands) {
+  if (!operands.readA || !operands.readB)
+    return Type();
+  Type in = cast<MemRefType>(operands.readA.getType()).getElementType();
+  if (!(in.isF16() || in.isBF16() || in.isF32()) || !copyableRead(operands.readA, in) ||
+      !copyableRead(operands.readB, in))
+    return Type();
+  return in;
+}
+
 /// K split over blocks (added atomically) when the grid of `bm` x `bn`
 /// tiles has fewer than `minBlocks` blocks (a weight gradient: a small
 /// output summing over batch and pixels): `splits` chunks of `kChunk` (a
@@ -787,17 +800,19 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   if (implicit && s.mma == "wgmma") {
     WgmmaPlan plan;
     int64_t splits = 1, kChunk = p.k;
-    Type mmaIn = implicitOperands ? implicitOperands->narrow : Type();
-    std::string why = "its operands are not both plain reads of f16 or bf16 memrefs of one type";
-    if (acc.isF32() && copyableRead(implicitOperands ? implicitOperands->readA : Value(), mmaIn) &&
-        copyableRead(implicitOperands->readB, mmaIn)) {
+    // f16/bf16 operands, or f32 ones as tf32 (wgmma has no f32 products).
+    Type mmaIn = implicitOperands ? wgmmaGatherType(*implicitOperands) : Type();
+    std::string why =
+        "its operands are not both plain reads of f16, bf16 or f32 memrefs of one type";
+    if (acc.isF32() && mmaIn) {
       why = planWgmmaGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, s, plan);
       if (why.empty() && ((p.n + s.bn - 1) / s.bn > 65535 || (p.m + s.bm - 1) / s.bm > 65535))
         why = "the grid has more than 65535 blocks along y or x";
       // K split only when some SM of an H100/H200 (132) would have no
       // block: the atomics and the fill they need cost more than the
       // partial wave they fill (a block's stages take 100 KB: two per SM).
-      splitK(p, s.bm, s.bn, kWgmmaBk, std::min<int64_t>(s.minBlocks, 132), splits, kChunk);
+      splitK(p, s.bm, s.bn, wgmmaGatherBk(mmaIn), std::min<int64_t>(s.minBlocks, 132), splits,
+             kChunk);
     }
     if (!why.empty())
       return op->emitOpError("gpu_gemm schedule with mma = \"wgmma\": ") << why,
@@ -1028,15 +1043,16 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
   if (!ig || !cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType().isF32())
     return std::nullopt;
   ImplicitOperands operands = implicitOperandsOf(op, *ig);
-  if (!copyableRead(operands.readA, operands.narrow) ||
-      !copyableRead(operands.readB, operands.narrow))
+  // f32 operands only where tf32 was asked for (mma "tf32" or "wgmma").
+  Type in = wgmmaGatherType(operands);
+  if (!in || (in.isF32() && base.mma != "tf32" && base.mma != "wgmma"))
     return std::nullopt;
   const GemmProblem &p = ig->problem;
   GpuGemmSchedule s = base;
   s.mma = "wgmma";
   auto fits = [&](const GpuGemmSchedule &t) {
     WgmmaPlan plan;
-    return planWgmmaGather(operands.narrow, operands.aKFast, operands.bKFast, t, plan).empty() &&
+    return planWgmmaGather(in, operands.aKFast, operands.bKFast, t, plan).empty() &&
            (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535;
   };
   if (keepTiles)
@@ -1047,14 +1063,17 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
   // All copy 16 or 24 pairs per thread (kMaxWgmmaGatherPairs).
   static const int64_t tiles[][3] = {{128, 128, 64}, {64, 128, 64}, {128, 64, 64}};
   std::optional<GpuGemmSchedule> best;
+  int64_t bestBlocks = 0;
   for (const auto &t : tiles) {
     if (t[1] > 64 && p.n <= 64)
       continue;
-    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = kWgmmaBk, s.wm = 64;
+    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = wgmmaGatherBk(in), s.wm = 64;
     if (!fits(s))
       continue;
-    best = s;
-    if (((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch >= 132)
+    int64_t blocks = ((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch;
+    if (blocks > bestBlocks)
+      best = s, bestBlocks = blocks;
+    if (blocks >= 132)
       break;
   }
   return best;

@@ -34,17 +34,23 @@ using namespace mlir::neo::gpukernel;
 
 std::string mlir::neo::gpukernel::planWgmmaGather(Type in, bool aKFast, bool bKFast,
                                                   const GpuGemmSchedule &s, WgmmaPlan &plan) {
-  if (!(in.isF16() || in.isBF16()))
-    return "wgmma gathers f16 or bf16 operands";
-  if (std::string why = planWgmmaTiles(s, plan); !why.empty())
+  bool half = in.isF16() || in.isBF16();
+  if (!half && !in.isF32())
+    return "wgmma gathers f16, bf16 or f32 (as tf32) operands";
+  if (std::string why = planWgmmaTiles(s, plan, wgmmaGatherBk(in)); !why.empty())
     return why;
-  // Pairs of elements: 32 per row of 64 k.
+  // A tile row (128 bytes of k) is 32 units: pairs of halves, or floats.
   if ((s.bm * 32) % plan.threads || (s.bn * 32) % plan.threads)
-    return "the tiles' element pairs are not a multiple of the thread count";
+    return "the tiles' copies are not a multiple of the thread count";
   if ((s.bm + s.bn) * 32 / plan.threads > kMaxWgmmaGatherPairs)
-    return "each thread would copy more than " + std::to_string(kMaxWgmmaGatherPairs) +
-           " pairs per tile";
-  plan.aKMajor = aKFast, plan.bKMajor = bKFast;
+    return "each thread would make more than " + std::to_string(kMaxWgmmaGatherPairs) +
+           " copies per tile";
+  // 16-bit pairs lie in shared memory as in global memory (the layout
+  // follows the copies); tf32 reads K-major operands only, and single
+  // floats can go anywhere.
+  plan.aCopyK = aKFast, plan.bCopyK = bKFast;
+  plan.aKMajor = half ? aKFast : true;
+  plan.bKMajor = half ? bKFast : true;
   return planWgmmaStages(s, plan);
 }
 
@@ -54,12 +60,15 @@ void mlir::neo::gpukernel::buildWgmmaGather(OpBuilder &b, Location loc, gpu::Lau
                                             int64_t splits, int64_t kChunk, Value start) {
   KB kb{b, loc};
   MLIRContext *ctx = b.getContext();
-  const int64_t BM = plan.bm, BN = plan.bn, BK = kWgmmaBk, WN = plan.wn;
+  const int64_t BM = plan.bm, BN = plan.bn, BK = wgmmaGatherBk(in), WN = plan.wn;
   const int64_t S = plan.stages, T = plan.threads;
   if (splits <= 1)
     splits = 1, kChunk = p.k;
   const int64_t KT = (kChunk + BK - 1) / BK;
-  const int64_t stageElems = plan.stageBytes / 2, aElems = BM * 64;
+  const int64_t elemBytes = in.getIntOrFloatBitWidth() / 8;
+  const int64_t stageElems = plan.stageBytes / elemBytes, aElems = BM * BK;
+  // Elements per copy: pairs of halves, single floats.
+  const int64_t width = elemBytes == 2 ? 2 : 1;
   Type f32 = b.getF32Type();
 
   GemmThread th = gemmThread(kb, launch, BM, BN);
@@ -77,36 +86,36 @@ void mlir::neo::gpukernel::buildWgmmaGather(OpBuilder &b, Location loc, gpu::Lau
   bool mExact = p.m % BM == 0, nExact = p.n % BN == 0;
   bool kExact = p.k % BK == 0 && (splits == 1 || p.k % kChunk == 0);
 
-  // The thread's pairs of an operand tile of `rows` m (n) by 64 k, as
-  // (mn, k) within the tile: consecutive threads along k (K-major) or along
-  // mn (MN-major), the operand's contiguous role.
-  struct Pair {
+  // The thread's copies of an operand tile of `rows` m (n) by BK k, as
+  // (mn, k) of their first element within the tile: 32 per row of k,
+  // consecutive threads along k or along mn (the operand's contiguous role).
+  struct Copy {
     Value mn, k;
   };
-  auto pairs = [&](int64_t rows, bool kMajor) {
-    SmallVector<Pair> out;
+  auto copies = [&](int64_t rows, bool alongK) {
+    SmallVector<Copy> out;
     for (int64_t r = 0; r < rows * 32 / T; ++r) {
       Value e = kb.add(tid, r * T);
-      if (kMajor)
-        out.push_back({kb.div(e, 32), kb.mul(kb.rem(e, 32), 2)});
+      if (alongK)
+        out.push_back({kb.div(e, 32), kb.mul(kb.rem(e, 32), width)});
       else
-        out.push_back({kb.mul(kb.rem(e, rows / 2), 2), kb.div(e, rows / 2)});
+        out.push_back({kb.mul(kb.rem(e, rows / width), width), kb.div(e, rows / width)});
     }
     return out;
   };
-  SmallVector<Pair> aPairs = pairs(BM, plan.aKMajor), bPairs = pairs(BN, plan.bKMajor);
+  SmallVector<Copy> aCopies = copies(BM, plan.aCopyK), bCopies = copies(BN, plan.bCopyK);
   auto fillStage = [&](Value stage, Value k0) {
     Value stageBase = kb.mul(stage, stageElems);
-    for (const Pair &x : aPairs) {
-      Value dst = kb.add(stageBase, wgmmaSwizzledIndex(kb, x.mn, x.k, plan.aKMajor));
+    for (const Copy &x : aCopies) {
+      Value dst = kb.add(stageBase, wgmmaSwizzledIndex(kb, x.mn, x.k, plan.aKMajor, elemBytes));
       mover.copy(readA, {kb.add(m0, x.mn), p.m, mExact}, {kb.add(k0, x.k), p.k, kExact},
-                 /*alongCol=*/plan.aKMajor, tiles, ValueRange{dst});
+                 /*alongCol=*/plan.aCopyK, tiles, ValueRange{dst});
     }
-    for (const Pair &x : bPairs) {
-      Value dst =
-          kb.add(kb.add(stageBase, aElems), wgmmaSwizzledIndex(kb, x.mn, x.k, plan.bKMajor));
+    for (const Copy &x : bCopies) {
+      Value dst = kb.add(kb.add(stageBase, aElems),
+                         wgmmaSwizzledIndex(kb, x.mn, x.k, plan.bKMajor, elemBytes));
       mover.copy(readB, {kb.add(k0, x.k), p.k, kExact}, {kb.add(n0, x.mn), p.n, nExact},
-                 /*alongCol=*/!plan.bKMajor, tiles, ValueRange{dst});
+                 /*alongCol=*/!plan.bCopyK, tiles, ValueRange{dst});
     }
   };
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };

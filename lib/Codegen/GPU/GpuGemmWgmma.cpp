@@ -63,11 +63,15 @@ WgmmaStages mlir::neo::gpukernel::wgmmaStages(KB &kb, Type in, int64_t elems) {
   return {tiles, base};
 }
 
-Value mlir::neo::gpukernel::wgmmaSwizzledIndex(KB &kb, Value mn, Value k, bool kMajor) {
+Value mlir::neo::gpukernel::wgmmaSwizzledIndex(KB &kb, Value mn, Value k, bool kMajor,
+                                               int64_t elemBytes) {
   OpBuilder &b = kb.b;
   auto x = [&](Value l, Value r) { return arith::XOrIOp::create(b, kb.loc, l, r).getResult(); };
-  if (kMajor) // row mn, 16-byte chunk k / 8 at k / 8 ^ mn % 8
-    return kb.add(kb.add(kb.mul(mn, 64), kb.mul(x(kb.div(k, 8), kb.rem(mn, 8)), 8)), kb.rem(k, 8));
+  const int64_t rowElems = kRowBytes / elemBytes, chunkElems = 16 / elemBytes;
+  if (kMajor) // row mn, 16-byte chunk k / chunkElems at that ^ mn % 8
+    return kb.add(
+        kb.add(kb.mul(mn, rowElems), kb.mul(x(kb.div(k, chunkElems), kb.rem(mn, 8)), chunkElems)),
+        kb.rem(k, chunkElems));
   // atom mn / 64, row k, chunk (mn % 64) / 8 at that ^ k % 8
   Value inAtom = kb.rem(mn, 64);
   Value row = kb.add(kb.mul(kb.div(mn, 64), 64), k);
@@ -101,16 +105,20 @@ Value mlir::neo::gpukernel::wgmmaKTile(KB &kb, Type in, int64_t wn, bool aKMajor
   };
   Type structType = wgmmaAccumulatorType(ctx, wn);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  auto type = in.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  for (int64_t ks = 0; ks < kWgmmaBk / 16; ++ks) {
-    // A k step of 16: 32 bytes along a K-major row, 16 rows (2048 bytes)
-    // of an MN-major atom.
+  auto type = in.isBF16()  ? NVVM::WGMMATypes::bf16
+              : in.isF16() ? NVVM::WGMMATypes::f16
+                           : NVVM::WGMMATypes::tf32;
+  assert((!in.isF32() || (aKMajor && bKMajor)) && "tf32 wgmma reads K-major operands only");
+  const int64_t kStep = in.isF32() ? 8 : 16;
+  for (int64_t ks = 0; ks < 4; ++ks) {
+    // A k step (16 halves or 8 floats): 32 bytes along a K-major row, 16
+    // rows (2048 bytes) of an MN-major atom.
     int64_t aStep = aKMajor ? 32 * ks : 16 * kRowBytes * ks;
     int64_t bStep = bKMajor ? 32 * ks : 16 * kRowBytes * ks;
     Value descA = descriptor(arith::AddIOp::create(b, loc, aBase, i64c(aStep)), aKMajor);
     Value descB = descriptor(arith::AddIOp::create(b, loc, bBase, i64c(bStep)), bKMajor);
     acc = NVVM::WgmmaMmaAsyncOp::create(b, loc, structType, acc, descA, descB,
-                                        NVVM::MMAShapeAttr::get(ctx, 64, wn, 16), type, type,
+                                        NVVM::MMAShapeAttr::get(ctx, 64, wn, kStep), type, type,
                                         NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
                                         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
                                         // row-major A and column-major B are K-major (imm-trans 0).
@@ -164,10 +172,11 @@ Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in
   return loop.getResult(0);
 }
 
-std::string mlir::neo::gpukernel::planWgmmaTiles(const GpuGemmSchedule &s, WgmmaPlan &plan) {
-  if (s.bk != kWgmmaBk || s.wm != 64 || s.bm % 64 || s.wn % 64 || s.wn > 256 || s.bn % s.wn)
-    return "wgmma needs bk = 64, wm = 64 dividing bm, and wn a multiple of 64 (at most 256) "
-           "dividing bn";
+std::string mlir::neo::gpukernel::planWgmmaTiles(const GpuGemmSchedule &s, WgmmaPlan &plan,
+                                                 int64_t bk) {
+  if (s.bk != bk || s.wm != 64 || s.bm % 64 || s.wn % 64 || s.wn > 256 || s.bn % s.wn)
+    return "wgmma needs bk = " + std::to_string(bk) +
+           ", wm = 64 dividing bm, and wn a multiple of 64 (at most 256) dividing bn";
   plan = WgmmaPlan();
   plan.bm = s.bm, plan.bn = s.bn, plan.wn = s.wn;
   plan.threads = (s.bm / 64) * (s.bn / s.wn) * 128;

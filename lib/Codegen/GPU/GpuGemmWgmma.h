@@ -34,6 +34,9 @@ struct WgmmaPlan {
   int64_t stageBytes = 0, sharedBytes = 0;
   /// C: two consecutive f32 per access.
   bool cPairs = false;
+  /// The implicit-GEMM kernel (GpuGemmImplicitWgmma.h): whether its threads
+  /// copy A (B) along k (else along m or n), the operand's contiguous role.
+  bool aCopyK = true, bCopyK = true;
 };
 
 /// The k extent of a tile (one 128-byte swizzle row of 16-bit elements).
@@ -47,8 +50,9 @@ std::string planWgmma(const GemmProblem &p, Type in, Type acc, const int64_t str
                       WgmmaPlan &plan);
 
 /// `plan` reset to schedule `s`'s tile (bm, bn, wn, threads) when wgmma
-/// can run it; otherwise why not.
-std::string planWgmmaTiles(const GpuGemmSchedule &s, WgmmaPlan &plan);
+/// can run it with k tiles of `bk` (64 f16/bf16; 32 f32 as tf32: a
+/// 128-byte row); otherwise why not.
+std::string planWgmmaTiles(const GpuGemmSchedule &s, WgmmaPlan &plan, int64_t bk = kWgmmaBk);
 
 /// The stages of `plan` (bm, bn filled) under schedule `s`: s.stages, or
 /// 4 (fewer where shared memory is short); "" or why they do not fit.
@@ -62,14 +66,17 @@ struct WgmmaStages {
 };
 WgmmaStages wgmmaStages(KB &kb, Type in, int64_t elems);
 
-/// The element index, within an operand tile of 16-bit elements, of (mn, k)
-/// (m or n, and k < 64) in the 128-byte-swizzled layout: K-major, one row
-/// of 64 k per mn; MN-major, atoms of 64 mn by 64 k rows.
-Value wgmmaSwizzledIndex(KB &kb, Value mn, Value k, bool kMajor);
+/// The element index, within an operand tile of `elemBytes`-byte elements,
+/// of (mn, k) (m or n, and k < 128 / elemBytes) in the 128-byte-swizzled
+/// layout: K-major, one 128-byte row of k per mn; MN-major (16-bit only),
+/// atoms of 64 mn by 64 k rows.
+Value wgmmaSwizzledIndex(KB &kb, Value mn, Value k, bool kMajor, int64_t elemBytes = 2);
 
-/// One k tile (64 k) of a warpgroup's wgmmas: wgmma.fence, the four chained
-/// m64nWNk16 MMAs of A at byte address `aBase` and B at `bBase` (i64) into
-/// the accumulator struct `acc`, commit; returns the new accumulators.
+/// One k tile (a 128-byte row: 64 k of f16/bf16, 32 of f32 as tf32) of a
+/// warpgroup's wgmmas: wgmma.fence, the four chained m64nWNk16 (tf32:
+/// m64nWNk8, both operands K-major) MMAs of A at byte address `aBase` and B
+/// at `bBase` (i64) into the accumulator struct `acc`, commit; returns the
+/// new accumulators.
 Value wgmmaKTile(KB &kb, Type in, int64_t wn, bool aKMajor, bool bKMajor, Value aBase, Value bBase,
                  Value acc);
 

@@ -131,8 +131,11 @@ struct NeoGpuSelectSchedulesPass
           }
       // Warpgroup MMA on sm_90a (by default there, or on request) where it
       // applies; explicit wgmma tiles (bk = 64, wm = 64) are kept.
-      if (isGemm && (gemm.mma == schedules::GpuMma::Wgmma ||
-                     (gemm.mma == schedules::GpuMma::Auto && target == "cuda-sm_90a"))) {
+      // tf32 on sm_90a: warpgroup MMA for the implicit GEMMs it runs.
+      if (isGemm &&
+          (gemm.mma == schedules::GpuMma::Wgmma ||
+           ((gemm.mma == schedules::GpuMma::Auto || gemm.mma == schedules::GpuMma::Tf32) &&
+            target == "cuda-sm_90a"))) {
         if (std::optional<GpuGemmSchedule> s =
                 chooseWgmmaSchedule(op, GpuGemmSchedule::fromParams(gemm), wgmmaTiles)) {
           schedules::GpuGemmParams p;

@@ -57,10 +57,11 @@ std::string mlir::neo::schedules::checkGpuGemm(const GpuGemmParams &p, GpuGemmKe
   // From here on every field is bounded (<= 256): products cannot overflow,
   // and no divisor is zero.
   if (p.mma == GpuMma::Wgmma &&
-      (p.bk != 64 || p.wm != 64 || p.bm % 64 || p.wn % 64 || p.bn % p.wn ||
+      ((p.bk != 64 && p.bk != 32) || p.wm != 64 || p.bm % 64 || p.wn % 64 || p.bn % p.wn ||
        (p.bm / 64) * (p.bn / p.wn) * 128 > 1024 || (p.stages != 0 && p.stages < 2)))
-    return "mma = \"wgmma\" needs bk = 64, wm = 64 dividing bm, wn a multiple of 64 dividing "
-           "bn, at most 1024 threads (128 per 64 x wn tile) and 0 or at least 2 stages";
+    return "mma = \"wgmma\" needs bk = 64 (32 for tf32: a 128-byte row of k), wm = 64 dividing "
+           "bm, wn a multiple of 64 dividing bn, at most 1024 threads (128 per 64 x wn tile) and "
+           "0 or at least 2 stages";
   // Each thread holds wn / 2 accumulators plus about 40 registers of
   // addresses and loop state: more than the register file's 65536 per block
   // would spill the accumulators (and serialize the wgmmas).

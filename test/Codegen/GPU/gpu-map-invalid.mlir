@@ -94,9 +94,29 @@ func.func @wgmma_ragged(%a: memref<100x64xf16>, %b: memref<64x128xf16>, %c: memr
 // -----
 
 // Warpgroup MMA on request for an implicit GEMM (a 1-D convolution) whose
-// operands are f32: an error.
-func.func @wgmma_implicit_f32(%x: memref<130x64xf32>, %w: memref<3x64x64xf32>, %y: memref<128x64xf32>) {
-  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": its operands are not both plain reads of f16 or bf16 memrefs of one type}}
+// operands differ in type (f16 and bf16): an error.
+func.func @wgmma_implicit_types(%x: memref<130x64xf16>, %w: memref<3x64x64xbf16>, %y: memref<128x64xf32>) {
+  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": its operands are not both plain reads of f16, bf16 or f32 memrefs of one type}}
+  linalg.generic {indexing_maps = [affine_map<(p, k, r, c) -> (p + r, c)>, affine_map<(p, k, r, c) -> (r, c, k)>, affine_map<(p, k, r, c) -> (p, k)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"],
+                  neo.schedule = #neo.gpu_gemm<bm = 128, bn = 64, bk = 64, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">}
+      ins(%x, %w : memref<130x64xf16>, memref<3x64x64xbf16>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%a: f16, %b: bf16, %o: f32):
+    %af = arith.extf %a : f16 to f32
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %af, %bf : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// ... or f32 operands (tf32) with a tile of 64 k: tf32 tiles take 32 (a
+// 128-byte row).
+func.func @wgmma_implicit_tf32_bk(%x: memref<130x64xf32>, %w: memref<3x64x64xf32>, %y: memref<128x64xf32>) {
+  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": wgmma needs bk = 32, wm = 64 dividing bm}}
   linalg.generic {indexing_maps = [affine_map<(p, k, r, c) -> (p + r, c)>, affine_map<(p, k, r, c) -> (r, c, k)>, affine_map<(p, k, r, c) -> (p, k)>],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction"],
                   neo.schedule = #neo.gpu_gemm<bm = 128, bn = 64, bk = 64, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">}
@@ -111,9 +131,9 @@ func.func @wgmma_implicit_f32(%x: memref<130x64xf32>, %w: memref<3x64x64xf32>, %
 
 // -----
 
-// ... or with a tile whose threads would each copy more than 24 pairs.
+// ... or with a tile whose threads would each make more than 24 copies.
 func.func @wgmma_implicit_tile(%x: memref<130x64xbf16>, %w: memref<3x64x64xbf16>, %y: memref<128x64xf32>) {
-  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": each thread would copy more than 24 pairs per tile}}
+  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": each thread would make more than 24 copies per tile}}
   linalg.generic {indexing_maps = [affine_map<(p, k, r, c) -> (p + r, c)>, affine_map<(p, k, r, c) -> (r, c, k)>, affine_map<(p, k, r, c) -> (p, k)>],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction"],
                   neo.schedule = #neo.gpu_gemm<bm = 64, bn = 64, bk = 64, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">}

@@ -74,14 +74,14 @@
 
 // -----
 
-// A warpgroup-MMA schedule reads 64 k per tile (one 128-byte swizzle row)
-// and 64 m per warpgroup.
-// expected-error @+1 {{invalid gpu_gemm schedule: mma = "wgmma" needs bk = 64, wm = 64 dividing bm, wn a multiple of 64 dividing bn}}
-"test.op"() {s = #neo.gpu_gemm<bm = 128, bn = 128, bk = 32, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">} : () -> ()
+// A warpgroup-MMA schedule reads a 128-byte swizzle row of k per tile (64
+// halves; 32 floats as tf32) and 64 m per warpgroup.
+// expected-error @+1 {{invalid gpu_gemm schedule: mma = "wgmma" needs bk = 64 (32 for tf32: a 128-byte row of k), wm = 64 dividing bm, wn a multiple of 64 dividing bn}}
+"test.op"() {s = #neo.gpu_gemm<bm = 128, bn = 128, bk = 16, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">} : () -> ()
 
 // -----
 
-// expected-error @+1 {{invalid gpu_gemm schedule: mma = "wgmma" needs bk = 64, wm = 64 dividing bm, wn a multiple of 64 dividing bn, at most 1024 threads}}
+// expected-error @+1 {{invalid gpu_gemm schedule: mma = "wgmma" needs bk = 64 (32 for tf32: a 128-byte row of k), wm = 64 dividing bm, wn a multiple of 64 dividing bn, at most 1024 threads}}
 "test.op"() {s = #neo.gpu_gemm<bm = 256, bn = 256, bk = 64, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">} : () -> ()
 
 // -----

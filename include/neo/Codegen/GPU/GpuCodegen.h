@@ -116,10 +116,13 @@ FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmEpilogue *epilogue = nullptr,
                                 GemmFusion *fused = nullptr);
 
-/// The warpgroup-MMA (sm_90a) schedule of contraction `op` when that kernel
-/// applies to it (f16/bf16 operands, f32 result, extents multiples of the
-/// tiles): `base` with mma "wgmma" and, unless `keepTiles`, the tiles chosen
-/// for the problem (128 x 256 down to 64 x 64 until every SM has a block).
+/// The warpgroup-MMA (sm_90a) schedule of `op` when a wgmma kernel applies
+/// to it: a contraction with f16/bf16 operands, f32 result and extents
+/// multiples of the tiles (128 x 256 down to 64 x 64 until every SM has a
+/// block), or an implicit GEMM (a convolution) whose operands are plain
+/// reads of one f16/bf16 type, or of f32 where `base` asks for tf32 (any
+/// extents; 128 x 128, 64 x 128 or 128 x 64, K split later). `base` with mma
+/// "wgmma" and, unless `keepTiles`, the tiles chosen for the problem.
 std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
                                                    bool keepTiles);
 
