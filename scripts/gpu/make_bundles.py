@@ -112,6 +112,9 @@ GEMM_VARIANTS = [
     ("gemm_bf16_wgmma", "def g(a: bf16[256, 192], b: bf16[192, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a", 2e-3),
     ("gemm_bf16_wgmma_128x256", "def g(a: bf16[256, 128], b: bf16[128, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,256,64,8,8,64,256", 2e-3),
     ("gemm_f16_wgmma_tn", "def g(a: f16[192, 128], b: f16[256, 192]) -> c {\n  c[i, j] = sum(k) a[k, i] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,128,64,8,8,64,64", 2e-3),
+    # An f32 GEMM with wgmma asked for by name: tf32, as an implicit GEMM
+    # (each float copied K-major; ragged n).
+    ("gemm_tf32_wgmma", "def g(a: f32[256, 96], b: f32[96, 192]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma", 1e-2),
     ("gemm_bf16_wgmma_batched_tn", "def g(a: bf16[3, 128, 64], b: bf16[3, 128, 128]) -> c {\n  c[z, i, j] = sum(k) a[z, k, i] * b[z, k, j]\n}\n", "chip=sm_90a", 2e-3),
 ]
 
@@ -285,7 +288,11 @@ def bench_jobs(out, quick):
                          "gemm-stages=4"),
                         ("tf32_wmma", "tensor-cores=tf32 gemm-stages=1"),
                         ("tf32_w32x32", "tensor-cores=tf32 gemm-tile=128,128,32,8,8,32,32"),
-                        ("tf32_256x128", "tensor-cores=tf32 gemm-tile=256,128,16,8,8,64,64")):
+                        ("tf32_256x128", "tensor-cores=tf32 gemm-tile=256,128,16,8,8,64,64"),
+                        # tf32 on wgmma (sm_90a): B transposed to K-major
+                        # by single-float copies (the implicit-GEMM kernel).
+                        ("tf32_wgmma", "chip=sm_90a tensor-cores=wgmma "
+                         "gemm-tile=128,128,32,8,8,64,64")):
         name = "sgemm_4096x4096x4096_%s" % label
         index[name] = gemm_entry("mm", 4096, 4096, 4096, label.split("_")[0], opts)
         dest = os.path.join(out, "bench", name)

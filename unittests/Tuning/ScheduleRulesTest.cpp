@@ -98,15 +98,17 @@ TEST(ScheduleRules, GpuGemmWgmma) {
   EXPECT_EQ(checkGpuGemm(p, GpuGemmKernel::Any), "");
   p.stages = 3;
   EXPECT_EQ(checkGpuGemm(p, GpuGemmKernel::Any), "");
-  // One stage, a k step other than 64, warpgroup tiles other than 64 x 64n,
-  // or more than 8 warpgroups are not wgmma schedules.
+  // One stage, a k tile other than a 128-byte row (64 halves, or 32 floats
+  // as tf32), warpgroup tiles other than 64 x 64n, or more than 8
+  // warpgroups are not wgmma schedules.
   auto bad = [&](auto change) {
     GpuGemmParams q = p;
     change(q);
     return checkGpuGemm(q, GpuGemmKernel::Any);
   };
   EXPECT_NE(bad([](GpuGemmParams &q) { q.stages = 1; }), "");
-  EXPECT_NE(bad([](GpuGemmParams &q) { q.bk = 32; }), "");
+  EXPECT_NE(bad([](GpuGemmParams &q) { q.bk = 16; }), "");
+  EXPECT_EQ(bad([](GpuGemmParams &q) { q.bk = 32; }), "");
   EXPECT_NE(bad([](GpuGemmParams &q) { q.wm = 32; }), "");
   EXPECT_NE(bad([](GpuGemmParams &q) { q.wn = 96; }), "");
   EXPECT_NE(bad([](GpuGemmParams &q) { q.bn = 128; }), "");

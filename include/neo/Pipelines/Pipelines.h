@@ -213,8 +213,9 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<std::string> mma{
       *this, "tensor-cores",
       llvm::cl::desc("Tensor cores for contractions: auto (f16/bf16 operands; on chip=sm_90a "
-                     "warpgroup MMA where it applies), wgmma (sm_90a only), tf32 (also f32 "
-                     "operands, with tf32 rounding), none"),
+                     "warpgroup MMA where it applies), wgmma (sm_90a only; f32 operands as "
+                     "tf32), tf32 (also f32 operands, with tf32 rounding; on chip=sm_90a "
+                     "convolutions on warpgroup MMA), none"),
       llvm::cl::init("auto")};
   PassOptions::ListOption<int64_t> gemmTile{
       *this, "gemm-tile",

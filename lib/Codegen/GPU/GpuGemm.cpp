@@ -1010,6 +1010,11 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   const GemmProblem &p = operands->p;
   Value a = operands->a, bMem = operands->b, c = operands->c;
   Type in = operands->in, acc = operands->acc;
+  // tf32 on warpgroup MMA reads K-major operands only: an f32 contraction
+  // with mma "wgmma" runs as an implicit GEMM, whose copies place each float
+  // K-major in shared memory whatever the operands' layouts.
+  if (schedule.mma == "wgmma" && in.isF32() && analyzeImplicitGemm(op))
+    return false;
   auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
     auto fill = [&](Operand &o, Value mem, int which) {
       o.flat = kb.flat(mem);
@@ -1082,7 +1087,9 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
 std::optional<GpuGemmSchedule>
 mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
   std::optional<GemmOperands> operands = gemmOperands(op);
-  if (!operands)
+  // Implicit GEMMs, and f32 contractions where wgmma was asked for by name
+  // (tf32, as implicit GEMMs: see generateGpuGemm).
+  if (!operands || (operands->in.isF32() && base.mma == "wgmma"))
     return chooseImplicitWgmmaSchedule(op, base, keepTiles);
   const GemmProblem &p = operands->p;
   Type in = operands->in, acc = operands->acc;

@@ -46,7 +46,8 @@ struct NeoGpuSelectSchedulesPass
                             << mma << "\"";
     // wgmma's tile rule is checked per op (the options' tiles are the
     // other kernels' when wgmma chooses its own).
-    wgmmaTiles = gemm.mma == schedules::GpuMma::Wgmma && gemm.bk == 64 && gemm.wm == 64;
+    wgmmaTiles =
+        gemm.mma == schedules::GpuMma::Wgmma && (gemm.bk == 64 || gemm.bk == 32) && gemm.wm == 64;
     schedules::GpuGemmParams checked = gemm;
     if (checked.mma == schedules::GpuMma::Wgmma && !wgmmaTiles)
       checked.mma = schedules::GpuMma::Auto;
@@ -130,7 +131,8 @@ struct NeoGpuSelectSchedulesPass
             return WalkResult::advance();
           }
       // Warpgroup MMA on sm_90a (by default there, or on request) where it
-      // applies; explicit wgmma tiles (bk = 64, wm = 64) are kept.
+      // applies; explicit wgmma tiles (bk = 64, or 32 for tf32; wm = 64) are
+      // kept.
       // tf32 on sm_90a: warpgroup MMA for the implicit GEMMs it runs.
       if (isGemm &&
           (gemm.mma == schedules::GpuMma::Wgmma ||

@@ -56,10 +56,11 @@ func.func @too_deep(%a: memref<256x256xf16>, %b: memref<256x256xf16>, %c: memref
 
 // -----
 
-// Warpgroup MMA on request for a GEMM it cannot run (f32 operands): an
-// error, not another kernel.
+// Warpgroup MMA on request for a schedule it cannot run: an error, not
+// another kernel. f32 operands run in tf32 (as an implicit GEMM, each float
+// copied K-major), whose tiles hold 32 k, not 64.
 func.func @wgmma_f32(%a: memref<128x64xf32>, %b: memref<64x128xf32>, %c: memref<128x128xf32>) {
-  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": wgmma takes f16 or bf16 operands with f32 accumulators}}
+  // expected-error@+1 {{gpu_gemm schedule with mma = "wgmma": wgmma needs bk = 32, wm = 64 dividing bm}}
   linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
                   iterator_types = ["parallel", "parallel", "reduction"],
                   neo.schedule = #neo.gpu_gemm<bm = 128, bn = 128, bk = 64, tm = 8, tn = 8, wm = 64, wn = 128, mma = "wgmma">}

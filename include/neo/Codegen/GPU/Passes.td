@@ -29,8 +29,13 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     a contraction that the wgmma kernel runs (f16/bf16 operands, f32 result,
     extents multiples of its tiles) gets `mma = "wgmma"`, `bk = 64`,
     `wm = 64` and the largest of 128x256, 128x128, 64x128, 64x64 block tiles
-    that gives 132 blocks (explicit wgmma tiles, bk = wm = 64, are kept);
-    other GEMMs get the options' schedule with mma "auto".
+    that gives 132 blocks (explicit wgmma tiles, bk = 64 or 32 and wm = 64,
+    are kept). An implicit GEMM (a convolution) whose operands are plain
+    reads of one f16/bf16 type, or of f32 with `mma=tf32` (on
+    cuda-sm_90a) or `mma=wgmma`, gets the implicit wgmma kernel's schedule
+    (bk 64, or 32 for tf32; 128x128, 64x128 or 128x64 tiles), and so does an
+    f32 contraction with `mma=wgmma` (tf32). Other GEMMs get the options'
+    schedule with mma "auto".
   }];
   let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::linalg::LinalgDialect"];
   let options =
@@ -43,9 +48,9 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
        Option<"wm", "wm", "int64_t", /*default=*/"64", "Tensor-core warp tile rows">,
        Option<"wn", "wn", "int64_t", /*default=*/"32", "Tensor-core warp tile columns">,
        Option<"mma", "mma", "std::string", /*default=*/"\"auto\"",
-              "Tensor cores: none, tf32 (f32 operands), wgmma (sm_90a warpgroup MMA where it "
-              "applies), auto (f16/bf16 operands; wgmma where it applies when the target is "
-              "cuda-sm_90a)">,
+              "Tensor cores: none, tf32 (f32 operands; on cuda-sm_90a convolutions on wgmma), "
+              "wgmma (sm_90a warpgroup MMA where it applies; f32 operands as tf32), auto "
+              "(f16/bf16 operands; wgmma where it applies when the target is cuda-sm_90a)">,
        Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
               "Threads per block of elementwise and reduction kernels">,
        Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
