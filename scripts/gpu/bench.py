@@ -245,28 +245,55 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
     result = dict(name=name, kind="train", label=entry["label"], group=entry["group"], ok=ok,
                   errors=errors, neo_ms=neo_ms, torch_ms=torch_ms, ratio=torch_ms / neo_ms)
     if args.torch_compile:
-        # The same step with the model under torch.compile (inductor; the
-        # first calls compile and are not timed), once per model: the fused
-        # (eqsat) bundle of a model is compared with the same time; tf32
-        # variants with a compile under TF32. Models past the compile budget
-        # (seconds since the run started) are not compiled, so that the
-        # device check stays well under its ten minutes.
-        key = (entry.get("model_label", entry["label"]), tf32)
-        if key not in COMPILED_MS and time.monotonic() - START > args.compile_budget:
-            COMPILED_MS[key] = "not compiled: past --compile-budget %g s" % args.compile_budget
-        if key not in COMPILED_MS:
-            try:
-                compiled_step = step_of(torch.compile(ref))
-                compiled_step()
-                COMPILED_MS[key] = median_ms(compiled_step, args.reps)
-            except Exception as e:  # noqa: BLE001 - report, keep the eager numbers
-                COMPILED_MS[key] = repr(e)[:500]
-        if isinstance(COMPILED_MS[key], float):
-            result["compile_ms"] = COMPILED_MS[key]
-            result["compile_ratio"] = COMPILED_MS[key] / neo_ms
+        # The same step with the model under torch.compile (inductor), once
+        # per model: the fused (eqsat) bundle of a model is compared with the
+        # same time; tf32 variants with a compile under TF32.
+        ms = compiled_ms(args, (entry.get("model_label", entry["label"]), tf32),
+                         lambda: step_of(torch.compile(ref)), 1)
+        if isinstance(ms, float):
+            result["compile_ms"] = ms
+            result["compile_ratio"] = ms / neo_ms
         else:
-            result["compile_error"] = COMPILED_MS[key]
+            result["compile_error"] = ms
+    if args.graphs and entry["group"] == "cell":
+        # Small cells are launch-bound: the same step replayed from a CUDA
+        # graph (one host launch per step), against torch.compile's own
+        # graph replays (mode="reduce-overhead"), under the same budget.
+        rc, log, graph = runner_json(args.runner, os.path.join(args.bundles, "bench", name),
+                                     extra + ["--repeat", str(args.reps), "--graph"])
+        if rc == 0 and graph.get("median_ms"):
+            result["graph_ms"] = graph["median_ms"]
+        else:
+            result["graph_error"] = log[-300:]
+        if args.torch_compile:
+            # Three untimed steps: it records its graphs, then replays them.
+            ms = compiled_ms(args, (entry.get("model_label", entry["label"]), tf32,
+                                    "reduce-overhead"),
+                             lambda: step_of(torch.compile(ref, mode="reduce-overhead")), 3)
+            if isinstance(ms, float):
+                result["graph_compile_ms"] = ms
+            else:
+                result["graph_compile_error"] = ms
     return result
+
+
+def compiled_ms(args, key, make_step, warmups):
+    """The median time of the step `make_step()` builds (torch.compile'd; the
+    first `warmups` calls compile and are not timed), once per `key`, or why
+    there is none: models past the compile budget (seconds since the run
+    started) are not compiled, so that the device check stays well under its
+    ten minutes."""
+    if key not in COMPILED_MS and time.monotonic() - START > args.compile_budget:
+        COMPILED_MS[key] = "not compiled: past --compile-budget %g s" % args.compile_budget
+    if key not in COMPILED_MS:
+        try:
+            step = make_step()
+            for _ in range(warmups):
+                step()
+            COMPILED_MS[key] = median_ms(step, args.reps)
+        except Exception as e:  # noqa: BLE001 - report, keep the other numbers
+            COMPILED_MS[key] = repr(e)[:500]
+    return COMPILED_MS[key]
 
 
 # torch.compile's median step time per (model, tf32) (or why there is none).
@@ -313,6 +340,23 @@ def render(results, heading="#"):
                       for r in results["bench"] if r.get("compile_error")})
     if untimed:
         lines += ["", "torch.compile not timed: " + "; ".join(untimed)]
+    # CUDA graphs: one host launch per step on both sides.
+    graphed = [r for r in results["bench"] if r.get("graph_ms")]
+    if graphed:
+        lines += ["", "CUDA graphs (each step replayed with one host launch; torch.compile with "
+                  "mode=\"reduce-overhead\" replays its own):", "",
+                  "| benchmark | neo ms | neo graph ms | reduce-overhead ms | "
+                  "reduce-overhead/neo graph |", "| --- | --- | --- | --- | --- |"]
+        for r in graphed:
+            g = r.get("graph_compile_ms")
+            lines.append("| %s | %.4f | %.4f | %s | %s |" % (
+                r.get("label", r["name"]), r["neo_ms"], r["graph_ms"],
+                "%.4f" % g if g else "-", "%.2fx" % (g / r["graph_ms"]) if g else "-"))
+    failed_graphs = sorted({"%s (%s)" % (r.get("label", r["name"]), r[k].strip()[-200:])
+                            for r in results["bench"]
+                            for k in ("graph_error", "graph_compile_error") if r.get(k)})
+    if failed_graphs:
+        lines += ["", "CUDA graphs not timed: " + "; ".join(failed_graphs)]
     # The schedule search: the fastest bundle of each GEMM shape and type.
     best = {}
     for r in results["bench"]:
@@ -336,6 +380,11 @@ def render(results, heading="#"):
             lines += ["", "Geomean over the novel cells and the MLP step (%s): %.2fx PyTorch eager, "
                       "%.2fx torch.compile" % (variant, geomean([r["ratio"] for r in rows]),
                                                geomean([r.get("compile_ratio") for r in rows]))]
+        graphs = [r["graph_compile_ms"] / r["graph_ms"] for r in rows
+                  if r.get("graph_ms") and r.get("graph_compile_ms")]
+        if graphs:
+            lines += ["", "Geomean with CUDA graphs on both sides (%s): %.2fx torch.compile "
+                      "(mode=\"reduce-overhead\")" % (variant, geomean(graphs))]
     return lines
 
 
@@ -386,6 +435,9 @@ def main():
     parser.add_argument("--chip", default="sm_90", help="the bundles' chip (the records' target)")
     parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                         help="time the training steps against PyTorch eager only")
+    parser.add_argument("--no-graphs", dest="graphs", action="store_false",
+                        help="do not time the cells' CUDA-graph replays (neo-cuda-runner "
+                        "--graph) nor torch.compile(mode=\"reduce-overhead\")")
     parser.add_argument("--compile-budget", type=float, default=240.0,
                         help="seconds since the start after which no further model is "
                         "compiled with torch.compile (its rows say so)")

@@ -44,6 +44,7 @@ if [ "$test" = 1 ]; then
   "$runner" --probe
   for bundle in vadd features; do
     "$runner" "$inputs/$bundle" --check --repeat 20
+    "$runner" "$inputs/$bundle" --check --repeat 20 --graph
   done
   "$runner" "$inputs/vadd" --check --image ptx
   echo "all GPU checks passed"

@@ -28,6 +28,10 @@ TEST(CudaDriverTest, OpensTheDriverOrReportsThatThereIsNone) {
     EXPECT_GT(driver->getDriverVersion(), 0);
     EXPECT_GT(driver->getMaxSharedMemoryPerBlockOptin(), 0);
     EXPECT_TRUE(driver->makeCurrent().ok());
+    // Stream capture and graph launch (CUDA 11.4 and later: every driver of
+    // a GPU that Neo targets).
+    if (driver->getDriverVersion() >= 11040)
+      EXPECT_TRUE(driver->hasGraphs());
     // A bad image is a CUDA error carrying the JIT's log, not a crash.
     CUmodule module = nullptr;
     Status bad = driver->loadModule(".version 7.0\n.target sm_52\n.address_size 64\n"

@@ -349,24 +349,38 @@ Status BundleExecutor::run(const std::vector<const void *> &inputs,
   return downloadOutputs(outputs);
 }
 
-Status BundleExecutor::time(unsigned repeat, TimingResult &result) {
+Status BundleExecutor::time(unsigned repeat, TimingResult &result, bool graph) {
   if (repeat == 0)
     return Status::error(Status::Code::Usage, "time: repeat must be at least 1");
+  if (graph && syncEachLaunch)
+    return Status::error(Status::Code::Usage,
+                         "time: a CUDA graph cannot wait after each launch (sync-each-launch)");
   if (Status s = execute(); !s.ok()) // warm-up (and makeCurrent)
     return s;
+  // A graph: one run captured once, then replayed (one launch per run).
+  CUgraphExec exec = nullptr;
+  if (graph) {
+    if (Status s = driver->captureGraph(stream, [&] { return enqueueRun(); }, exec); !s.ok())
+      return s;
+  }
+  auto enqueue = [&] { return graph ? driver->launchGraph(exec, stream) : enqueueRun(); };
   std::vector<CUevent> events(repeat + 1, nullptr);
   auto destroyEvents = [&] {
     for (CUevent e : events)
       driver->destroyEvent(e);
+    driver->destroyGraph(exec);
   };
   Status s;
+  // The graph's first replay uploads it: warm it up too.
+  if (graph)
+    s = enqueue();
   for (CUevent &e : events)
-    if (!(s = driver->createEvent(e)).ok())
+    if (s.ok() && !(s = driver->createEvent(e)).ok())
       break;
   if (s.ok())
     s = driver->recordEvent(events[0], stream);
   for (unsigned r = 0; s.ok() && r < repeat; ++r) {
-    s = enqueueRun();
+    s = enqueue();
     if (s.ok())
       s = driver->recordEvent(events[r + 1], stream);
   }
@@ -393,4 +407,3 @@ Status BundleExecutor::time(unsigned repeat, TimingResult &result) {
   result.meanMs = sum / times.size();
   return Status::success();
 }
-

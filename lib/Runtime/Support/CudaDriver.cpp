@@ -33,6 +33,7 @@ constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 constexpr unsigned kStreamDefault = 0; // CU_STREAM_DEFAULT
 constexpr unsigned kEventDefault = 0;  // CU_EVENT_DEFAULT (timing enabled)
+constexpr int kCaptureModeThreadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 
 } // namespace
 
@@ -78,6 +79,13 @@ struct CudaDriver::Api {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // CUDA graphs (optional).
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 };
 
 namespace {
@@ -148,6 +156,12 @@ void resolveAll(void *library, CudaDriver::Api &api, std::string &missing) {
   r(api.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"});
   r(api.cuGetErrorName, {"cuGetErrorName"});
   r(api.cuGetErrorString, {"cuGetErrorString"});
+  r(api.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, /*required=*/false);
+  r(api.cuStreamEndCapture, {"cuStreamEndCapture"}, /*required=*/false);
+  r(api.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, /*required=*/false);
+  r(api.cuGraphLaunch, {"cuGraphLaunch"}, /*required=*/false);
+  r(api.cuGraphExecDestroy, {"cuGraphExecDestroy"}, /*required=*/false);
+  r(api.cuGraphDestroy, {"cuGraphDestroy"}, /*required=*/false);
   missing = r.missing;
 }
 
@@ -508,4 +522,49 @@ Status CudaDriver::elapsedMilliseconds(CUevent start, CUevent end, float &ms) {
   if (CUresult r = api->cuEventElapsedTime(&ms, start, end); r != kSuccess)
     return failure("cuEventElapsedTime", r);
   return Status::success();
+}
+
+bool CudaDriver::hasGraphs() const {
+  return api->cuStreamBeginCapture && api->cuStreamEndCapture && api->cuGraphInstantiateWithFlags &&
+         api->cuGraphLaunch && api->cuGraphExecDestroy && api->cuGraphDestroy;
+}
+
+Status CudaDriver::captureGraph(CUstream stream, const std::function<Status()> &enqueue,
+                                CUgraphExec &graph) {
+  graph = nullptr;
+  if (!hasGraphs())
+    return Status::error(Status::Code::Cuda,
+                         "CUDA graphs need cuStreamBeginCapture_v2, cuStreamEndCapture and "
+                         "cuGraphInstantiateWithFlags (CUDA 11.4 or later); driver " +
+                             getDriverVersionString() + " lacks them");
+  if (CUresult r = api->cuStreamBeginCapture(stream, kCaptureModeThreadLocal); r != kSuccess)
+    return failure("cuStreamBeginCapture_v2", r);
+  Status enqueued = enqueue();
+  CUgraph captured = nullptr;
+  CUresult ended = api->cuStreamEndCapture(stream, &captured);
+  if (!enqueued.ok()) {
+    if (captured)
+      api->cuGraphDestroy(captured);
+    return enqueued.withPrefix("capturing a CUDA graph: ");
+  }
+  if (ended != kSuccess)
+    return failure("cuStreamEndCapture", ended);
+  CUresult r = api->cuGraphInstantiateWithFlags(&graph, captured, 0);
+  api->cuGraphDestroy(captured); // the executable graph keeps what it needs
+  if (r != kSuccess) {
+    graph = nullptr;
+    return failure("cuGraphInstantiateWithFlags", r);
+  }
+  return Status::success();
+}
+
+Status CudaDriver::launchGraph(CUgraphExec graph, CUstream stream) {
+  if (CUresult r = api->cuGraphLaunch(graph, stream); r != kSuccess)
+    return failure("cuGraphLaunch", r);
+  return Status::success();
+}
+
+void CudaDriver::destroyGraph(CUgraphExec graph) {
+  if (graph && api->cuGraphExecDestroy)
+    api->cuGraphExecDestroy(graph);
 }

@@ -80,8 +80,11 @@ public:
 
   /// Times `repeat` runs of fills and launches (no host copies) with CUDA
   /// events, after one untimed warm-up run, on the inputs last uploaded (zeros
-  /// before any). Runs are enqueued back to back.
-  Status time(unsigned repeat, TimingResult &result);
+  /// before any). Runs are enqueued back to back. With `graph`, one run is
+  /// captured into a CUDA graph and each timed run replays it (one launch
+  /// from the host instead of one per fill and kernel: what
+  /// torch.compile's mode="reduce-overhead" does), after a warm-up replay.
+  Status time(unsigned repeat, TimingResult &result, bool graph = false);
 
 private:
   BundleExecutor() = default;

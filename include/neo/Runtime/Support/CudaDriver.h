@@ -31,6 +31,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -54,6 +55,10 @@ struct CUstream_st;
 using CUstream = CUstream_st *;
 struct CUevent_st;
 using CUevent = CUevent_st *;
+struct CUgraph_st;
+using CUgraph = CUgraph_st *;
+struct CUgraphExec_st;
+using CUgraphExec = CUgraphExec_st *;
 
 /// The CUfunction_attribute values Neo reads or sets.
 enum class FunctionAttribute : int {
@@ -173,6 +178,19 @@ public:
   Status synchronizeEvent(CUevent event);
   /// Milliseconds between two completed events.
   Status elapsedMilliseconds(CUevent start, CUevent end, float &ms);
+
+  /// Whether the driver has the CUDA-graph entry points (stream capture,
+  /// instantiation, launch: CUDA 11.4 and later).
+  bool hasGraphs() const;
+  /// Captures what `enqueue` puts on `stream` (cuStreamBeginCapture_v2 in
+  /// thread-local mode, cuStreamEndCapture) and instantiates it
+  /// (cuGraphInstantiateWithFlags). The capture is ended whatever `enqueue`
+  /// returns; its error comes first. Fails when !hasGraphs().
+  Status captureGraph(CUstream stream, const std::function<Status()> &enqueue, CUgraphExec &graph);
+  /// cuGraphLaunch on `stream`.
+  Status launchGraph(CUgraphExec graph, CUstream stream);
+  /// cuGraphExecDestroy; errors are ignored (for cleanup paths).
+  void destroyGraph(CUgraphExec graph);
 
   struct Api; // the resolved entry points (CudaDriver.cpp)
 
