@@ -259,12 +259,21 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
         # Small cells are launch-bound: the same step replayed from a CUDA
         # graph (one host launch per step), against torch.compile's own
         # graph replays (mode="reduce-overhead"), under the same budget.
+        # Its outputs (after the replays) must match PyTorch's as well.
+        graph_dir = outdir + "_graph"
         rc, log, graph = runner_json(args.runner, os.path.join(args.bundles, "bench", name),
-                                     extra + ["--repeat", str(args.reps), "--graph"])
+                                     extra + ["--repeat", str(args.reps), "--graph",
+                                              "--output-dir", graph_dir])
         if rc == 0 and graph.get("median_ms"):
-            result["graph_ms"] = graph["median_ms"]
+            replayed = [np.load(os.path.join(graph_dir, o["name"] + ".npy")) for o in outputs]
+            graph_errors = [rel_error(g, w) for g, w in zip(replayed, want)]
+            if len(replayed) == len(want) and all(e <= tol for e in graph_errors):
+                result["graph_ms"] = graph["median_ms"]
+            else:
+                result["graph_error"] = "outputs after the replays differ from PyTorch's " \
+                    "(relative errors %s)" % ", ".join("%.2g" % e for e in graph_errors)
         else:
-            result["graph_error"] = log[-300:]
+            result["graph_error"] = log[-300:] or "neo-cuda-runner --graph exited with %d" % rc
         if args.torch_compile:
             # Three untimed steps: it records its graphs, then replays them.
             ms = compiled_ms(args, (entry.get("model_label", entry["label"]), tf32,
@@ -296,7 +305,8 @@ def compiled_ms(args, key, make_step, warmups):
     return COMPILED_MS[key]
 
 
-# torch.compile's median step time per (model, tf32) (or why there is none).
+# torch.compile's median step time per (model, tf32) and, for its CUDA-graph
+# mode, (model, tf32, "reduce-overhead") (or why there is none).
 COMPILED_MS = {}
 # When the run started (the compile budget's origin).
 START = time.monotonic()

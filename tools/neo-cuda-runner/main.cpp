@@ -65,7 +65,7 @@ Runs a Neo GPU bundle (docs/bundle-format.md) with the CUDA driver.
                          CUDA graph and time N replays of it, one launch each from
                          the host (needs CUDA 11.4 or later)
   --output-dir DIR       write each output to DIR/NAME.npy (all of them or, on an
-                         error, none)
+                         error, none): with --repeat, as the timed runs left them
   --max-input-bytes N    largest .npy file read (--input, inputs/, expected/),
                          header included (default 17179869184 = 16 GiB)
   --json FILE            write a machine-readable report to FILE (atomically)
@@ -601,9 +601,9 @@ int runMain(int argc, char **argv) {
   for (size_t i = 0; i < outputs.size(); ++i)
     printOutput(m.buffers[outputs[i]], outputData[i]);
 
-  // Write the outputs (bf16 as float32).
-  // All outputs or none: staged next to the directory, moved in together.
-  if (!o.outputDir.empty()) {
+  // Writes the outputs (bf16 as float32): all of them or none, staged next
+  // to the directory and moved in together.
+  auto writeOutputs = [&]() -> int {
     OutputFileSet files;
     if (Status s = files.begin(o.outputDir, OutputFileSet::Mode::AddFiles); !s.ok())
       return fail(s.message());
@@ -629,7 +629,8 @@ int runMain(int argc, char **argv) {
     }
     if (Status s = files.commit(); !s.ok())
       return fail(s.message());
-  }
+    return 0;
+  };
 
   bool ok = true;
   auto checkAll = [&](const char *when) {
@@ -664,6 +665,16 @@ int runMain(int argc, char **argv) {
         return fail(s.message());
       checkAll(" (after the timed runs)");
     }
+  }
+
+  // The outputs after the timed runs (with --repeat): what the timed runs,
+  // graph replays included, left.
+  if (!o.outputDir.empty()) {
+    if (o.repeat > 0 && !o.check)
+      if (Status s = exe->downloadOutputs(outPtrs); !s.ok())
+        return fail(s.message());
+    if (int rc = writeOutputs(); rc != 0)
+      return rc;
   }
 
   if (o.check) {
