@@ -332,7 +332,6 @@ def bench_jobs(out, quick):
     # kernels, a launch per row group), which the device run compares.
     # Convolutions also on tensor cores in tf32 (implicit GEMMs gathered into
     # shared memory), against cuDNN with TF32 allowed (bench.py).
-    # bf16 convolutions also on sm_90a (warpgroup MMA), against cuDNN's bf16.
     # bf16 convolutions (and f32 ones in tf32) also on sm_90a (warpgroup
     # MMA), against cuDNN's bf16 (TF32) kernels.
     variants = {"": ("", ""), "eqsat=true": ("_eqsat", " (eqsat)"),

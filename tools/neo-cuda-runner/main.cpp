@@ -658,24 +658,18 @@ int runMain(int argc, char **argv) {
     report.doc["max_ms"] = t.maxMs;
     report.doc["mean_ms"] = t.meanMs;
     report.doc["repeat"] = t.runs;
-    // The timed runs must leave the same outputs: a bundle that accumulates
-    // into a buffer it does not fill would not.
-    if (o.check) {
+    // What the timed runs (graph replays included) left: checked again (a
+    // bundle that accumulates into a buffer it does not fill would differ)
+    // and written.
+    if (o.check || !o.outputDir.empty())
       if (Status s = exe->downloadOutputs(outPtrs); !s.ok())
         return fail(s.message());
+    if (o.check)
       checkAll(" (after the timed runs)");
-    }
   }
-
-  // The outputs after the timed runs (with --repeat): what the timed runs,
-  // graph replays included, left.
-  if (!o.outputDir.empty()) {
-    if (o.repeat > 0 && !o.check)
-      if (Status s = exe->downloadOutputs(outPtrs); !s.ok())
-        return fail(s.message());
+  if (!o.outputDir.empty())
     if (int rc = writeOutputs(); rc != 0)
       return rc;
-  }
 
   if (o.check) {
     report.doc["check"] = ok ? "ok" : "mismatch";

@@ -5,9 +5,9 @@
 // adding to it: the fill goes, the op is marked neo.overwrite.
 //
 //===----------------------------------------------------------------------===//
-#include "BufferEffects.h"
 #include "neo/Codegen/CPU/Passes.h"
 #include "neo/Codegen/CPU/Schedule.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 

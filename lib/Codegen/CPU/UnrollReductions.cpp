@@ -10,8 +10,8 @@
 // three (fill, read, write).
 //
 //===----------------------------------------------------------------------===//
-#include "BufferEffects.h"
 #include "neo/Codegen/CPU/Passes.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
 #include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "neo/Codegen/GPU/Passes.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,7 +36,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir {
@@ -124,11 +124,8 @@ int64_t constantOf(Value v) {
 /// buffers, dynamic shared memory, allocations in its body); nullopt when
 /// it is not known.
 std::optional<Value> rootOf(Value v, gpu::LaunchOp launch) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
+  v = mlir::neo::baseBuffer(v);
+  if (Operation *def = v.getDefiningOp()) {
     if (launch->isProperAncestor(def) &&
         isa<memref::AllocOp, memref::AllocaOp, gpu::DynamicSharedMemoryOp>(def))
       return Value();
@@ -267,13 +264,21 @@ bool definesUsedBy(Operation *op, gpu::LaunchOp launch) {
 /// split-K GEMM then joins an earlier fill). Launches run in order on one
 /// stream, so this only reorders independent work.
 using Candidates = llvm::DenseMap<Operation *, std::optional<Candidate>>;
+
+/// The candidate of `launch` in `candidates` (by reference: no copy of its
+/// sets), nullopt when it has none.
+const std::optional<Candidate> &candidateOf(const Candidates &candidates, Operation *launch) {
+  static const std::optional<Candidate> none;
+  auto it = candidates.find(launch);
+  return it == candidates.end() ? none : it->second;
+}
 void hoistToPartners(Block &block, const Candidates &candidates) {
   SmallVector<gpu::LaunchOp> launches;
   for (Operation &op : block)
     if (auto l = dyn_cast<gpu::LaunchOp>(op))
       launches.push_back(l);
   for (gpu::LaunchOp l : launches) {
-    const std::optional<Candidate> &c = candidates.lookup(l);
+    const std::optional<Candidate> &c = candidateOf(candidates, l);
     if (!c)
       continue;
     // Constants it uses (its sizes) move up with it. The partner: the
@@ -283,7 +288,7 @@ void hoistToPartners(Block &block, const Candidates &candidates) {
     size_t partnerConstants = 0;
     for (Operation *p = l->getPrevNode(); p; p = p->getPrevNode()) {
       if (auto k = dyn_cast<gpu::LaunchOp>(p)) {
-        const std::optional<Candidate> &ck = candidates.lookup(k);
+        const std::optional<Candidate> &ck = candidateOf(candidates, k);
         if (!ck || !independent(*ck, *c))
           break;
         if (ck->sameShape(*c)) {
@@ -438,7 +443,7 @@ struct NeoGpuBatchLaunchesPass
             close();
           continue;
         }
-        std::optional<Candidate> c = candidates.lookup(launch);
+        const std::optional<Candidate> &c = candidateOf(candidates, launch);
         if (!c) {
           close();
           continue;

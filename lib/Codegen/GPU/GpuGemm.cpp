@@ -23,6 +23,7 @@
 #include "GpuGemmWgmma.h"
 #include "GpuKernelBuilder.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
 #include "neo/Codegen/Utils/ImplicitGemm.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -550,17 +551,8 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
     return initOnly;
   // The output is written while other blocks still read A and B: it must be
   // neither (nor a view of either).
-  auto root = [](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-        v = view.getViewSource();
-      else
-        break;
-    }
-    return v;
-  };
   for (OpOperand *in : op.getDpsInputOperands())
-    if (root(in->get()) == root(out->get()))
+    if (baseBuffer(in->get()) == baseBuffer(out->get()))
       return initOnly;
   for (Operation &inner : g.getBlock()->without_terminator())
     if (!isPure(&inner) || isa<linalg::IndexOp>(inner))
@@ -918,12 +910,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       if (blocksOf(s) >= s.minBlocks)
         break;
     }
-    int64_t blocks = blocksOf(s);
-    if (blocks < s.minBlocks && acc.isF32()) {
-      splits = std::min((s.minBlocks + blocks - 1) / blocks, std::max<int64_t>(1, p.k / 256));
-      kChunk = ((p.k + splits - 1) / splits + s.bk - 1) / s.bk * s.bk;
-      splits = (p.k + kChunk - 1) / kChunk;
-    }
+    splitK(p, s.bm, s.bn, s.bk, acc.isF32() ? s.minBlocks : 0, splits, kChunk);
   }
   if (p.batch * splits > 65535)
     splits = 1, kChunk = p.k;
@@ -1001,6 +988,14 @@ static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
   return o;
 }
 
+/// Whether a contraction with operands of type `in` under `schedule` runs
+/// as an implicit GEMM: f32 with wgmma asked for by name is tf32 on the
+/// implicit warpgroup kernel (tf32 wgmma reads K-major operands only, which
+/// the GEMM kernel's 16-byte copies cannot make of an N-major B).
+static bool runsAsImplicitTf32(Type in, const GpuGemmSchedule &schedule) {
+  return in.isF32() && schedule.mma == "wgmma";
+}
+
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                            const GpuGemmSchedule &schedule,
                                            const GpuGemmEpilogue *epilogue, GemmFusion *fused) {
@@ -1013,7 +1008,7 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   // tf32 on warpgroup MMA reads K-major operands only: an f32 contraction
   // with mma "wgmma" runs as an implicit GEMM, whose copies place each float
   // K-major in shared memory whatever the operands' layouts.
-  if (schedule.mma == "wgmma" && in.isF32() && analyzeImplicitGemm(op))
+  if (runsAsImplicitTf32(in, schedule) && analyzeImplicitGemm(op))
     return false;
   auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
     auto fill = [&](Operand &o, Value mem, int which) {
@@ -1041,7 +1036,8 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
 }
 
 /// chooseWgmmaSchedule for implicit GEMMs: both operands plain reads of
-/// one 16-bit type; K may be split later (minBlocks is kept).
+/// one f16/bf16 type, or of f32 where tf32 was asked for; K may be split
+/// later (minBlocks is kept).
 static std::optional<GpuGemmSchedule>
 chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
   std::optional<ImplicitGemm> ig = analyzeImplicitGemm(op);
@@ -1066,13 +1062,13 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
   // fewer take 64 columns) and that gives every SM of an H100/H200 (132) a
   // block, else the applicable one with the most blocks (K is split after).
   // All copy 16 or 24 pairs per thread (kMaxWgmmaGatherPairs).
-  static const int64_t tiles[][3] = {{128, 128, 64}, {64, 128, 64}, {128, 64, 64}};
+  static const int64_t tiles[][2] = {{128, 128}, {64, 128}, {128, 64}};
   std::optional<GpuGemmSchedule> best;
   int64_t bestBlocks = 0;
   for (const auto &t : tiles) {
     if (t[1] > 64 && p.n <= 64)
       continue;
-    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = wgmmaGatherBk(in), s.wm = 64;
+    s.bm = t[0], s.bn = t[1], s.wn = 64, s.bk = wgmmaGatherBk(in), s.wm = 64;
     if (!fits(s))
       continue;
     int64_t blocks = ((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch;
@@ -1089,7 +1085,7 @@ mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
   std::optional<GemmOperands> operands = gemmOperands(op);
   // Implicit GEMMs, and f32 contractions where wgmma was asked for by name
   // (tf32, as implicit GEMMs: see generateGpuGemm).
-  if (!operands || (operands->in.isF32() && base.mma == "wgmma"))
+  if (!operands || runsAsImplicitTf32(operands->in, base))
     return chooseImplicitWgmmaSchedule(op, base, keepTiles);
   const GemmProblem &p = operands->p;
   Type in = operands->in, acc = operands->acc;

@@ -86,17 +86,18 @@ void OperandMover::gather(GatherFn load, Index row, Index col, Value dst, ValueR
 OperandMover::Element OperandMover::element(ReadFn read, Index row, Index col) {
   Value ok = clamp(row, col);
   ImplicitGemm::Read r = read(batch, row.value, col.value);
-  auto type = cast<MemRefType>(r.memref.getType());
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t d = type.getRank() - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+  Flat &flat = flats[r.memref];
+  if (!flat.view) {
+    auto type = cast<MemRefType>(r.memref.getType());
+    flat.strides.assign(type.getRank(), 1);
+    for (int64_t d = type.getRank() - 2; d >= 0; --d)
+      flat.strides[d] = flat.strides[d + 1] * type.getDimSize(d + 1);
+    flat.view = kb.flat(r.memref);
+  }
   Value offset = kb.idx(0);
-  for (auto [index, stride] : llvm::zip(r.indices, strides))
+  for (auto [index, stride] : llvm::zip(r.indices, flat.strides))
     offset = kb.add(offset, kb.mul(index, stride));
-  Value &flat = flats[r.memref];
-  if (!flat)
-    flat = kb.flat(r.memref);
-  return Element{flat, offset, kb.andI(r.valid, ok)};
+  return Element{flat.view, offset, kb.andI(r.valid, ok)};
 }
 
 void OperandMover::copy(ReadFn read, Index row, Index col, bool alongCol, Value dst,
@@ -123,9 +124,9 @@ void OperandMover::copy(ReadFn read, Index row, Index col, bool alongCol, Value 
   };
   auto notI = [&](Value x) { return arith::XOrIOp::create(b, loc, x, yes).getResult(); };
   // One 4-byte copy: the first element read (the second adjacent, or
-  // padding) from an even offset, or both padding (src-size 0).
-  Value adjacent = e0.flat == e1.flat ? eq(kb.add(e0.offset, 1), e1.offset)
-                                      : arith::ConstantIntOp::create(b, loc, 0, 1).getResult();
+  // padding) from an even offset, or both padding (src-size 0). Both read
+  // the operand's one memref.
+  Value adjacent = eq(kb.add(e0.offset, 1), e1.offset);
   Value even = eq(kb.rem(e0.offset, 2), kb.idx(0));
   Value one = kb.andI(v0, kb.andI(even, arith::OrIOp::create(b, loc, notI(v1), adjacent)));
   Value none = kb.andI(notI(v0), notI(v1));

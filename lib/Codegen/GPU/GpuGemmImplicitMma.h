@@ -83,8 +83,13 @@ private:
   KB &kb;
   Type in;
   Value batch;
-  /// The flat view of each memref read, made once.
-  llvm::DenseMap<Value, Value> flats;
+  /// The flat view of each memref read and its static element strides,
+  /// made once.
+  struct Flat {
+    Value view;
+    SmallVector<int64_t> strides;
+  };
+  llvm::DenseMap<Value, Flat> flats;
 };
 
 /// Builds the kernel body into `launch` (grid (ceil(n / bn), ceil(m / bm),

@@ -137,13 +137,8 @@ void mlir::neo::gpukernel::buildWgmmaGather(OpBuilder &b, Location loc, gpu::Lau
     accInit = LLVM::InsertValueOp::create(b, loc, accInit, first, f);
   Value result =
       wgmmaMainLoop(kb, plan, in, stages.base, wgRow, wgCol, KT, accInit, [&](Value next) {
-        auto put = scf::IfOp::create(b, loc, kb.lt(next, KT), /*withElse=*/false);
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(&put.getThenRegion().front());
-          fillStage(kb.rem(next, S), tileK(next));
-        }
-        commit();
+        issueNextTile(kb, next, KT, S, BK,
+                      [&](Value stage, Value k0) { fillStage(stage, kb.add(kBase, k0)); });
       });
 
   // Field 4j + 2h + e: row 16 * warpInWg + group + 8h, column 8j + 2 *

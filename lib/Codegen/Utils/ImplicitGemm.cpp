@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -168,11 +169,7 @@ Value cloneSlice(OpBuilder &b, Location loc, linalg::LinalgOp op, Value v, Array
   return cloneSlices(b, loc, op, {v}, ivs).front();
 }
 
-bool isZeroFloat(Value v) {
-  auto c = v.getDefiningOp<arith::ConstantOp>();
-  auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-  return f && f.getValue().isZero();
-}
+bool isZeroFloat(Value v) { return matchPattern(v, m_AnyZeroFloat()); }
 /// A plain read in `op`'s body: a load of a memref from outside the body
 /// (`load`) or an input's element (`arg`), selected against zero under
 /// `preds` (each negated where the zero is the true value) and widened.
@@ -211,10 +208,7 @@ std::optional<PlainRead> plainRead(linalg::LinalgOp op, Value v) {
       continue;
     }
     if (auto load = dyn_cast<memref::LoadOp>(def)) {
-      Value mem = load.getMemRef();
-      Block *where = isa<BlockArgument>(mem) ? cast<BlockArgument>(mem).getOwner()
-                                             : mem.getDefiningOp()->getBlock();
-      if (where == body)
+      if (load.getMemRef().getParentBlock() == body)
         return std::nullopt;
       r.load = load;
       return r;

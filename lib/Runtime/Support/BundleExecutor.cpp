@@ -371,9 +371,15 @@ Status BundleExecutor::time(unsigned repeat, TimingResult &result, bool graph) {
     driver->destroyGraph(exec);
   };
   Status s;
-  // The graph's first replay uploads it: warm it up too.
-  if (graph)
-    s = enqueue();
+  // The graph's first replay uploads it: warm it up too, on zeroed outputs,
+  // so that what the replays leave is theirs (not the warm-up run's).
+  if (graph) {
+    for (size_t i : manifest.getOutputs())
+      if (s.ok() && manifest.buffers[i].getNumBytes() && pointers[i])
+        s = driver->memsetD8(pointers[i], 0, manifest.buffers[i].getNumBytes(), stream);
+    if (s.ok())
+      s = enqueue();
+  }
   for (CUevent &e : events)
     if (s.ok() && !(s = driver->createEvent(e)).ok())
       break;

@@ -1,11 +1,12 @@
-//===- BufferEffects.h - Which ops touch a buffer, for fill folding -------===//
+//===- BufferEffects.h - Which ops touch a buffer ---------------*- C++ -*-===//
 //
-// Shared by neo-fold-gemm-fills and neo-unroll-reductions: the buffer a
-// memref value views, and whether an op may read or write it.
+// Shared by the CPU passes neo-fold-gemm-fills and neo-unroll-reductions and
+// the GPU generators (fusing a GEMM's consumer, batching launches): the
+// buffer a memref value views, and whether an op may read or write it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef NEO_LIB_CODEGEN_CPU_BUFFEREFFECTS_H
-#define NEO_LIB_CODEGEN_CPU_BUFFEREFFECTS_H
+#ifndef NEO_CODEGEN_UTILS_BUFFEREFFECTS_H
+#define NEO_CODEGEN_UTILS_BUFFEREFFECTS_H
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -52,4 +53,4 @@ inline bool mayTouch(Operation *op, Value buffer) {
 } // namespace neo
 } // namespace mlir
 
-#endif // NEO_LIB_CODEGEN_CPU_BUFFEREFFECTS_H
+#endif // NEO_CODEGEN_UTILS_BUFFEREFFECTS_H
