@@ -215,6 +215,15 @@ GPU_TRAINING = [
     ("conv2d 3x3 N8 C=K=64 56x56 bf16", "conv", lambda: conv2d_bf16(8, 64, 64, 56)),
 ]
 
+# Forward-only graphs that the GPU benchmark times against PyTorch's
+# inference (no autograd): softmax attention runs as one fused kernel
+# (online softmax, the L x L scores never written) against PyTorch's fused
+# scaled_dot_product_attention.
+GPU_FORWARD = [
+    ("attention forward L1024 D64", "norm", lambda: attention(1024, 64)),
+    ("attention forward L4096 D64", "norm", lambda: attention(4096, 64)),
+]
+
 # (M, N, K)
 SGEMM = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
          (64, 4096, 1024)]

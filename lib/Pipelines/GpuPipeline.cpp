@@ -55,7 +55,9 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   if (!options.gemmTile.empty())
     select.minBlocks = 0; // an explicit schedule
   pm.addNestedPass<func::FuncOp>(createNeoGpuSelectSchedules(select));
-  pm.addNestedPass<func::FuncOp>(createNeoGpuMap());
+  NeoGpuMapOptions map;
+  map.attention = options.fusedAttention;
+  pm.addNestedPass<func::FuncOp>(createNeoGpuMap(map));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.batchLaunches)

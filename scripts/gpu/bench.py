@@ -149,7 +149,8 @@ def bench_gemm(args, name, entry, workdir):
 
 def bench_train(args, name, entry, workdir):
     import models
-    build = {label: b for label, _, b in models.TRAINING + models.GPU_TRAINING}[
+    build = {label: b for label, _, b in
+             models.TRAINING + models.GPU_TRAINING + models.GPU_FORWARD}[
         entry.get("model_label", entry["label"])]
     _, _, ref = build()
     # TF32 in PyTorch (cuDNN convolutions and cuBLAS) exactly when Neo's
@@ -189,10 +190,11 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
     ys = ref(*txs)
     ys = ys if isinstance(ys, tuple) else (ys,)
     step = entry["function"] == "step"
-    # A training step seeds its scalar loss with 1; other functions get
-    # random output adjoints.
+    # A forward-only graph (inference) has no adjoints; a training step
+    # seeds its scalar loss with 1; other functions get random adjoints.
+    forward = bool(entry.get("forward"))
     dy_bf16 = bf16[len(xs):] + [False] * len(ys)
-    dys = ([np.ones(tuple(y.shape), np.float32) for y in ys] if step else
+    dys = ([] if forward else [np.ones(tuple(y.shape), np.float32) for y in ys] if step else
            [rounded(rng.uniform(-1, 1, tuple(y.shape)).astype(np.float32), b)
             for y, b in zip(ys, dy_bf16)])
     arrays = xs + dys
@@ -212,7 +214,9 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
     got = [np.load(os.path.join(outdir, o["name"] + ".npy")) for o in outputs]
     # The same step in PyTorch.
     tdys = [tensor(d, b) for d, b in zip(dys, dy_bf16)]
-    if step:
+    if forward:
+        want = [y.detach().float().cpu().numpy() for y in ys]
+    elif step:
         loss = ys[0]
         grads = torch.autograd.grad(loss, txs[2:])
         want = [(x - 0.01 * g).detach().cpu().numpy() for x, g in zip(txs[2:], grads)]
@@ -228,6 +232,12 @@ def bench_train_with(args, name, entry, workdir, ref, tf32):
     opt = torch.optim.SGD(txs[2:], lr=0.01) if step else None
 
     def step_of(model):
+        if forward:
+            def infer():
+                with torch.no_grad():
+                    model(*txs)
+            return infer
+
         def run():
             for x in txs:
                 x.grad = None

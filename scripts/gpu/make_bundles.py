@@ -239,6 +239,14 @@ def check_jobs(out, quick, reference="interpreter"):
                            options=opts)
         jobs.append((name, lambda src=src, fn=fn, opts=opts, dest=dest: emit(
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, opts)))
+    # Softmax attention forward as one fused kernel (online softmax over key
+    # tiles), with and without eqsat.
+    att_src, att_fn, _ = models.attention(256, 64)
+    for name, opts in (("attention_fwd", ""), ("attention_fwd_eqsat", "eqsat=true")):
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function=att_fn, options=opts)
+        jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(att_src), att_fn, dest,
+                                                             reference, opts)))
     # Mixed precision: a bf16 training step (tensor cores forward, f32
     # accumulation of the bf16 gradients); bf16's tolerance for every output.
     name = "mlp_bf16_fwdbwd"
@@ -369,6 +377,19 @@ def bench_jobs(out, quick):
         if fn == "mlp":
             index[name]["function"] = "step"
         jobs.append((name, job))
+    # Forward-only graphs (inference), plain and with eqsat: softmax
+    # attention as one fused kernel either way.
+    for label, group, build in ([] if quick else models.GPU_FORWARD):
+        src, fn, _ = build()
+        for opts in ("", "eqsat=true"):
+            suffix, label_suffix = variants[opts]
+            name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + suffix
+            index[name] = dict(kind="train", forward=True, label=label + label_suffix,
+                               model_label=label, group=group, function=fn, model=fn,
+                               shapes=param_shapes(src, fn), options=opts, tf32=False)
+            dest = os.path.join(out, "bench", name)
+            jobs.append((name, lambda src=src, fn=fn, dest=dest, opts=opts: emit(
+                import_neo(src), fn, dest, "none", opts)))
     return jobs, index
 
 

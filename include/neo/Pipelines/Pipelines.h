@@ -231,6 +231,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("With eqsat: row-blocked fused kernels (softmax, layernorm rows and "
                      "their gradients) as one launch of a thread block per row"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fusedAttention{
+      *this, "fused-attention",
+      llvm::cl::desc("Softmax attention whose L x L scores nothing else reads as one kernel "
+                     "(online softmax over key tiles; neo-gpu-map's attention)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> gpuTuningRecords{
       *this, "tuning-records",
       llvm::cl::desc("Tuning records whose cuda-<chip> GEMM schedules the GEMMs take "

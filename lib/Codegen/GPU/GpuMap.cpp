@@ -100,6 +100,10 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
+    // Softmax attention first: its row reductions may sit in a row-block
+    // loop, which would otherwise become a launch of its own.
+    if (attention && failed(generateGpuAttentions(rewriter, func)))
+      return signalPassFailure();
     // Copies between buffers become linalg.copy, mapped like any other op.
     convertCopiesToLinalg(func);
     // Loop nests at the top of the function (index reads) run as kernels.

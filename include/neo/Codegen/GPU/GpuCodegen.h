@@ -157,6 +157,15 @@ bool isGpuRowBlockLoop(scf::ForallOp forall);
 /// for a row's max or sum), a barrier after each.
 LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall);
 
+/// Runs each softmax attention of `func` whose L x L scores have no other
+/// reader (o = sum_j exp(phi(s) - m) / z * v with s = q k^T, m its row max
+/// and z its row sum, the row reductions at the top or in a row-block loop)
+/// as one launch: a block per 32 query rows, key tiles in shared memory, an
+/// online softmax (GpuAttention.cpp). The ops it does not match are left as
+/// they are; `formed` (if given) counts the kernels.
+LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
+                                    int64_t *formed = nullptr);
+
 } // namespace neo
 } // namespace mlir
 

@@ -83,7 +83,14 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     one block per output point, the rest one thread per parallel point.
     An op without a `neo.schedule`, or with another attribute there, is an
     error: every op must run on the GPU. See docs/gpu.md.
+    With `attention` (the default), a softmax attention whose L x L scores
+    nothing else reads (the contraction, the row max and sum and the
+    weighted sum of v) first becomes one fused kernel with an online
+    softmax, the scores never written (GpuAttention.cpp).
   }];
+  let options = [Option<"attention", "attention", "bool", /*default=*/"true",
+                        "Run softmax attention (scores, row max and sum, weighted sum) "
+                        "as one fused kernel">];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
