@@ -1,0 +1,81 @@
+//===- GpuAttention.h - Softmax attention as one fused kernel ---*- C++ -*-===//
+//
+// What GpuAttentionMatch.cpp finds (the four linalg ops of a softmax
+// attention and their roles) and GpuAttention.cpp turns into one kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_CODEGEN_GPU_GPUATTENTION_H
+#define NEO_LIB_CODEGEN_GPU_GPUATTENTION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <optional>
+
+namespace mlir {
+namespace neo {
+namespace attention {
+
+/// Query rows per thread block, threads per row, keys per tile.
+constexpr int64_t kRows = 32;
+constexpr int64_t kLanes = 4;
+constexpr int64_t kKeys = 32;
+constexpr int64_t kThreads = kRows * kLanes;
+/// The most columns of v (a row's accumulator: E / 4 registers a thread).
+constexpr int64_t kMaxValueCols = 256;
+constexpr int64_t kMaxShared = 48 * 1024;
+constexpr int64_t kMaxGridY = 65535;
+
+/// The roles of loops and axes: a batch dim (0, 1, ...), the query rows,
+/// the keys, o's columns, the contraction's d.
+enum Role : int { kRow = -1, kKey = -2, kCol = -3, kRed = -4 };
+
+/// A softmax attention: s = q k^T (the contraction `gemm`, any body),
+/// optionally rewritten in place by an elementwise `epilogue` (psi), a row
+/// max m = max_j phi(s), a row sum z = sum_j exp(phi(s) - m) and
+/// o = sum_j exp(phi(s) - m) / z * g(v).
+struct Attention {
+  linalg::GenericOp gemm, epilogue, max, sum, out;
+  scf::ForallOp rows; // the row-block loop of max and sum, if any
+  // The ops that initialize s, m, z and o (fills, or copies of a filled
+  // buffer; in the row loop, fills of the row) and the constants of s and m.
+  Operation *scoreFill = nullptr, *maxFill = nullptr, *sumFill = nullptr, *outFill = nullptr;
+  Attribute scoreInit, maxInit;
+  Value scores, m, z;      // the L x L buffer and the row statistics
+  bool writeStats = false; // m or z is read after o, or is a result
+  // The role of each loop of o, the contraction and the epilogue, and of
+  // each axis of s and of m (and z).
+  SmallVector<int> outRoles, gemmRoles, epilogueRoles, scoreAxes, statAxes;
+  SmallVector<int64_t> batch;                 // the batch dims' extents
+  unsigned rowAxis = 0;                       // the axis of s that o's rows index
+  OpOperand *query = nullptr, *key = nullptr; // the contraction's inputs
+  int64_t lq = 0, lk = 0, d = 0, e = 0;
+  // o's body: the score, the statistics, v; phi and the factors of v.
+  Value sArg, mArg, zArg, vArg, phi, psi;
+  SmallVector<Value> valueFactors;
+  Operation *maxCombiner = nullptr;
+
+  /// o's operand of a block argument of its body, and its indexing map.
+  Value operandOf(Value arg) const;
+  AffineMap mapOf(Value arg) const;
+};
+
+/// The kernel's shared tiles: q and k rows of `pitch` elements (odd, so
+/// that a warp's reads of 8 rows fall in distinct banks), v rows of `cols`
+/// (E rounded up to the 4 lanes of a row), their bytes with the 32 x 33
+/// probabilities.
+struct Tiles {
+  int64_t pitch, cols, bytes;
+};
+Tiles tilesOf(const Attention &a);
+
+/// The attention whose o is `out` (an op of `func`'s body), when the fused
+/// kernel computes exactly what the ops do.
+std::optional<Attention> matchAttention(linalg::GenericOp out, func::FuncOp func);
+
+} // namespace attention
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_CODEGEN_GPU_GPUATTENTION_H

@@ -1,0 +1,660 @@
+//===- GpuAttentionMatch.cpp - Finding softmax attention in linalg ops ----===//
+//
+// Softmax attention reaches neo-gpu-map as four linalg ops on buffers: the
+// contraction s = q k^T into an L x L temporary (possibly rewritten in place
+// by an elementwise op: a causal mask without eqsat), a row max m, a row sum
+// z and o. The ops are matched by structure, never by name:
+//
+//  - o's body accumulates exp(phi(s) - m) / z times expressions of v; phi is
+//    an expression of the score (a scale, a mask through linalg.index reads
+//    of the rows and keys) and the same in the max's and the sum's bodies;
+//  - the loops' roles (batch dims, rows, keys, o's columns) follow from the
+//    operands' maps and must agree across the four ops;
+//  - s has no other reader or writer; z and o start from zero, s and m from
+//    constants (fills, or copies of a buffer so filled); q and k are not
+//    written between the contraction and o, m and z not touched in between;
+//  - the row reductions are at the top of the function, or alone in
+//    neo-eqsat-fuse's row-block loop (row views of s, m and z, their fills,
+//    bufferization's copies of a row onto itself).
+//
+// Anything else leaves the ops to the other generators.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuAttention.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+
+#include <climits>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::attention;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Expressions in linalg bodies
+//===----------------------------------------------------------------------===//
+
+/// Whether `a` (an expression of `sa` in a body whose loops have the roles
+/// `ra`) and `b` (of `sb`, roles `rb`) compute the same value: the same pure
+/// ops with the same attributes over equal constants, linalg.index ops of
+/// loops of the same role.
+bool sameExpr(Value a, Value b, Value sa, Value sb, ArrayRef<int> ra, ArrayRef<int> rb,
+              unsigned depth = 0) {
+  if (a == sa || b == sb)
+    return a == sa && b == sb;
+  if (a == b)
+    return true;
+  Attribute ca, cb;
+  if (matchPattern(a, m_Constant(&ca)) && matchPattern(b, m_Constant(&cb)))
+    return ca == cb;
+  auto ia = a.getDefiningOp<linalg::IndexOp>(), ib = b.getDefiningOp<linalg::IndexOp>();
+  if (ia || ib)
+    return ia && ib && ia.getDim() < ra.size() && ib.getDim() < rb.size() &&
+           ra[ia.getDim()] == rb[ib.getDim()];
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (depth > 32 || !x || !y || x->getName() != y->getName() || x->getNumRegions() || !isPure(x) ||
+      x->getAttrDictionary() != y->getAttrDictionary() ||
+      x->getNumOperands() != y->getNumOperands() ||
+      cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
+    return false;
+  for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
+    if (!sameExpr(p, q, sa, sb, ra, rb, depth + 1))
+      return false;
+  return true;
+}
+
+/// The block arguments of `body` that `v` depends on, when it is made of
+/// pure ops of the body and constants (and, with `indices`, linalg.index
+/// ops); nullopt otherwise.
+std::optional<llvm::SmallSetVector<Value, 2>> argsOf(Value v, Block *body, bool indices = false,
+                                                     unsigned depth = 0) {
+  llvm::SmallSetVector<Value, 2> args;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (arg.getOwner() != body)
+      return std::nullopt;
+    args.insert(v);
+    return args;
+  }
+  Operation *def = v.getDefiningOp();
+  if (matchPattern(v, m_Constant()))
+    return args;
+  if (depth > 32 || def->getBlock() != body || def->getNumRegions() || !isPure(def))
+    return std::nullopt;
+  if (isa<linalg::IndexOp>(def))
+    return indices ? std::optional(args) : std::nullopt;
+  for (Value operand : def->getOperands()) {
+    auto inner = argsOf(operand, body, indices, depth + 1);
+    if (!inner)
+      return std::nullopt;
+    args.insert(inner->begin(), inner->end());
+  }
+  return args;
+}
+
+/// Whether every linalg.index op in the expression `v` reads a loop whose
+/// role is a batch dim, the rows or the keys (values the kernel has for
+/// each score).
+bool indicesHaveRoles(Value v, ArrayRef<int> roles, unsigned depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 32)
+    return true;
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return index.getDim() < roles.size() &&
+           (roles[index.getDim()] >= 0 || roles[index.getDim()] == kRow ||
+            roles[index.getDim()] == kKey);
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return indicesHaveRoles(o, roles, depth + 1); });
+}
+
+/// Whether `v` is an expression of `arg` alone (and constants), its
+/// linalg.index ops (allowed with `roles` only) reading batch, row or key
+/// loops.
+bool exprOf(Value v, Value arg, Block *body, ArrayRef<int> roles = {}) {
+  auto args = argsOf(v, body, /*indices=*/!roles.empty());
+  return args && args->size() == 1 && args->front() == arg &&
+         (roles.empty() || indicesHaveRoles(v, roles));
+}
+
+/// Whether `v` is an argument of `body`.
+bool isArgOf(Value v, Block *body) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == body;
+}
+
+/// Splits a product of mulf and divf into its factors and divisors.
+void flatten(Value v, Block *body, SmallVectorImpl<Value> &factors,
+             SmallVectorImpl<Value> &divisors, bool inverted = false) {
+  Operation *def = v.getDefiningOp();
+  if (def && def->getBlock() == body && isa<arith::MulFOp, arith::DivFOp>(def)) {
+    flatten(def->getOperand(0), body, factors, divisors, inverted);
+    flatten(def->getOperand(1), body, factors, divisors,
+            isa<arith::DivFOp>(def) ? !inverted : inverted);
+    return;
+  }
+  (inverted ? divisors : factors).push_back(v);
+}
+
+/// The yielded value of a one-output reduction body `combine(out, x)`:
+/// x, with the combiner, when out is used there only.
+Value reduced(linalg::GenericOp op, Operation *&combiner) {
+  if (op.getNumDpsInits() != 1)
+    return nullptr;
+  Block *body = op.getBody();
+  Value out = body->getArguments().back();
+  Operation *def = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!def || def->getBlock() != body || def->getNumOperands() != 2 || !out.hasOneUse())
+    return nullptr;
+  combiner = def;
+  if (def->getOperand(0) == out)
+    return def->getOperand(1);
+  if (def->getOperand(1) == out)
+    return def->getOperand(0);
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Maps, buffers and effects
+//===----------------------------------------------------------------------===//
+
+/// The positions of a map's results, when they are all dims.
+std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return std::nullopt;
+    dims.push_back(d.getPosition());
+  }
+  return dims;
+}
+
+/// Merges into `roles` (an op's loops) the roles `axes` of the operand axes
+/// that the loops `dims` index; false on a conflict.
+bool assignRoles(ArrayRef<unsigned> dims, ArrayRef<int> axes, SmallVectorImpl<int> &roles) {
+  if (dims.size() != axes.size())
+    return false;
+  for (auto [dim, role] : llvm::zip(dims, axes)) {
+    if (roles[dim] != INT_MIN && roles[dim] != role)
+      return false;
+    roles[dim] = role;
+  }
+  return true;
+}
+
+/// The roles of an operand's axes under the loop roles `roles`.
+SmallVector<int> axesOf(ArrayRef<unsigned> dims, ArrayRef<int> roles) {
+  SmallVector<int> axes;
+  for (unsigned dim : dims)
+    axes.push_back(roles[dim]);
+  return axes;
+}
+
+bool isStaticF32(Value v, int64_t rank) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.getRank() == rank && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+bool isF32Constant(Attribute value) {
+  auto f = dyn_cast_or_null<FloatAttr>(value);
+  return f && f.getType().isF32();
+}
+
+/// The op of the function body that holds `op`.
+Operation *topLevel(Operation *op, func::FuncOp func) {
+  while (op->getParentOp() != func)
+    op = op->getParentOp();
+  return op;
+}
+
+/// Whether `op` (or an op inside it) may write or free `buffer`.
+bool mayWrite(Operation *op, Value buffer) {
+  bool writes = false;
+  op->walk([&](Operation *inner) {
+    if (auto iface = dyn_cast<MemoryEffectOpInterface>(inner)) {
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      iface.getEffects(effects);
+      for (auto &e : effects)
+        if (isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()) &&
+            (!e.getValue() || baseBuffer(e.getValue()) == buffer))
+          writes = true;
+    } else if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+               inner->getNumRegions() == 0 && !isPure(inner)) {
+      writes = true;
+    }
+    return writes ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return writes;
+}
+
+/// Whether `view` is row `iv` of `source` along `rowAxis` (all of its other
+/// axes).
+bool isRowOf(Value view, Value source, Value iv, unsigned rowAxis) {
+  auto sub = view.getDefiningOp<memref::SubViewOp>();
+  if (!sub || sub.getSource() != source)
+    return false;
+  auto type = cast<MemRefType>(source.getType());
+  for (unsigned a = 0; a < type.getRank(); ++a) {
+    OpFoldResult offset = sub.getMixedOffsets()[a], size = sub.getMixedSizes()[a];
+    std::optional<int64_t> stride = getConstantIntValue(sub.getMixedStrides()[a]);
+    if (!stride || *stride != 1)
+      return false;
+    if (a == rowAxis) {
+      if (dyn_cast_if_present<Value>(offset) != iv || getConstantIntValue(size) != 1)
+        return false;
+    } else if (getConstantIntValue(offset) != 0 ||
+               getConstantIntValue(size) != type.getDimSize(a)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The op that initializes all of `buffer` (or, given the row loop's `iv`,
+/// row `iv` of it along `rowAxis`) with a constant before `user`, and the
+/// constant: a linalg.fill, or a copy of a whole buffer so filled
+/// (bufferization reuses a zero-filled output). Nothing in between may
+/// touch the buffer (with `readsOk`, write it).
+std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, Value iv = {},
+                                         unsigned rowAxis = 0, bool readsOk = false,
+                                         unsigned depth = 0) {
+  for (Operation *op = user->getPrevNode(); op && depth < 4; op = op->getPrevNode()) {
+    if (isa<memref::SubViewOp>(op) || !(readsOk ? mayWrite(op, buffer) : mayTouch(op, buffer)))
+      continue;
+    Attribute value;
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      Value target = fill.getOutputs()[0];
+      bool all = target == buffer || (iv && isRowOf(target, buffer, iv, rowAxis));
+      if (all && matchPattern(fill.value(), m_Constant(&value)))
+        return {fill, value};
+    } else if (isa<memref::CopyOp, linalg::CopyOp>(op) && op->getOperand(1) == buffer) {
+      std::tie(std::ignore, value) =
+          initOf(op->getOperand(0), op, {}, 0, /*readsOk=*/true, depth + 1);
+      if (value)
+        return {op, value};
+    }
+    break;
+  }
+  return {nullptr, nullptr};
+}
+
+//===----------------------------------------------------------------------===//
+// The four ops
+//===----------------------------------------------------------------------===//
+
+/// o's body, loops and buffers: sets the arguments, phi, the factors of v,
+/// the roles and the extents.
+bool matchOutput(Attention &a, func::FuncOp func) {
+  linalg::GenericOp out = a.out;
+  if (out->getParentOp() != func || out.getNumDpsInputs() != 4 || out.getNumDpsInits() != 1 ||
+      out.getNumLoops() < 3 || out.getNumReductionLoops() != 1 ||
+      !isStaticF32(out.getDpsInits()[0], out.getNumLoops() - 1))
+    return false;
+  Block *body = out.getBody();
+  Operation *combiner;
+  Value term = reduced(out, combiner);
+  if (!term || !isa<arith::AddFOp>(combiner))
+    return false;
+  SmallVector<Value> factors, divisors;
+  flatten(term, body, factors, divisors);
+  if (divisors.size() != 1 || !isArgOf(divisors[0], body))
+    return false;
+  a.zArg = divisors[0];
+  for (Value f : factors) {
+    auto exp = f.getDefiningOp<math::ExpOp>();
+    auto diff = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+    if (diff && !a.phi && isArgOf(diff.getRhs(), body)) {
+      a.mArg = diff.getRhs(), a.phi = diff.getLhs();
+      continue;
+    }
+    a.valueFactors.push_back(f);
+  }
+  auto phiArgs = a.phi ? argsOf(a.phi, body, /*indices=*/true) : std::nullopt;
+  if (!phiArgs || phiArgs->size() != 1)
+    return false;
+  a.sArg = phiArgs->front();
+  for (Value f : a.valueFactors) {
+    auto args = argsOf(f, body);
+    if (!args || args->size() > 1 || (args->size() == 1 && a.vArg && args->front() != a.vArg))
+      return false;
+    if (args->size() == 1)
+      a.vArg = args->front();
+  }
+  SmallVector<Value> args = {a.sArg, a.mArg, a.zArg, a.vArg};
+  if (!a.vArg || llvm::SmallSetVector<Value, 4>(args.begin(), args.end()).size() != 4)
+    return false;
+
+  // The loops: the batch dims and rows (m's), keys (the reduction), columns
+  // (o's, not m's); each operand's axes have these roles.
+  auto mDims = dimsOf(a.mapOf(a.mArg)), zDims = dimsOf(a.mapOf(a.zArg)),
+       sDims = dimsOf(a.mapOf(a.sArg)), vDims = dimsOf(a.mapOf(a.vArg)),
+       oDims = dimsOf(out.getIndexingMapsArray().back());
+  if (!mDims || !zDims || !sDims || !vDims || !oDims || *zDims != *mDims)
+    return false;
+  SmallVector<int64_t> ranges = out.getStaticLoopRanges();
+  SmallVector<int> &roles = a.outRoles;
+  roles.assign(out.getNumLoops(), INT_MIN);
+  for (unsigned dim : *mDims) {
+    if (roles[dim] != INT_MIN)
+      return false;
+    if (llvm::is_contained(*vDims, dim)) {
+      roles[dim] = a.batch.size();
+      a.batch.push_back(ranges[dim]);
+    } else if (llvm::is_contained(roles, kRow)) {
+      return false;
+    } else {
+      roles[dim] = kRow;
+    }
+  }
+  for (auto [dim, it] : llvm::enumerate(out.getIteratorTypesArray())) {
+    if (roles[dim] != INT_MIN)
+      continue;
+    if (it == utils::IteratorType::reduction)
+      roles[dim] = kKey;
+    else if (!llvm::is_contained(roles, kCol))
+      roles[dim] = kCol;
+    else
+      return false;
+  }
+  auto hasRoles = [&](ArrayRef<unsigned> dims, ArrayRef<int> extra) {
+    SmallVector<int> want(extra.begin(), extra.end());
+    for (int b = 0, e = a.batch.size(); b < e; ++b)
+      want.push_back(b);
+    SmallVector<int> have = axesOf(dims, roles);
+    llvm::sort(want);
+    llvm::sort(have);
+    return have == want;
+  };
+  if (!llvm::is_contained(roles, kRow) || !llvm::is_contained(roles, kCol) ||
+      !hasRoles(*sDims, {kRow, kKey}) || !hasRoles(*vDims, {kKey, kCol}) ||
+      !hasRoles(*oDims, {kRow, kCol}) || !indicesHaveRoles(a.phi, roles))
+    return false;
+  a.scoreAxes = axesOf(*sDims, roles);
+  a.statAxes = axesOf(*mDims, roles);
+  a.rowAxis = llvm::find(a.scoreAxes, kRow) - a.scoreAxes.begin();
+  auto rangeOf = [&](int role) { return ranges[llvm::find(roles, role) - roles.begin()]; };
+  a.lq = rangeOf(kRow), a.lk = rangeOf(kKey), a.e = rangeOf(kCol);
+  int64_t batches = 1;
+  for (int64_t extent : a.batch)
+    batches *= extent;
+
+  // s: a temporary; m and z: temporaries, or the function's results (then
+  // always written).
+  a.scores = a.operandOf(a.sArg), a.m = a.operandOf(a.mArg), a.z = a.operandOf(a.zArg);
+  Block *entry = &func.getBody().front();
+  a.writeStats = isArgOf(a.m, entry) || isArgOf(a.z, entry);
+  int rank = a.batch.size();
+  Type vType = getElementTypeOrSelf(a.operandOf(a.vArg).getType());
+  return a.scores.getDefiningOp<memref::AllocOp>() &&
+         (a.m.getDefiningOp<memref::AllocOp>() || isArgOf(a.m, entry)) &&
+         (a.z.getDefiningOp<memref::AllocOp>() || isArgOf(a.z, entry)) &&
+         isStaticF32(a.scores, rank + 2) && isStaticF32(a.m, rank + 1) &&
+         isStaticF32(a.z, rank + 1) && vType.isIntOrFloat() && a.e <= kMaxValueCols &&
+         batches <= kMaxGridY && a.lq >= 1 && a.lk >= 1;
+}
+
+/// The ops that read or write s: its init, the contraction, the epilogue,
+/// max and sum (nothing else), and the row loop around max and sum.
+bool findScoreOps(Attention &a, func::FuncOp func) {
+  bool unknown = false;
+  func.walk([&](Operation *op) {
+    if (op == a.out || isa<memref::SubViewOp, memref::DeallocOp>(op) ||
+        llvm::none_of(op->getOperands(), [&](Value v) {
+          return isa<BaseMemRefType>(v.getType()) && baseBuffer(v) == a.scores;
+        }))
+      return;
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    bool one = generic && generic.getNumDpsInits() == 1;
+    bool writesScores = one && generic.getDpsInits()[0] == a.scores;
+    if (isa<linalg::FillOp, memref::CopyOp, linalg::CopyOp>(op) && !a.scoreFill &&
+        op->getParentOp() == func)
+      a.scoreFill = op; // checked by matchInits: the contraction's init
+    else if (writesScores && generic.getNumReductionLoops() == 1 && !a.gemm)
+      a.gemm = generic;
+    else if (writesScores && generic.getNumReductionLoops() == 0 && a.gemm && !a.epilogue)
+      a.epilogue = generic; // checked by matchContraction
+    else if (one && baseBuffer(generic.getDpsInits()[0]) == a.m && !a.max)
+      a.max = generic;
+    else if (one && baseBuffer(generic.getDpsInits()[0]) == a.z && !a.sum)
+      a.sum = generic;
+    else
+      unknown = true;
+  });
+  if (unknown || !a.scoreFill || !a.gemm || !a.max || !a.sum || a.gemm->getParentOp() != func)
+    return false;
+  // max and sum: both at the top, or both in one row-block loop.
+  if (a.max->getParentOp() == func)
+    return a.sum->getParentOp() == func;
+  a.rows = dyn_cast<scf::ForallOp>(a.max->getParentOp());
+  return a.rows && a.batch.empty() && a.rows->getParentOp() == func &&
+         a.sum->getParentOp() == a.rows && a.rows.getRank() == 1 &&
+         getConstantIntValue(a.rows.getMixedLowerBound()[0]) == 0 &&
+         getConstantIntValue(a.rows.getMixedUpperBound()[0]) == a.lq &&
+         getConstantIntValue(a.rows.getMixedStep()[0]) == 1 && a.rows.getOutputs().empty();
+}
+
+/// A row reduction of s: an input of s (and of m for the sum), the output m
+/// or z, one reduction loop over the keys, phi's expression in its body, its
+/// loops' roles those of the axes they index.
+bool matchRowReduction(Attention &a, linalg::GenericOp op, Value stat, bool isSum) {
+  if (op.getNumDpsInputs() != (isSum ? 2u : 1u) || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != a.batch.size() + 2 || op.getNumReductionLoops() != 1)
+    return false;
+  Value iv = a.rows ? a.rows.getInductionVar(0) : Value();
+  auto isBuffer = [&](Value v, Value buffer, unsigned axis) {
+    return a.rows ? isRowOf(v, buffer, iv, axis) : v == buffer;
+  };
+  SmallVector<int> roles(op.getNumLoops(), INT_MIN);
+  for (auto [dim, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction)
+      roles[dim] = kKey;
+  auto initDims = dimsOf(op.getIndexingMapsArray().back());
+  if (!isBuffer(op.getDpsInits()[0], stat, 0) || !initDims ||
+      !assignRoles(*initDims, a.statAxes, roles) || llvm::is_contained(roles, INT_MIN))
+    return false;
+  Block *body = op.getBody();
+  Value s, m;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto dims = dimsOf(op.getMatchingIndexingMap(in));
+    if (!dims)
+      return false;
+    SmallVector<int> axes = axesOf(*dims, roles);
+    if (isBuffer(in->get(), a.scores, a.rowAxis) && axes == a.scoreAxes)
+      s = body->getArgument(in->getOperandNumber());
+    else if (isSum && isBuffer(in->get(), a.m, 0) && axes == a.statAxes)
+      m = body->getArgument(in->getOperandNumber());
+    else
+      return false;
+  }
+  unsigned red = llvm::find(roles, kKey) - roles.begin();
+  if (!s || (isSum && !m) || op.getStaticLoopRanges()[red] != a.lk)
+    return false;
+  Operation *combiner;
+  Value x = reduced(op, combiner);
+  if (!x)
+    return false;
+  if (!isSum) {
+    if (!isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+      return false;
+    a.maxCombiner = combiner;
+  } else {
+    // z = sum exp(phi(s) - m).
+    auto exp = x.getDefiningOp<math::ExpOp>();
+    auto diff = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+    if (!isa<arith::AddFOp>(combiner) || !diff || diff.getRhs() != m)
+      return false;
+    x = diff.getLhs();
+  }
+  // Index reads: by role at the top, none in a row loop (its rows are local).
+  return exprOf(x, s, body, a.rows ? ArrayRef<int>() : ArrayRef<int>(roles)) &&
+         sameExpr(x, a.phi, s, a.sArg, roles, a.outRoles);
+}
+
+/// The inits: s and m from f32 constants, z and o from zero.
+bool matchInits(Attention &a, func::FuncOp func) {
+  Value iv = a.rows ? a.rows.getInductionVar(0) : Value();
+  Attribute sumInit, outInit;
+  Operation *scoreInit;
+  std::tie(a.maxFill, a.maxInit) = initOf(a.m, a.max, iv);
+  std::tie(a.sumFill, sumInit) = initOf(a.z, a.sum, iv);
+  std::tie(a.outFill, outInit) = initOf(a.out.getDpsInits()[0], a.out);
+  std::tie(scoreInit, a.scoreInit) = initOf(a.scores, a.gemm);
+  auto isZero = [](Attribute value) {
+    return isF32Constant(value) && cast<FloatAttr>(value).getValue().isZero();
+  };
+  return a.maxFill && a.sumFill && a.outFill && a.outFill->getParentOp() == func &&
+         scoreInit == a.scoreFill && isF32Constant(a.scoreInit) && isF32Constant(a.maxInit) &&
+         isZero(sumInit) && isZero(outInit);
+}
+
+/// The row loop holds max and sum (in that order), their fills, row views
+/// of s, m and z and copies of a row onto itself (bufferization's); nothing
+/// else.
+bool matchRowLoop(Attention &a) {
+  if (!a.rows)
+    return true;
+  if (!a.max->isBeforeInBlock(a.sum))
+    return false;
+  Value iv = a.rows.getInductionVar(0);
+  for (Operation &op : a.rows.getBody()->without_terminator()) {
+    if (&op == a.max.getOperation() || &op == a.sum.getOperation() || &op == a.maxFill ||
+        &op == a.sumFill || matchPattern(&op, m_Constant()))
+      continue;
+    if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
+      if (!isRowOf(sub, a.scores, iv, a.rowAxis) && !isRowOf(sub, a.m, iv, 0) &&
+          !isRowOf(sub, a.z, iv, 0))
+        return false;
+      continue;
+    }
+    if (!isa<memref::CopyOp, linalg::CopyOp>(op))
+      return false;
+    auto from = op.getOperand(0).getDefiningOp<memref::SubViewOp>();
+    auto to = op.getOperand(1).getDefiningOp<memref::SubViewOp>();
+    if (!from || !to || from.getSource() != to.getSource() ||
+        from.getMixedOffsets() != to.getMixedOffsets() ||
+        from.getMixedSizes() != to.getMixedSizes())
+      return false;
+  }
+  return true;
+}
+
+/// The contraction s[b, i, j] = sum_d body(q[b, i, d], k[b, j, d], s) and
+/// the epilogue s = psi(s, indices).
+bool matchContraction(Attention &a, func::FuncOp func) {
+  linalg::GenericOp gemm = a.gemm;
+  auto sMap = dimsOf(gemm.getIndexingMapsArray().back());
+  if (gemm.getNumDpsInputs() != 2 || gemm.getNumLoops() != a.batch.size() + 3 ||
+      gemm.getNumReductionLoops() != 1 || !sMap ||
+      llvm::any_of(gemm.getBody()->getOperations(),
+                   [](Operation &op) { return isa<linalg::IndexOp>(op); }))
+    return false;
+  a.gemmRoles.assign(gemm.getNumLoops(), INT_MIN);
+  for (auto [dim, it] : llvm::enumerate(gemm.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction)
+      a.gemmRoles[dim] = kRed;
+  if (!assignRoles(*sMap, a.scoreAxes, a.gemmRoles) || llvm::is_contained(a.gemmRoles, INT_MIN))
+    return false;
+  for (OpOperand *in : gemm.getDpsInputOperands()) {
+    auto dims = dimsOf(gemm.getMatchingIndexingMap(in));
+    auto type = dyn_cast<MemRefType>(in->get().getType());
+    if (!dims || !type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+      return false;
+    SmallVector<int> axes = axesOf(*dims, a.gemmRoles);
+    llvm::SmallSetVector<int, 4> set(axes.begin(), axes.end());
+    for (int b = 0, e = a.batch.size(); b < e; ++b)
+      if (!set.contains(b))
+        return false;
+    if (set.size() != axes.size() || !set.contains(kRed))
+      return false;
+    if (set.contains(kRow) && !set.contains(kKey) && !a.query)
+      a.query = in;
+    else if (set.contains(kKey) && !set.contains(kRow) && !a.key)
+      a.key = in;
+  }
+  a.d = gemm.getStaticLoopRanges()[llvm::find(a.gemmRoles, kRed) - a.gemmRoles.begin()];
+  if (!a.query || !a.key || a.d < 1)
+    return false;
+  if (!a.epilogue)
+    return true;
+  linalg::GenericOp ep = a.epilogue;
+  auto inDims = ep.getNumDpsInputs() == 1 ? dimsOf(ep.getIndexingMapsArray()[0]) : std::nullopt;
+  auto outDims = dimsOf(ep.getIndexingMapsArray().back());
+  a.epilogueRoles.assign(ep.getNumLoops(), INT_MIN);
+  if (!inDims || !outDims || *inDims != *outDims || ep.getDpsInputs()[0] != a.scores ||
+      ep->getParentOp() != func || !assignRoles(*outDims, a.scoreAxes, a.epilogueRoles) ||
+      llvm::is_contained(a.epilogueRoles, INT_MIN))
+    return false;
+  a.psi = ep.getBody()->getTerminator()->getOperand(0);
+  return exprOf(a.psi, ep.getBody()->getArgument(0), ep.getBody(), a.epilogueRoles);
+}
+
+/// The order at the top (s's init, the contraction, the epilogue, max, sum,
+/// o's init, o) and what lies between: nothing writes or frees q or k after
+/// the contraction (the kernel reads them at o), nothing else touches m or
+/// z before o; m and z read after o are written by the kernel.
+bool checkOrder(Attention &a, func::FuncOp func) {
+  Operation *max = topLevel(a.max, func), *sum = topLevel(a.sum, func);
+  Operation *gemm = a.gemm, *out = a.out;
+  auto before = [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); };
+  if (!before(a.scoreFill, gemm) || !before(gemm, max) || (!a.rows && !before(max, sum)) ||
+      !before(sum, out) || !before(a.outFill, out) ||
+      (a.epilogue && (!before(gemm, a.epilogue) || !before(a.epilogue, max))))
+    return false;
+  llvm::SmallPtrSet<Operation *, 8> matched = {max, sum, a.outFill, topLevel(a.maxFill, func),
+                                               topLevel(a.sumFill, func)};
+  if (a.epilogue)
+    matched.insert(a.epilogue);
+  for (Operation *op = gemm->getNextNode(); op && op != out; op = op->getNextNode()) {
+    for (OpOperand *in : a.gemm.getDpsInputOperands())
+      if (mayWrite(op, baseBuffer(in->get())))
+        return false;
+    if (!matched.contains(op) && (mayTouch(op, a.m) || mayTouch(op, a.z)))
+      return false;
+  }
+  matched.insert({gemm, out, a.scoreFill});
+  for (Value stat : {a.m, a.z})
+    for (Operation *user : stat.getUsers())
+      if (!matched.contains(topLevel(user, func)) && !isa<memref::DeallocOp>(user))
+        a.writeStats = true;
+  return true;
+}
+
+} // namespace
+
+Value Attention::operandOf(Value arg) const {
+  return out->getOperand(cast<BlockArgument>(arg).getArgNumber());
+}
+
+AffineMap Attention::mapOf(Value arg) const {
+  return linalg::GenericOp(out).getIndexingMapsArray()[cast<BlockArgument>(arg).getArgNumber()];
+}
+
+Tiles mlir::neo::attention::tilesOf(const Attention &a) {
+  auto bytesOf = [](Value v) {
+    return (int64_t)(getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth() + 7) / 8;
+  };
+  Tiles t;
+  t.pitch = a.d % 2 ? a.d : a.d + 1;
+  t.cols = (a.e + kLanes - 1) / kLanes * kLanes;
+  t.bytes = kRows * t.pitch * bytesOf(a.query->get()) + kKeys * t.pitch * bytesOf(a.key->get()) +
+            kKeys * t.cols * bytesOf(a.operandOf(a.vArg)) + kRows * (kKeys + 1) * 4;
+  return t;
+}
+
+std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp out,
+                                                              func::FuncOp func) {
+  Attention a;
+  a.out = out;
+  if (!matchOutput(a, func) || !findScoreOps(a, func) ||
+      !matchRowReduction(a, a.max, a.m, /*isSum=*/false) ||
+      !matchRowReduction(a, a.sum, a.z, /*isSum=*/true) || !matchInits(a, func) ||
+      !matchRowLoop(a) || !matchContraction(a, func) || tilesOf(a).bytes > kMaxShared ||
+      !checkOrder(a, func))
+    return std::nullopt;
+  return a;
+}
