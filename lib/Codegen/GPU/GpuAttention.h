@@ -25,7 +25,6 @@ constexpr int64_t kThreads = kRows * kLanes;
 /// The most columns of v (a row's accumulator: E / 4 registers a thread).
 constexpr int64_t kMaxValueCols = 256;
 constexpr int64_t kMaxShared = 48 * 1024;
-constexpr int64_t kMaxGridY = 65535;
 
 /// The roles of loops and axes: a batch dim (0, 1, ...), the query rows,
 /// the keys, o's columns, the contraction's d.

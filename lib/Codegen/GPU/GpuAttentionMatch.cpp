@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuAttention.h"
+#include "GpuKernelBuilder.h"
 #include "neo/Codegen/Utils/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -395,7 +396,8 @@ bool matchOutput(Attention &a, func::FuncOp func) {
          (a.z.getDefiningOp<memref::AllocOp>() || isArgOf(a.z, entry)) &&
          isStaticF32(a.scores, rank + 2) && isStaticF32(a.m, rank + 1) &&
          isStaticF32(a.z, rank + 1) && vType.isIntOrFloat() && a.e <= kMaxValueCols &&
-         batches <= kMaxGridY && a.lq >= 1 && a.lk >= 1;
+         gpukernel::gridLimitError((a.lq + kRows - 1) / kRows, batches).empty() && a.lq >= 1 &&
+         a.lk >= 1;
 }
 
 /// The ops that read or write s: its init, the contraction, the epilogue,

@@ -707,6 +707,13 @@ static Type wgmmaGatherType(const ImplicitOperands &operands) {
   return in;
 }
 
+/// Why the grid of a GEMM kernel with `bm` x `bn` tiles (x: column tiles,
+/// y: row tiles, z: the batch times the K splits) passes CUDA's limits, or
+/// "".
+static std::string gemmGridError(const GemmProblem &p, int64_t bm, int64_t bn, int64_t splits = 1) {
+  return gpukernel::gridLimitError((p.n + bn - 1) / bn, (p.m + bm - 1) / bm, p.batch * splits);
+}
+
 /// K split over blocks (added atomically) when the grid of `bm` x `bn`
 /// tiles has fewer than `minBlocks` blocks (a weight gradient: a small
 /// output summing over batch and pixels): `splits` chunks of `kChunk` (a
@@ -720,7 +727,7 @@ static void splitK(const GemmProblem &p, int64_t bm, int64_t bn, int64_t bk, int
   splits = std::min((minBlocks + blocks - 1) / blocks, std::max<int64_t>(1, p.k / 256));
   kChunk = ((p.k + splits - 1) / splits + bk - 1) / bk * bk;
   splits = (p.k + kChunk - 1) / kChunk;
-  if (p.batch * splits > 65535)
+  if (!gemmGridError(p, bm, bn, splits).empty())
     splits = 1, kChunk = p.k;
 }
 
@@ -743,7 +750,9 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     if (!error.empty())
       return op->emitOpError("invalid gpu_gemm schedule: ") << error, FailureOr<bool>(failure());
   }
-  if (p.batch > 65535 || (p.m + 63) / 64 > 65535)
+  // Past CUDA's grid limits with the smallest row tiles (64 rows), with
+  // all: the generic kernel runs it.
+  if (!gemmGridError(p, 64, p.n).empty())
     return false;
 
   // Tensor cores: tf32 on request, f16/bf16 products by default; exact tiles
@@ -756,8 +765,8 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
   if (!implicit && s.mma == "wgmma") {
     WgmmaPlan plan;
     std::string why = planWgmma(p, in, acc, p.strides[0], p.strides[1], p.strides[2], s, plan);
-    if (why.empty() && ((p.n / s.bn) > 65535 || (p.m / s.bm) > 65535))
-      why = "the grid has more than 65535 blocks along y or z";
+    if (why.empty())
+      why = gemmGridError(p, s.bm, s.bn);
     if (!why.empty())
       return op->emitOpError("gpu_gemm schedule with mma = \"wgmma\": ") << why,
              FailureOr<bool>(failure());
@@ -775,7 +784,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       t.bk = 32;
     MmaSyncPlan plan;
     std::string why = planMmaSync(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan);
-    if (why.empty() && (p.n / t.bn) <= 65535 && (p.m / t.bm) <= 65535) {
+    if (why.empty() && gemmGridError(p, t.bm, t.bn).empty()) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
                        function_ref<void(Value, Value, Value)> store) {
         buildMmaSync(rewriter, op.getLoc(), launch, plan, p, in, g.buffers(), init, store);
@@ -798,8 +807,8 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
         "its operands are not both plain reads of f16, bf16 or f32 memrefs of one type";
     if (acc.isF32() && mmaIn) {
       why = planWgmmaGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, s, plan);
-      if (why.empty() && ((p.n + s.bn - 1) / s.bn > 65535 || (p.m + s.bm - 1) / s.bm > 65535))
-        why = "the grid has more than 65535 blocks along y or x";
+      if (why.empty())
+        why = gemmGridError(p, s.bm, s.bn);
       // K split only when some SM of an H100/H200 (132) would have no
       // block: the atomics and the fill they need cost more than the
       // partial wave they fill (a block's stages take 100 KB: two per SM).
@@ -869,7 +878,7 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
                           copyableRead(implicitOperands->readA, mmaIn),
                           copyableRead(implicitOperands->readB, mmaIn), t, plan)
             .empty() &&
-        (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535) {
+        gemmGridError(p, t.bm, t.bn, splits).empty()) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
                        function_ref<void(Value, Value, Value)>) {
         buildMmaSyncGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitLoad,
@@ -912,9 +921,9 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     }
     splitK(p, s.bm, s.bn, s.bk, acc.isF32() ? s.minBlocks : 0, splits, kChunk);
   }
-  if (p.batch * splits > 65535)
+  if (!gemmGridError(p, s.bm, s.bn, splits).empty())
     splits = 1, kChunk = p.k;
-  if ((p.m + s.bm - 1) / s.bm > 65535)
+  if (!gemmGridError(p, s.bm, s.bn).empty())
     return false;
   if (!tensorCores) {
     std::string error;
@@ -1054,7 +1063,7 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
   auto fits = [&](const GpuGemmSchedule &t) {
     WgmmaPlan plan;
     return planWgmmaGather(in, operands.aKFast, operands.bKFast, t, plan).empty() &&
-           (p.n + t.bn - 1) / t.bn <= 65535 && (p.m + t.bm - 1) / t.bm <= 65535;
+           gemmGridError(p, t.bm, t.bn).empty();
   };
   if (keepTiles)
     return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;
@@ -1097,7 +1106,7 @@ mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
   auto fits = [&](const GpuGemmSchedule &t) {
     WgmmaPlan plan;
     return planWgmma(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan).empty() &&
-           p.n / t.bn <= 65535 && p.m / t.bm <= 65535;
+           gemmGridError(p, t.bm, t.bn).empty();
   };
   if (keepTiles)
     return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;

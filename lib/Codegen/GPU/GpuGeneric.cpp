@@ -63,8 +63,8 @@ LogicalResult mlir::neo::generateGpuGeneric(RewriterBase &rewriter, linalg::Lina
   if (!blockReduce) {
     int64_t block = std::min<int64_t>(s.blockSize, (points + 31) / 32 * 32);
     int64_t grid = (points + block - 1) / block;
-    if (grid > INT32_MAX)
-      return op->emitOpError("iteration space too large for one launch");
+    if (std::string why = gridLimitError(grid, 1); !why.empty())
+      return op->emitOpError("cannot run as one launch: ") << why;
     gpu::LaunchOp launch = createLaunch(rewriter, loc, {grid}, {block});
     KB kb{rewriter, loc};
     Value id = kb.add(kb.mul(launch.getBlockIds().x, block), launch.getThreadIds().x);
@@ -88,6 +88,8 @@ LogicalResult mlir::neo::generateGpuGeneric(RewriterBase &rewriter, linalg::Lina
   SmallVector<Type> shared;
   for (OpOperand &out : op.getDpsInitsMutable())
     shared.push_back(sharedType({warps}, getElementTypeOrSelf(out.get().getType())));
+  if (std::string why = gridLimitError(points, 1); !why.empty())
+    return op->emitOpError("cannot run as one launch: ") << why;
   gpu::LaunchOp launch = createLaunch(rewriter, loc, {points}, {block}, shared);
   KB kb{rewriter, loc};
   OpBuilder &b = rewriter;

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
+#include <string>
+
 namespace mlir {
 namespace neo {
 namespace gpukernel {
@@ -69,6 +71,20 @@ inline bool isFlatViewable(Type type) {
   return m && m.hasStaticShape() && m.getLayout().isIdentity() &&
          (!m.getMemorySpace() || (isa<IntegerAttr>(m.getMemorySpace()) &&
                                   cast<IntegerAttr>(m.getMemorySpace()).getInt() == 0));
+}
+
+/// CUDA's grid limits: 2^31 - 1 blocks along x, 65535 along y and z.
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridYZ = 65535;
+
+/// "" when a grid of x * y * z blocks is within CUDA's limits, else why not.
+inline std::string gridLimitError(int64_t x, int64_t y, int64_t z = 1) {
+  const char *axis = x > kMaxGridX ? "x" : y > kMaxGridYZ ? "y" : z > kMaxGridYZ ? "z" : nullptr;
+  if (!axis)
+    return "";
+  return "its grid of " + std::to_string(x) + " x " + std::to_string(y) + " x " +
+         std::to_string(z) + " blocks passes CUDA's limit along " + axis + " (" +
+         std::to_string(*axis == 'x' ? kMaxGridX : kMaxGridYZ) + ")";
 }
 
 /// The memref type of a workgroup (shared memory) buffer.

@@ -63,6 +63,8 @@ LogicalResult mapLoopNest(IRRewriter &rewriter, Operation *nest) {
                              "or shared outputs is not mapped to the GPU");
   int64_t block = trips ? std::min(*trips, kLoopBlock) : 1;
   int64_t grid = trips ? (*trips + block - 1) / block : 1;
+  if (std::string why = gpukernel::gridLimitError(grid, 1); !why.empty())
+    return nest->emitOpError("cannot run as one launch: ") << why;
   gpu::LaunchOp launch = gpukernel::createLaunch(rewriter, loc, {grid}, {block});
   launch->setAttr("neo.kernel", rewriter.getStringAttr(trips ? "loop_per_thread" : "serial"));
   Operation *moved;

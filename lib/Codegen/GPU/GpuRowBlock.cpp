@@ -209,6 +209,8 @@ LogicalResult mlir::neo::generateGpuRowBlocks(RewriterBase &rewriter, scf::Foral
       workgroup.push_back(
           sharedType(grouped(alloc.getType().getShape()), alloc.getType().getElementType()));
   workgroup.push_back(sharedType(grouped({threads / 32}), rewriter.getF32Type()));
+  if (std::string why = gridLimitError(trips / rows, 1); !why.empty())
+    return forall->emitOpError("cannot run as one launch: ") << why;
   gpu::LaunchOp launch = createLaunch(rewriter, loc, {trips / rows}, {threads * rows}, workgroup);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("row_block"));
   KB kb{rewriter, loc};

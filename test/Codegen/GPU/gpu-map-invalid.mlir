@@ -148,3 +148,14 @@ func.func @wgmma_implicit_tile(%x: memref<130x64xbf16>, %w: memref<3x64x64xbf16>
   }
   return
 }
+
+// -----
+
+// 3 * 2^38 points, 3 * 2^30 blocks of 256 threads: past CUDA's 2^31 - 1
+// blocks along x.
+func.func @grid_too_large(%x: memref<1048576x786432xf32>) {
+  %c = arith.constant 1.0 : f32
+  // expected-error @below {{cannot run as one launch: its grid of 3221225472 x 1 x 1 blocks passes CUDA's limit along x (2147483647)}}
+  linalg.fill {neo.schedule = #neo.gpu_generic<block = 256>} ins(%c : f32) outs(%x : memref<1048576x786432xf32>)
+  return
+}
