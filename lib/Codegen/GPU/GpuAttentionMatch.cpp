@@ -159,6 +159,13 @@ Value reduced(linalg::GenericOp op, Operation *&combiner) {
   return nullptr;
 }
 
+/// Whether every op of `op`'s body is pure (the kernel keeps only what
+/// computes the yielded values, and runs the contraction's body at o).
+bool pureBody(linalg::GenericOp op) {
+  return llvm::all_of(op.getBody()->without_terminator(),
+                      [](Operation &inner) { return isPure(&inner); });
+}
+
 //===----------------------------------------------------------------------===//
 // Maps, buffers and effects
 //===----------------------------------------------------------------------===//
@@ -292,8 +299,8 @@ std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, Value iv
 /// the roles and the extents.
 bool matchOutput(Attention &a, func::FuncOp func) {
   linalg::GenericOp out = a.out;
-  if (out->getParentOp() != func || out.getNumDpsInputs() != 4 || out.getNumDpsInits() != 1 ||
-      out.getNumLoops() < 3 || out.getNumReductionLoops() != 1 ||
+  if (out->getParentOp() != func || !pureBody(out) || out.getNumDpsInputs() != 4 ||
+      out.getNumDpsInits() != 1 || out.getNumLoops() < 3 || out.getNumReductionLoops() != 1 ||
       !isStaticF32(out.getDpsInits()[0], out.getNumLoops() - 1))
     return false;
   Block *body = out.getBody();
@@ -445,7 +452,7 @@ bool findScoreOps(Attention &a, func::FuncOp func) {
 /// loops' roles those of the axes they index.
 bool matchRowReduction(Attention &a, linalg::GenericOp op, Value stat, bool isSum) {
   if (op.getNumDpsInputs() != (isSum ? 2u : 1u) || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != a.batch.size() + 2 || op.getNumReductionLoops() != 1)
+      op.getNumLoops() != a.batch.size() + 2 || op.getNumReductionLoops() != 1 || !pureBody(op))
     return false;
   Value iv = a.rows ? a.rows.getInductionVar(0) : Value();
   auto isBuffer = [&](Value v, Value buffer, unsigned axis) {
@@ -509,8 +516,16 @@ bool matchInits(Attention &a, func::FuncOp func) {
   auto isZero = [](Attribute value) {
     return isF32Constant(value) && cast<FloatAttr>(value).getValue().isZero();
   };
+  // The running max starts from m's constant: -inf or finite (+inf or NaN
+  // would make the rescaling NaN where the ops give a number).
+  auto startsMax = [](Attribute value) {
+    if (!isF32Constant(value))
+      return false;
+    APFloat f = cast<FloatAttr>(value).getValue();
+    return f.isFinite() || (f.isInfinity() && f.isNegative());
+  };
   return a.maxFill && a.sumFill && a.outFill && a.outFill->getParentOp() == func &&
-         scoreInit == a.scoreFill && isF32Constant(a.scoreInit) && isF32Constant(a.maxInit) &&
+         scoreInit == a.scoreFill && isF32Constant(a.scoreInit) && startsMax(a.maxInit) &&
          isZero(sumInit) && isZero(outInit);
 }
 
@@ -539,7 +554,8 @@ bool matchRowLoop(Attention &a) {
     auto to = op.getOperand(1).getDefiningOp<memref::SubViewOp>();
     if (!from || !to || from.getSource() != to.getSource() ||
         from.getMixedOffsets() != to.getMixedOffsets() ||
-        from.getMixedSizes() != to.getMixedSizes())
+        from.getMixedSizes() != to.getMixedSizes() ||
+        from.getMixedStrides() != to.getMixedStrides())
       return false;
   }
   return true;
@@ -551,7 +567,7 @@ bool matchContraction(Attention &a, func::FuncOp func) {
   linalg::GenericOp gemm = a.gemm;
   auto sMap = dimsOf(gemm.getIndexingMapsArray().back());
   if (gemm.getNumDpsInputs() != 2 || gemm.getNumLoops() != a.batch.size() + 3 ||
-      gemm.getNumReductionLoops() != 1 || !sMap ||
+      gemm.getNumReductionLoops() != 1 || !sMap || !pureBody(gemm) ||
       llvm::any_of(gemm.getBody()->getOperations(),
                    [](Operation &op) { return isa<linalg::IndexOp>(op); }))
     return false;
@@ -588,7 +604,8 @@ bool matchContraction(Attention &a, func::FuncOp func) {
   auto outDims = dimsOf(ep.getIndexingMapsArray().back());
   a.epilogueRoles.assign(ep.getNumLoops(), INT_MIN);
   if (!inDims || !outDims || *inDims != *outDims || ep.getDpsInputs()[0] != a.scores ||
-      ep->getParentOp() != func || !assignRoles(*outDims, a.scoreAxes, a.epilogueRoles) ||
+      ep->getParentOp() != func || !pureBody(ep) ||
+      !assignRoles(*outDims, a.scoreAxes, a.epilogueRoles) ||
       llvm::is_contained(a.epilogueRoles, INT_MIN))
     return false;
   a.psi = ep.getBody()->getTerminator()->getOperand(0);
@@ -600,6 +617,13 @@ bool matchContraction(Attention &a, func::FuncOp func) {
 /// the contraction (the kernel reads them at o), nothing else touches m or
 /// z before o; m and z read after o are written by the kernel.
 bool checkOrder(Attention &a, func::FuncOp func) {
+  // No buffer is two of them: q, k and v are none of s, m, z and o.
+  Value o = baseBuffer(a.out.getDpsInits()[0]);
+  llvm::SmallPtrSet<Value, 4> written = {a.scores, a.m, a.z, o};
+  if (written.size() != 4 || written.contains(baseBuffer(a.query->get())) ||
+      written.contains(baseBuffer(a.key->get())) ||
+      written.contains(baseBuffer(a.operandOf(a.vArg))))
+    return false;
   Operation *max = topLevel(a.max, func), *sum = topLevel(a.sum, func);
   Operation *gemm = a.gemm, *out = a.out;
   auto before = [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); };
