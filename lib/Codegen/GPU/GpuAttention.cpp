@@ -235,16 +235,39 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     SmallVector<Value> x;
     Value tileMax = negInf;
     auto maxOf = [&](Value p, Value q) { return combine(b, loc, a.maxCombiner, p, q); };
+    // Rows past the queries and keys past the end read the last ones' biases
+    // (in bounds; their scores are discarded).
+    Value lastRow = kb.min(row, a.lq - 1);
     for (int64_t w = 0; w < perLane; ++w) {
       Value key = kb.add(k0, kb.add(sub, w * kLanes));
+      Value lastKey = kb.min(key, a.lk - 1);
       auto indexOf = [&](ArrayRef<int> roles) {
         return [&, roles](unsigned dim) { return ivsOf(roles, row, key, nullptr, nullptr)[dim]; };
       };
+      // An expression (in `op`'s body, loops of `roles`) of the score and
+      // of `reads` (block arguments of inputs read per score: biases, a
+      // mask), read at the score's batch, row and key.
+      auto apply = [&](linalg::GenericOp op, ArrayRef<int> roles, Value expr, Value scoreArg,
+                       Value score, ArrayRef<Value> reads) {
+        IRMapping map;
+        map.map(scoreArg, score);
+        for (Value arg : reads) {
+          OpOperand &in = op->getOpOperand(cast<BlockArgument>(arg).getArgNumber());
+          SmallVector<Value> at = indicesAt(op.getMatchingIndexingMap(&in),
+                                            ivsOf(roles, lastRow, lastKey, nullptr, nullptr));
+          map.map(arg, memref::LoadOp::create(b, loc, in.get(), at).getResult());
+        }
+        return cloneExpr(b, expr, map, indexOf(roles));
+      };
       Value score = dLoop.getResult(w);
-      if (a.epilogue)
-        score = cloneExpr(b, a.psi, a.epilogue.getBody()->getArgument(0), score,
-                          indexOf(a.epilogueRoles));
-      Value phi = cloneExpr(b, a.phi, a.sArg, score, indexOf(a.outRoles));
+      if (a.epilogue) {
+        Block *body = a.epilogue.getBody();
+        SmallVector<Value> reads;
+        for (OpOperand *in : llvm::drop_begin(a.epilogue.getDpsInputOperands()))
+          reads.push_back(body->getArgument(in->getOperandNumber()));
+        score = apply(a.epilogue, a.epilogueRoles, a.psi, body->getArgument(0), score, reads);
+      }
+      Value phi = apply(out, a.outRoles, a.phi, a.sArg, score, a.biasArgs);
       x.push_back(arith::SelectOp::create(b, loc, cmpLt(kb, key, lkV), phi, negInf));
       tileMax = maxOf(tileMax, x.back());
     }

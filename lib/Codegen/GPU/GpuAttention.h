@@ -31,9 +31,11 @@ constexpr int64_t kMaxShared = 48 * 1024;
 enum Role : int { kRow = -1, kKey = -2, kCol = -3, kRed = -4 };
 
 /// A softmax attention: s = q k^T (the contraction `gemm`, any body),
-/// optionally rewritten in place by an elementwise `epilogue` (psi), a row
-/// max m = max_j phi(s), a row sum z = sum_j exp(phi(s) - m) and
-/// o = sum_j exp(phi(s) - m) / z * g(v).
+/// optionally rewritten in place by an elementwise `epilogue` (psi, which
+/// may read other buffers by batch, row and key), a row max
+/// m = max_j phi(s), a row sum z = sum_j exp(phi(s) - m) and
+/// o = sum_j exp(phi(s) - m) / z * g(v), phi an expression of the score,
+/// the loop indices and reads of bias buffers.
 struct Attention {
   linalg::GenericOp gemm, epilogue, max, sum, out;
   scf::ForallOp rows; // the row-block loop of max and sum, if any
@@ -53,6 +55,11 @@ struct Attention {
   // o's body: the score, the statistics, v; phi and the factors of v.
   Value sArg, mArg, zArg, vArg, phi, psi;
   SmallVector<Value> valueFactors;
+  // Other reads in phi (an additive bias b[i, j], a key padding mask
+  // p[j]: buffers indexed by batch dims, rows and keys only): o's block
+  // arguments and their buffers.
+  SmallVector<Value> biasArgs, biases;
+  SmallVector<SmallVector<int>> biasAxes;
   Operation *maxCombiner = nullptr;
 
   /// o's operand of a block argument of its body, and its indexing map.

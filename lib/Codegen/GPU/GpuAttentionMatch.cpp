@@ -7,7 +7,8 @@
 //
 //  - o's body accumulates exp(phi(s) - m) / z times expressions of v; phi is
 //    an expression of the score (a scale, a mask through linalg.index reads
-//    of the rows and keys) and the same in the max's and the sum's bodies;
+//    of the rows and keys, reads of bias buffers indexed by batch dims, rows
+//    and keys) and the same in the max's and the sum's bodies;
 //  - the loops' roles (batch dims, rows, keys, o's columns) follow from the
 //    operands' maps and must agree across the four ops;
 //  - s has no other reader or writer; z and o start from zero, s and m from
@@ -41,14 +42,19 @@ namespace {
 // Expressions in linalg bodies
 //===----------------------------------------------------------------------===//
 
-/// Whether `a` (an expression of `sa` in a body whose loops have the roles
-/// `ra`) and `b` (of `sb`, roles `rb`) compute the same value: the same pure
-/// ops with the same attributes over equal constants, linalg.index ops of
-/// loops of the same role.
-bool sameExpr(Value a, Value b, Value sa, Value sb, ArrayRef<int> ra, ArrayRef<int> rb,
+/// Arguments of one body paired with those of another.
+using ArgPairs = llvm::SmallDenseMap<Value, Value, 4>;
+
+/// Whether `a` (an expression in a body whose loops have the roles `ra`) and
+/// `b` (in a body of roles `rb`) compute the same value: the same pure ops
+/// with the same attributes over equal constants, paired block arguments
+/// (`pairs`: a's to b's), linalg.index ops of loops of the same role.
+bool sameExpr(Value a, Value b, const ArgPairs &pairs, ArrayRef<int> ra, ArrayRef<int> rb,
               unsigned depth = 0) {
-  if (a == sa || b == sb)
-    return a == sa && b == sb;
+  if (auto it = pairs.find(a); it != pairs.end())
+    return it->second == b;
+  if (isa<BlockArgument>(a) || isa<BlockArgument>(b))
+    return false;
   if (a == b)
     return true;
   Attribute ca, cb;
@@ -65,7 +71,7 @@ bool sameExpr(Value a, Value b, Value sa, Value sb, ArrayRef<int> ra, ArrayRef<i
       cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
     return false;
   for (auto [p, q] : llvm::zip(x->getOperands(), y->getOperands()))
-    if (!sameExpr(p, q, sa, sb, ra, rb, depth + 1))
+    if (!sameExpr(p, q, pairs, ra, rb, depth + 1))
       return false;
   return true;
 }
@@ -113,13 +119,23 @@ bool indicesHaveRoles(Value v, ArrayRef<int> roles, unsigned depth = 0) {
                       [&](Value o) { return indicesHaveRoles(o, roles, depth + 1); });
 }
 
-/// Whether `v` is an expression of `arg` alone (and constants), its
-/// linalg.index ops (allowed with `roles` only) reading batch, row or key
-/// loops.
-bool exprOf(Value v, Value arg, Block *body, ArrayRef<int> roles = {}) {
+/// Whether `v` is an expression of `arg` (and constants, and of the
+/// arguments `others`), its linalg.index ops (allowed with `roles` only)
+/// reading batch, row or key loops.
+bool exprOf(Value v, Value arg, Block *body, ArrayRef<int> roles = {},
+            ArrayRef<Value> others = {}) {
   auto args = argsOf(v, body, /*indices=*/!roles.empty());
-  return args && args->size() == 1 && args->front() == arg &&
+  return args && args->contains(arg) &&
+         llvm::all_of(*args, [&](Value x) { return x == arg || llvm::is_contained(others, x); }) &&
          (roles.empty() || indicesHaveRoles(v, roles));
+}
+
+/// Whether the roles `axes` are distinct and of batch dims, rows or keys:
+/// an operand the kernel can read for each score.
+bool perScore(ArrayRef<int> axes) {
+  llvm::SmallDenseSet<int, 4> seen;
+  return llvm::all_of(
+      axes, [&](int r) { return seen.insert(r).second && (r >= 0 || r == kRow || r == kKey); });
 }
 
 /// Whether `v` is an argument of `body`.
@@ -299,7 +315,7 @@ std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, Value iv
 /// the roles and the extents.
 bool matchOutput(Attention &a, func::FuncOp func) {
   linalg::GenericOp out = a.out;
-  if (out->getParentOp() != func || !pureBody(out) || out.getNumDpsInputs() != 4 ||
+  if (out->getParentOp() != func || !pureBody(out) || out.getNumDpsInputs() < 4 ||
       out.getNumDpsInits() != 1 || out.getNumLoops() < 3 || out.getNumReductionLoops() != 1 ||
       !isStaticF32(out.getDpsInits()[0], out.getNumLoops() - 1))
     return false;
@@ -323,9 +339,8 @@ bool matchOutput(Attention &a, func::FuncOp func) {
     a.valueFactors.push_back(f);
   }
   auto phiArgs = a.phi ? argsOf(a.phi, body, /*indices=*/true) : std::nullopt;
-  if (!phiArgs || phiArgs->size() != 1)
+  if (!phiArgs || phiArgs->empty())
     return false;
-  a.sArg = phiArgs->front();
   for (Value f : a.valueFactors) {
     auto args = argsOf(f, body);
     if (!args || args->size() > 1 || (args->size() == 1 && a.vArg && args->front() != a.vArg))
@@ -333,16 +348,17 @@ bool matchOutput(Attention &a, func::FuncOp func) {
     if (args->size() == 1)
       a.vArg = args->front();
   }
-  SmallVector<Value> args = {a.sArg, a.mArg, a.zArg, a.vArg};
-  if (!a.vArg || llvm::SmallSetVector<Value, 4>(args.begin(), args.end()).size() != 4)
+  // o reads m, z, v and what phi reads, each once.
+  llvm::SmallSetVector<Value, 8> inputs(phiArgs->begin(), phiArgs->end());
+  if (!a.vArg || !inputs.insert(a.mArg) || !inputs.insert(a.zArg) || !inputs.insert(a.vArg) ||
+      inputs.size() != out.getNumDpsInputs())
     return false;
 
   // The loops: the batch dims and rows (m's), keys (the reduction), columns
   // (o's, not m's); each operand's axes have these roles.
   auto mDims = dimsOf(a.mapOf(a.mArg)), zDims = dimsOf(a.mapOf(a.zArg)),
-       sDims = dimsOf(a.mapOf(a.sArg)), vDims = dimsOf(a.mapOf(a.vArg)),
-       oDims = dimsOf(out.getIndexingMapsArray().back());
-  if (!mDims || !zDims || !sDims || !vDims || !oDims || *zDims != *mDims)
+       vDims = dimsOf(a.mapOf(a.vArg)), oDims = dimsOf(out.getIndexingMapsArray().back());
+  if (!mDims || !zDims || !vDims || !oDims || *zDims != *mDims)
     return false;
   SmallVector<int64_t> ranges = out.getStaticLoopRanges();
   SmallVector<int> &roles = a.outRoles;
@@ -379,8 +395,36 @@ bool matchOutput(Attention &a, func::FuncOp func) {
     return have == want;
   };
   if (!llvm::is_contained(roles, kRow) || !llvm::is_contained(roles, kCol) ||
-      !hasRoles(*sDims, {kRow, kKey}) || !hasRoles(*vDims, {kKey, kCol}) ||
-      !hasRoles(*oDims, {kRow, kCol}) || !indicesHaveRoles(a.phi, roles))
+      !hasRoles(*vDims, {kKey, kCol}) || !hasRoles(*oDims, {kRow, kCol}) ||
+      !indicesHaveRoles(a.phi, roles))
+    return false;
+  // phi's reads: the scores (a temporary that a contraction writes, over
+  // all batch dims, rows and keys) and biases read per score.
+  auto isScores = [&](Value arg) {
+    Value buffer = a.operandOf(arg);
+    return buffer.getDefiningOp<memref::AllocOp>() &&
+           llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+             auto g = dyn_cast<linalg::GenericOp>(user);
+             return g && g.getNumDpsInits() == 1 && g.getDpsInits()[0] == buffer &&
+                    g.getNumReductionLoops() == 1;
+           });
+  };
+  std::optional<SmallVector<unsigned>> sDims;
+  for (Value arg : *phiArgs) {
+    auto dims = dimsOf(a.mapOf(arg));
+    if (!dims || !perScore(axesOf(*dims, roles)))
+      return false;
+    if (hasRoles(*dims, {kRow, kKey}) && isScores(arg)) {
+      if (a.sArg)
+        return false; // two candidates
+      a.sArg = arg, sDims = dims;
+      continue;
+    }
+    a.biasArgs.push_back(arg);
+    a.biases.push_back(a.operandOf(arg));
+    a.biasAxes.push_back(axesOf(*dims, roles));
+  }
+  if (!a.sArg)
     return false;
   a.scoreAxes = axesOf(*sDims, roles);
   a.statAxes = axesOf(*mDims, roles);
@@ -447,11 +491,12 @@ bool findScoreOps(Attention &a, func::FuncOp func) {
          getConstantIntValue(a.rows.getMixedStep()[0]) == 1 && a.rows.getOutputs().empty();
 }
 
-/// A row reduction of s: an input of s (and of m for the sum), the output m
-/// or z, one reduction loop over the keys, phi's expression in its body, its
-/// loops' roles those of the axes they index.
+/// A row reduction of s: an input of s (and of m for the sum) and of the
+/// biases phi reads, the output m or z, one reduction loop over the keys,
+/// phi's expression in its body, its loops' roles those of the axes they
+/// index.
 bool matchRowReduction(Attention &a, linalg::GenericOp op, Value stat, bool isSum) {
-  if (op.getNumDpsInputs() != (isSum ? 2u : 1u) || op.getNumDpsInits() != 1 ||
+  if (op.getNumDpsInputs() < (isSum ? 2u : 1u) || op.getNumDpsInits() != 1 ||
       op.getNumLoops() != a.batch.size() + 2 || op.getNumReductionLoops() != 1 || !pureBody(op))
     return false;
   Value iv = a.rows ? a.rows.getInductionVar(0) : Value();
@@ -468,17 +513,35 @@ bool matchRowReduction(Attention &a, linalg::GenericOp op, Value stat, bool isSu
     return false;
   Block *body = op.getBody();
   Value s, m;
+  ArgPairs pairs;
+  SmallVector<Value> biasArgs;
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto dims = dimsOf(op.getMatchingIndexingMap(in));
     if (!dims)
       return false;
     SmallVector<int> axes = axesOf(*dims, roles);
-    if (isBuffer(in->get(), a.scores, a.rowAxis) && axes == a.scoreAxes)
-      s = body->getArgument(in->getOperandNumber());
-    else if (isSum && isBuffer(in->get(), a.m, 0) && axes == a.statAxes)
-      m = body->getArgument(in->getOperandNumber());
-    else
+    Value arg = body->getArgument(in->getOperandNumber());
+    if (isBuffer(in->get(), a.scores, a.rowAxis) && axes == a.scoreAxes) {
+      s = arg;
+      continue;
+    }
+    if (isSum && isBuffer(in->get(), a.m, 0) && axes == a.statAxes) {
+      m = arg;
+      continue;
+    }
+    // A bias: whole, or (in the row loop) its row when it has rows.
+    auto bias = llvm::find_if(llvm::seq<size_t>(0, a.biases.size()), [&](size_t i) {
+      const SmallVector<int> &biasAxes = a.biasAxes[i];
+      auto row = llvm::find(biasAxes, kRow);
+      bool same = a.rows && row != biasAxes.end()
+                      ? isRowOf(in->get(), a.biases[i], iv, row - biasAxes.begin())
+                      : in->get() == a.biases[i];
+      return same && axes == biasAxes;
+    });
+    if (bias == llvm::seq<size_t>(0, a.biases.size()).end() || pairs.count(arg))
       return false;
+    pairs[arg] = a.biasArgs[*bias];
+    biasArgs.push_back(arg);
   }
   unsigned red = llvm::find(roles, kKey) - roles.begin();
   if (!s || (isSum && !m) || op.getStaticLoopRanges()[red] != a.lk)
@@ -500,8 +563,9 @@ bool matchRowReduction(Attention &a, linalg::GenericOp op, Value stat, bool isSu
     x = diff.getLhs();
   }
   // Index reads: by role at the top, none in a row loop (its rows are local).
-  return exprOf(x, s, body, a.rows ? ArrayRef<int>() : ArrayRef<int>(roles)) &&
-         sameExpr(x, a.phi, s, a.sArg, roles, a.outRoles);
+  pairs[s] = a.sArg;
+  return exprOf(x, s, body, a.rows ? ArrayRef<int>() : ArrayRef<int>(roles), biasArgs) &&
+         sameExpr(x, a.phi, pairs, roles, a.outRoles);
 }
 
 /// The inits: s and m from f32 constants, z and o from zero.
@@ -543,8 +607,14 @@ bool matchRowLoop(Attention &a) {
         &op == a.sumFill || matchPattern(&op, m_Constant()))
       continue;
     if (auto sub = dyn_cast<memref::SubViewOp>(op)) {
+      auto biasRow = [&](size_t i) {
+        auto row = llvm::find(a.biasAxes[i], kRow);
+        return row != a.biasAxes[i].end() &&
+               isRowOf(sub, a.biases[i], iv, row - a.biasAxes[i].begin());
+      };
       if (!isRowOf(sub, a.scores, iv, a.rowAxis) && !isRowOf(sub, a.m, iv, 0) &&
-          !isRowOf(sub, a.z, iv, 0))
+          !isRowOf(sub, a.z, iv, 0) &&
+          llvm::none_of(llvm::seq<size_t>(0, a.biases.size()), biasRow))
         return false;
       continue;
     }
@@ -599,8 +669,10 @@ bool matchContraction(Attention &a, func::FuncOp func) {
     return false;
   if (!a.epilogue)
     return true;
+  // The epilogue: s (its first input, at s's place) and inputs read per
+  // score (a bias, a mask).
   linalg::GenericOp ep = a.epilogue;
-  auto inDims = ep.getNumDpsInputs() == 1 ? dimsOf(ep.getIndexingMapsArray()[0]) : std::nullopt;
+  auto inDims = ep.getNumDpsInputs() >= 1 ? dimsOf(ep.getIndexingMapsArray()[0]) : std::nullopt;
   auto outDims = dimsOf(ep.getIndexingMapsArray().back());
   a.epilogueRoles.assign(ep.getNumLoops(), INT_MIN);
   if (!inDims || !outDims || *inDims != *outDims || ep.getDpsInputs()[0] != a.scores ||
@@ -608,8 +680,15 @@ bool matchContraction(Attention &a, func::FuncOp func) {
       !assignRoles(*outDims, a.scoreAxes, a.epilogueRoles) ||
       llvm::is_contained(a.epilogueRoles, INT_MIN))
     return false;
+  SmallVector<Value> others;
+  for (OpOperand *in : llvm::drop_begin(ep.getDpsInputOperands())) {
+    auto dims = dimsOf(ep.getMatchingIndexingMap(in));
+    if (!dims || in->get() == a.scores || !perScore(axesOf(*dims, a.epilogueRoles)))
+      return false;
+    others.push_back(ep.getBody()->getArgument(in->getOperandNumber()));
+  }
   a.psi = ep.getBody()->getTerminator()->getOperand(0);
-  return exprOf(a.psi, ep.getBody()->getArgument(0), ep.getBody(), a.epilogueRoles);
+  return exprOf(a.psi, ep.getBody()->getArgument(0), ep.getBody(), a.epilogueRoles, others);
 }
 
 /// The order at the top (s's init, the contraction, the epilogue, max, sum,
@@ -618,11 +697,16 @@ bool matchContraction(Attention &a, func::FuncOp func) {
 /// z before o; m and z read after o are written by the kernel.
 bool checkOrder(Attention &a, func::FuncOp func) {
   // No buffer is two of them: q, k and v are none of s, m, z and o.
+  // What the kernel reads at o: q, k, v, the biases, the epilogue's reads.
+  SmallVector<Value> reads = {a.query->get(), a.key->get(), a.operandOf(a.vArg)};
+  llvm::append_range(reads, a.biases);
+  if (a.epilogue)
+    llvm::append_range(reads, llvm::drop_begin(a.epilogue.getDpsInputs()));
+  for (Value &read : reads)
+    read = baseBuffer(read);
   Value o = baseBuffer(a.out.getDpsInits()[0]);
   llvm::SmallPtrSet<Value, 4> written = {a.scores, a.m, a.z, o};
-  if (written.size() != 4 || written.contains(baseBuffer(a.query->get())) ||
-      written.contains(baseBuffer(a.key->get())) ||
-      written.contains(baseBuffer(a.operandOf(a.vArg))))
+  if (written.size() != 4 || llvm::any_of(reads, [&](Value r) { return written.contains(r); }))
     return false;
   Operation *max = topLevel(a.max, func), *sum = topLevel(a.sum, func);
   Operation *gemm = a.gemm, *out = a.out;
@@ -636,8 +720,8 @@ bool checkOrder(Attention &a, func::FuncOp func) {
   if (a.epilogue)
     matched.insert(a.epilogue);
   for (Operation *op = gemm->getNextNode(); op && op != out; op = op->getNextNode()) {
-    for (OpOperand *in : a.gemm.getDpsInputOperands())
-      if (mayWrite(op, baseBuffer(in->get())))
+    for (Value read : reads)
+      if (mayWrite(op, read))
         return false;
     if (!matched.contains(op) && (mayTouch(op, a.m) || mayTouch(op, a.z)))
       return false;

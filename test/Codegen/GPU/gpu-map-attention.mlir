@@ -887,3 +887,134 @@ module {
     return
   }
 }
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#map3 = affine_map<(d0, d1) -> (d0, d1)>
+#map4 = affine_map<(d0, d1) -> (d0)>
+#map5 = affine_map<(d0, d1, d2) -> (d0)>
+#map6 = affine_map<(d0, d1, d2) -> (d2, d1)>
+// An additive bias read per score (b[i, j], in the in-place op on the
+// scores) joins the kernel, loaded at each score's row and key.
+// CHECK-LABEL: func.func @bias
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: memref.load %{{.*}} : memref<64x128xf32>
+// CHECK: {neo.kernel = "attention"}
+// CHECK-NOT: gpu.launch
+// CHECK: return
+module {
+  func.func @bias(%arg0: memref<64x16xf32>, %arg1: memref<128x16xf32>, %arg2: memref<128x16xf32>, %arg3: memref<64x16xf32>, %bias: memref<64x128xf32>) {
+    %cst = arith.constant 0xFF800000 : f32
+    %cst_0 = arith.constant 2.500000e-01 : f32
+    %cst_1 = arith.constant 0.000000e+00 : f32
+    %alloc = memref.alloc() : memref<64x128xf32>
+    linalg.fill ins(%cst_1 : f32) outs(%alloc : memref<64x128xf32>)
+    linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : memref<64x16xf32>, memref<128x16xf32>) outs(%alloc : memref<64x128xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %0 = arith.mulf %in, %in_4 : f32
+      %1 = arith.mulf %0, %cst_0 : f32
+      %2 = arith.addf %out, %1 : f32
+      linalg.yield %2 : f32
+    }
+    linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%alloc, %bias : memref<64x128xf32>, memref<64x128xf32>) outs(%alloc : memref<64x128xf32>) {
+    ^bb0(%in: f32, %b: f32, %out: f32):
+      %t = arith.addf %in, %b : f32
+      linalg.yield %t : f32
+    }
+    %alloc_2 = memref.alloc() : memref<64xf32>
+    %alloc_3 = memref.alloc() : memref<64xf32>
+    linalg.fill ins(%cst : f32) outs(%alloc_3 : memref<64xf32>)
+    linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "reduction"]} ins(%alloc : memref<64x128xf32>) outs(%alloc_3 : memref<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.maximumf %out, %in : f32
+      linalg.yield %0 : f32
+    }
+    linalg.fill ins(%cst_1 : f32) outs(%alloc_2 : memref<64xf32>)
+    linalg.generic {indexing_maps = [#map3, #map4, #map4], iterator_types = ["parallel", "reduction"]} ins(%alloc, %alloc_3 : memref<64x128xf32>, memref<64xf32>) outs(%alloc_2 : memref<64xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %0 = arith.subf %in, %in_4 : f32
+      %1 = math.exp %0 : f32
+      %2 = arith.addf %out, %1 : f32
+      linalg.yield %2 : f32
+    }
+    linalg.fill ins(%cst_1 : f32) outs(%arg3 : memref<64x16xf32>)
+    linalg.generic {indexing_maps = [#map, #map5, #map5, #map6, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%alloc, %alloc_3, %alloc_2, %arg2 : memref<64x128xf32>, memref<64xf32>, memref<64xf32>, memref<128x16xf32>) outs(%arg3 : memref<64x16xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %in_5: f32, %in_6: f32, %out: f32):
+      %0 = arith.subf %in, %in_4 : f32
+      %1 = math.exp %0 : f32
+      %2 = arith.divf %1, %in_5 : f32
+      %3 = arith.mulf %2, %in_6 : f32
+      %4 = arith.addf %out, %3 : f32
+      linalg.yield %4 : f32
+    }
+    return
+  }
+}
+
+// -----
+
+#map = affine_map<(d0, d1, d2) -> (d0, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d1, d2)>
+#map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+#map3 = affine_map<(d0, d1) -> (d0, d1)>
+#map4 = affine_map<(d0, d1) -> (d0)>
+#map5 = affine_map<(d0, d1, d2) -> (d0)>
+#map6 = affine_map<(d0, d1, d2) -> (d2, d1)>
+// The bias is overwritten after the scores read it and before o (the
+// kernel would read it at o): left alone.
+// CHECK-LABEL: func.func @bias_written
+// CHECK-NOT: neo.kernel = "attention"
+// CHECK: return
+module {
+  func.func @bias_written(%arg0: memref<64x16xf32>, %arg1: memref<128x16xf32>, %arg2: memref<128x16xf32>, %arg3: memref<64x16xf32>, %bias: memref<64x128xf32>) {
+    %cst = arith.constant 0xFF800000 : f32
+    %cst_0 = arith.constant 2.500000e-01 : f32
+    %cst_1 = arith.constant 0.000000e+00 : f32
+    %alloc = memref.alloc() : memref<64x128xf32>
+    linalg.fill ins(%cst_1 : f32) outs(%alloc : memref<64x128xf32>)
+    linalg.generic {indexing_maps = [#map, #map1, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : memref<64x16xf32>, memref<128x16xf32>) outs(%alloc : memref<64x128xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %0 = arith.mulf %in, %in_4 : f32
+      %1 = arith.mulf %0, %cst_0 : f32
+      %2 = arith.addf %out, %1 : f32
+      linalg.yield %2 : f32
+    }
+    linalg.generic {indexing_maps = [#map3, #map3, #map3], iterator_types = ["parallel", "parallel"]} ins(%alloc, %bias : memref<64x128xf32>, memref<64x128xf32>) outs(%alloc : memref<64x128xf32>) {
+    ^bb0(%in: f32, %b: f32, %out: f32):
+      %t = arith.addf %in, %b : f32
+      linalg.yield %t : f32
+    }
+    %alloc_2 = memref.alloc() : memref<64xf32>
+    %alloc_3 = memref.alloc() : memref<64xf32>
+    linalg.fill ins(%cst : f32) outs(%alloc_3 : memref<64xf32>)
+    linalg.generic {indexing_maps = [#map3, #map4], iterator_types = ["parallel", "reduction"]} ins(%alloc : memref<64x128xf32>) outs(%alloc_3 : memref<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.maximumf %out, %in : f32
+      linalg.yield %0 : f32
+    }
+    linalg.fill ins(%cst_1 : f32) outs(%alloc_2 : memref<64xf32>)
+    linalg.generic {indexing_maps = [#map3, #map4, #map4], iterator_types = ["parallel", "reduction"]} ins(%alloc, %alloc_3 : memref<64x128xf32>, memref<64xf32>) outs(%alloc_2 : memref<64xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %out: f32):
+      %0 = arith.subf %in, %in_4 : f32
+      %1 = math.exp %0 : f32
+      %2 = arith.addf %out, %1 : f32
+      linalg.yield %2 : f32
+    }
+    linalg.fill ins(%cst_1 : f32) outs(%bias : memref<64x128xf32>)
+    linalg.fill ins(%cst_1 : f32) outs(%arg3 : memref<64x16xf32>)
+    linalg.generic {indexing_maps = [#map, #map5, #map5, #map6, #map2], iterator_types = ["parallel", "parallel", "reduction"]} ins(%alloc, %alloc_3, %alloc_2, %arg2 : memref<64x128xf32>, memref<64xf32>, memref<64xf32>, memref<128x16xf32>) outs(%arg3 : memref<64x16xf32>) {
+    ^bb0(%in: f32, %in_4: f32, %in_5: f32, %in_6: f32, %out: f32):
+      %0 = arith.subf %in, %in_4 : f32
+      %1 = math.exp %0 : f32
+      %2 = arith.divf %1, %in_5 : f32
+      %3 = arith.mulf %2, %in_6 : f32
+      %4 = arith.addf %out, %3 : f32
+      linalg.yield %4 : f32
+    }
+    return
+  }
+}
