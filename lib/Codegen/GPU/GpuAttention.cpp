@@ -3,10 +3,11 @@
 // The kernel for a softmax attention that GpuAttentionMatch.cpp found,
 // o = sum_j exp(phi(s) - m) / z * g(v) with s = q k^T, in the manner of
 // FlashAttention: a thread block per 32 query rows (grid y: the batch
-// dims), four threads per row, keys in tiles of 32 staged with their v rows
-// in shared memory. Each thread computes 8 scores of its row per tile in
-// registers (the contraction's body over d, then the epilogue's psi and
-// phi); the row's running max and sum, and the thread's E / 4 output
+// dims), four threads per row, keys in tiles of 32 (16 or 8 for wide heads)
+// staged with their v rows in shared memory. Each thread computes 8 (4, 2)
+// scores of its row per tile in registers (the contraction's body over d,
+// then the epilogue's psi and phi, with their bias reads); the row's
+// running max and sum, and the thread's E / 4 output
 // accumulators, are rescaled by exp(m_old - m_new) as the max grows (online
 // softmax); o = acc / z at the end. The L x L scores are never written; m
 // and z only when something else reads them.
@@ -129,15 +130,15 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Type kType = cast<MemRefType>(kOperand->get().getType()).getElementType();
   Type vType = cast<MemRefType>(vGlobal.getType()).getElementType();
   Tiles tiles = tilesOf(a);
-  int64_t pitch = tiles.pitch, cols = tiles.cols, perThread = cols / kLanes;
+  int64_t pitch = tiles.pitch, cols = tiles.cols, perThread = cols / kLanes, keys = tiles.keys;
   int64_t batches = 1;
   for (int64_t extent : a.batch)
     batches *= extent;
 
   rewriter.setInsertionPoint(out);
-  SmallVector<Type> workgroup = {
-      sharedType({kRows, pitch}, qType), sharedType({kKeys, pitch}, kType),
-      sharedType({kKeys, cols}, vType), sharedType({kRows, kKeys + 1}, rewriter.getF32Type())};
+  SmallVector<Type> workgroup = {sharedType({kRows, pitch}, qType),
+                                 sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
+                                 sharedType({kRows, keys + 1}, rewriter.getF32Type())};
   int64_t blocks = (a.lq + kRows - 1) / kRows;
   gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, batches}, {kThreads}, workgroup);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("attention"));
@@ -184,20 +185,20 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
 
   SmallVector<Value> inits = {arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.maxInit)), zero};
   inits.append(perThread, zero);
-  int64_t keyTiles = (a.lk + kKeys - 1) / kKeys;
+  int64_t keyTiles = (a.lk + keys - 1) / keys;
   auto tileLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(keyTiles), kb.idx(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tileLoop.getBody());
-    Value k0 = kb.mul(tileLoop.getInductionVar(), kKeys);
+    Value k0 = kb.mul(tileLoop.getInductionVar(), keys);
     Value mOld = tileLoop.getRegionIterArgs()[0], zOld = tileLoop.getRegionIterArgs()[1];
     // The previous tile's readers are done with the shared tiles.
     gpu::BarrierOp::create(b, loc);
     stageTile(
-        b, loc, tid, ks, kKeys, a.d, a.d, lkV,
+        b, loc, tid, ks, keys, a.d, a.d, lkV,
         [&](Value j, Value d) { return gemmIndices(kOperand, j, d); }, kOperand->get(), k0);
     stageTile(
-        b, loc, tid, vs, kKeys, cols, a.e, lkV,
+        b, loc, tid, vs, keys, cols, a.e, lkV,
         [&](Value j, Value c) {
           return indicesAt(vMap, ivsOf(a.outRoles, nullptr, j, c, nullptr));
         },
@@ -205,7 +206,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     gpu::BarrierOp::create(b, loc);
 
     // Scores of keys sub, sub + 4, ...: the contraction's body over d.
-    int64_t perLane = kKeys / kLanes;
+    int64_t perLane = keys / kLanes;
     SmallVector<Value> sInit(perLane,
                              arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.scoreInit)));
     auto dLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(a.d), kb.idx(1), sInit);
@@ -293,7 +294,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     SmallVector<Value> acc;
     for (int64_t u = 0; u < perThread; ++u)
       acc.push_back(arith::MulFOp::create(b, loc, tileLoop.getRegionIterArgs()[2 + u], alpha));
-    Value keysHere = kb.min(kb.sub(lkV, k0), kKeys);
+    Value keysHere = kb.min(kb.sub(lkV, k0), keys);
     auto jLoop = scf::ForOp::create(b, loc, kb.idx(0), keysHere, kb.idx(1), acc);
     {
       OpBuilder::InsertionGuard inner(b);

@@ -17,10 +17,12 @@ namespace mlir {
 namespace neo {
 namespace attention {
 
-/// Query rows per thread block, threads per row, keys per tile.
+/// Query rows per thread block, threads per row, the most keys per tile
+/// (fewer, down to 8, where the tiles of wide heads would pass 48 KiB).
 constexpr int64_t kRows = 32;
 constexpr int64_t kLanes = 4;
 constexpr int64_t kKeys = 32;
+constexpr int64_t kMinKeys = 8;
 constexpr int64_t kThreads = kRows * kLanes;
 /// The most columns of v (a row's accumulator: E / 4 registers a thread).
 constexpr int64_t kMaxValueCols = 256;
@@ -67,12 +69,13 @@ struct Attention {
   AffineMap mapOf(Value arg) const;
 };
 
-/// The kernel's shared tiles: q and k rows of `pitch` elements (odd, so
+/// The kernel's shared tiles: `keys` keys per tile (32, 16 or 8: the most
+/// whose tiles fit in 48 KiB), q and k rows of `pitch` elements (odd, so
 /// that a warp's reads of 8 rows fall in distinct banks), v rows of `cols`
-/// (E rounded up to the 4 lanes of a row), their bytes with the 32 x 33
-/// probabilities.
+/// (E rounded up to the 4 lanes of a row), their bytes with the block's
+/// probabilities (32 x keys + 1). `bytes` passes 48 KiB when none fits.
 struct Tiles {
-  int64_t pitch, cols, bytes;
+  int64_t keys, pitch, cols, bytes;
 };
 Tiles tilesOf(const Attention &a);
 

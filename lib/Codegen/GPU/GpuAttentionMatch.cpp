@@ -751,9 +751,12 @@ Tiles mlir::neo::attention::tilesOf(const Attention &a) {
   Tiles t;
   t.pitch = a.d % 2 ? a.d : a.d + 1;
   t.cols = (a.e + kLanes - 1) / kLanes * kLanes;
-  t.bytes = kRows * t.pitch * bytesOf(a.query->get()) + kKeys * t.pitch * bytesOf(a.key->get()) +
-            kKeys * t.cols * bytesOf(a.operandOf(a.vArg)) + kRows * (kKeys + 1) * 4;
-  return t;
+  for (t.keys = kKeys;; t.keys /= 2) {
+    t.bytes = kRows * t.pitch * bytesOf(a.query->get()) + t.keys * t.pitch * bytesOf(a.key->get()) +
+              t.keys * t.cols * bytesOf(a.operandOf(a.vArg)) + kRows * (t.keys + 1) * 4;
+    if (t.bytes <= kMaxShared || t.keys == kMinKeys)
+      return t;
+  }
 }
 
 std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp out,
