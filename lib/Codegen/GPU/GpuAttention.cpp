@@ -3,14 +3,15 @@
 // The kernel for a softmax attention that GpuAttentionMatch.cpp found,
 // o = sum_j exp(phi(s) - m) / z * g(v) with s = q k^T, in the manner of
 // FlashAttention: a thread block per 32 query rows (grid y: the batch
-// dims), four threads per row, keys in tiles of 32 (16 or 8 for wide heads)
-// staged with their v rows in shared memory. Each thread computes 8 (4, 2)
-// scores of its row per tile in registers (the contraction's body over d,
-// then the epilogue's psi and phi, with their bias reads); the row's
-// running max and sum, and the thread's E / 4 output
-// accumulators, are rescaled by exp(m_old - m_new) as the max grows (online
-// softmax); o = acc / z at the end. The L x L scores are never written; m
-// and z only when something else reads them.
+// dims), 4 threads per row (8 or 16 when the rows of all batches are few),
+// keys in tiles of 32 (16 or 8 for wide heads) staged with their v rows in
+// shared memory. Each thread computes keys / lanes scores of its row per
+// tile in registers (the contraction's body over d, then the epilogue's psi
+// and phi, with their bias reads); the row's running max and sum, and the
+// thread's E / lanes output accumulators, are rescaled by
+// exp(m_old - m_new) as the max grows (online softmax); o = acc / z at the
+// end. The L x L scores are never written; m and z only when something
+// else reads them.
 //
 // Three barriers per key tile: before the tile is staged (the previous
 // tile's readers are done), after (its copies are visible) and between the
@@ -83,12 +84,12 @@ Value cmpLt(KB &kb, Value x, Value bound) {
 /// Stages `rows` x `cols` elements of a global operand into the shared
 /// buffer `tile` (row pitch from its type), zero past `valid` rows or `cols`
 /// columns: element (r, c) reads `global` at indicesOf(first + r, c).
-void stageTile(OpBuilder &b, Location loc, Value tid, Value tile, int64_t rows, int64_t cols,
-               int64_t validCols, Value rowLimit,
+void stageTile(OpBuilder &b, Location loc, Value tid, int64_t threads, Value tile, int64_t rows,
+               int64_t cols, int64_t validCols, Value rowLimit,
                llvm::function_ref<SmallVector<Value>(Value row, Value col)> indicesOf, Value global,
                Value first) {
   KB kb{b, loc};
-  auto loop = scf::ForOp::create(b, loc, tid, kb.idx(rows * cols), kb.idx(kThreads));
+  auto loop = scf::ForOp::create(b, loc, tid, kb.idx(rows * cols), kb.idx(threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value idx = loop.getInductionVar();
@@ -105,9 +106,11 @@ Value f32Const(OpBuilder &b, Location loc, double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
 
-Value shuffleCombine(OpBuilder &b, Location loc, Value v,
+/// `v` combined across the `lanes` lanes of a row (aligned groups of a
+/// warp) by xor shuffles.
+Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
                      llvm::function_ref<Value(Value, Value)> combineFn) {
-  for (int32_t offset = 1; offset < kLanes; offset *= 2) {
+  for (int32_t offset = 1; offset < lanes; offset *= 2) {
     Value other =
         gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
     v = combineFn(v, other);
@@ -130,7 +133,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Type kType = cast<MemRefType>(kOperand->get().getType()).getElementType();
   Type vType = cast<MemRefType>(vGlobal.getType()).getElementType();
   Tiles tiles = tilesOf(a);
-  int64_t pitch = tiles.pitch, cols = tiles.cols, perThread = cols / kLanes, keys = tiles.keys;
+  int64_t lanes = a.lanes, threads = kRows * lanes;
+  int64_t pitch = tiles.pitch, cols = tiles.cols, perThread = cols / lanes, keys = tiles.keys;
   int64_t batches = 1;
   for (int64_t extent : a.batch)
     batches *= extent;
@@ -140,14 +144,14 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
                                  sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
                                  sharedType({kRows, keys + 1}, rewriter.getF32Type())};
   int64_t blocks = (a.lq + kRows - 1) / kRows;
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, batches}, {kThreads}, workgroup);
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, batches}, {threads}, workgroup);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("attention"));
   OpBuilder &b = rewriter;
   KB kb{b, loc};
   Value qs = launch.getWorkgroupAttributions()[0], ks = launch.getWorkgroupAttributions()[1],
         vs = launch.getWorkgroupAttributions()[2], ps = launch.getWorkgroupAttributions()[3];
   Value tid = launch.getThreadIds().x;
-  Value r = kb.div(tid, kLanes), sub = kb.rem(tid, kLanes);
+  Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
   Value q0 = kb.mul(launch.getBlockIds().x, kRows);
   Value row = kb.add(q0, r);
   Value lqV = kb.idx(a.lq), lkV = kb.idx(a.lk);
@@ -180,7 +184,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   };
   // The block's query rows, once.
   stageTile(
-      b, loc, tid, qs, kRows, a.d, a.d, lqV,
+      b, loc, tid, threads, qs, kRows, a.d, a.d, lqV,
       [&](Value i, Value d) { return gemmIndices(qOperand, i, d); }, qOperand->get(), q0);
 
   SmallVector<Value> inits = {arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.maxInit)), zero};
@@ -195,10 +199,10 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     // The previous tile's readers are done with the shared tiles.
     gpu::BarrierOp::create(b, loc);
     stageTile(
-        b, loc, tid, ks, keys, a.d, a.d, lkV,
+        b, loc, tid, threads, ks, keys, a.d, a.d, lkV,
         [&](Value j, Value d) { return gemmIndices(kOperand, j, d); }, kOperand->get(), k0);
     stageTile(
-        b, loc, tid, vs, keys, cols, a.e, lkV,
+        b, loc, tid, threads, vs, keys, cols, a.e, lkV,
         [&](Value j, Value c) {
           return indicesAt(vMap, ivsOf(a.outRoles, nullptr, j, c, nullptr));
         },
@@ -206,7 +210,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     gpu::BarrierOp::create(b, loc);
 
     // Scores of keys sub, sub + 4, ...: the contraction's body over d.
-    int64_t perLane = keys / kLanes;
+    int64_t perLane = keys / lanes;
     SmallVector<Value> sInit(perLane,
                              arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.scoreInit)));
     auto dLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(a.d), kb.idx(1), sInit);
@@ -220,7 +224,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
       Value kArg = body->getArgument(kOperand->getOperandNumber());
       SmallVector<Value> next;
       for (int64_t w = 0; w < perLane; ++w) {
-        Value key = kb.add(sub, w * kLanes);
+        Value key = kb.add(sub, w * lanes);
         Value kv = memref::LoadOp::create(b, loc, ks, ValueRange{key, d});
         IRMapping map;
         map.map(qArg, qv);
@@ -240,7 +244,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     // (in bounds; their scores are discarded).
     Value lastRow = kb.min(row, a.lq - 1);
     for (int64_t w = 0; w < perLane; ++w) {
-      Value key = kb.add(k0, kb.add(sub, w * kLanes));
+      Value key = kb.add(k0, kb.add(sub, w * lanes));
       Value lastKey = kb.min(key, a.lk - 1);
       auto indexOf = [&](ArrayRef<int> roles) {
         return [&, roles](unsigned dim) { return ivsOf(roles, row, key, nullptr, nullptr)[dim]; };
@@ -264,7 +268,9 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
       if (a.epilogue) {
         Block *body = a.epilogue.getBody();
         SmallVector<Value> reads;
-        for (OpOperand *in : llvm::drop_begin(a.epilogue.getDpsInputOperands()))
+        // (getDpsInputOperands returns a vector: kept alive for the loop.)
+        SmallVector<OpOperand *> inputs = a.epilogue.getDpsInputOperands();
+        for (OpOperand *in : llvm::drop_begin(inputs))
           reads.push_back(body->getArgument(in->getOperandNumber()));
         score = apply(a.epilogue, a.epilogueRoles, a.psi, body->getArgument(0), score, reads);
       }
@@ -272,7 +278,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
       x.push_back(arith::SelectOp::create(b, loc, cmpLt(kb, key, lkV), phi, negInf));
       tileMax = maxOf(tileMax, x.back());
     }
-    tileMax = shuffleCombine(b, loc, tileMax, maxOf);
+    tileMax = shuffleCombine(b, loc, tileMax, lanes, maxOf);
     Value mNew = maxOf(mOld, tileMax);
     // A row without a finite score yet subtracts 0 (exp(-inf) = 0, no NaN).
     Value noMax =
@@ -283,10 +289,10 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     for (int64_t w = 0; w < perLane; ++w) {
       Value p = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x[w], mUse));
       rowSum = arith::AddFOp::create(b, loc, rowSum, p);
-      memref::StoreOp::create(b, loc, p, ps, ValueRange{r, kb.add(sub, w * kLanes)});
+      memref::StoreOp::create(b, loc, p, ps, ValueRange{r, kb.add(sub, w * lanes)});
     }
     auto addOf = [&](Value p, Value q) { return arith::AddFOp::create(b, loc, p, q).getResult(); };
-    rowSum = shuffleCombine(b, loc, rowSum, addOf);
+    rowSum = shuffleCombine(b, loc, rowSum, lanes, addOf);
     Value zNew = arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, zOld, alpha), rowSum);
     gpu::BarrierOp::create(b, loc);
     // The accumulator, rescaled, plus this tile's p v (over the tile's keys
@@ -303,7 +309,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
       Value p = memref::LoadOp::create(b, loc, ps, ValueRange{r, j});
       SmallVector<Value> next;
       for (int64_t u = 0; u < perThread; ++u) {
-        Value v = memref::LoadOp::create(b, loc, vs, ValueRange{j, kb.add(sub, u * kLanes)});
+        Value v = memref::LoadOp::create(b, loc, vs, ValueRange{j, kb.add(sub, u * lanes)});
         Value pv = p;
         for (Value f : a.valueFactors)
           pv = arith::MulFOp::create(b, loc, pv, cloneExpr(b, f, a.vArg, v));
@@ -320,10 +326,10 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   b.setInsertionPointToStart(rowIf.thenBlock());
   Value z = tileLoop.getResult(1);
   for (int64_t u = 0; u < perThread; ++u) {
-    Value col = kb.add(sub, u * kLanes);
+    Value col = kb.add(sub, u * lanes);
     SmallVector<Value> ivs = ivsOf(a.outRoles, row, nullptr, col, nullptr);
     Value o = arith::DivFOp::create(b, loc, tileLoop.getResult(2 + u), z);
-    if (a.e % kLanes == 0) {
+    if (a.e % lanes == 0) {
       memref::StoreOp::create(b, loc, o, oGlobal, indicesAt(oMap, ivs));
       continue;
     }

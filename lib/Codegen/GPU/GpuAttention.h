@@ -17,13 +17,16 @@ namespace mlir {
 namespace neo {
 namespace attention {
 
-/// Query rows per thread block, threads per row, the most keys per tile
-/// (fewer, down to 8, where the tiles of wide heads would pass 48 KiB).
+/// Query rows per thread block; threads per row (4, or 8 or 16 when the
+/// rows of all batches are too few to give every SM four warps); the most
+/// keys per tile (fewer, down to 8, where wide heads' tiles pass 48 KiB).
 constexpr int64_t kRows = 32;
-constexpr int64_t kLanes = 4;
+constexpr int64_t kMinLanes = 4;
+constexpr int64_t kMaxLanes = 16;
 constexpr int64_t kKeys = 32;
 constexpr int64_t kMinKeys = 8;
-constexpr int64_t kThreads = kRows * kLanes;
+/// Threads that keep an H100/H200's 132 SMs issuing FMAs (4 warps each).
+constexpr int64_t kBusyThreads = 132 * 4 * 32;
 /// The most columns of v (a row's accumulator: E / 4 registers a thread).
 constexpr int64_t kMaxValueCols = 256;
 constexpr int64_t kMaxShared = 48 * 1024;
@@ -54,6 +57,7 @@ struct Attention {
   unsigned rowAxis = 0;                       // the axis of s that o's rows index
   OpOperand *query = nullptr, *key = nullptr; // the contraction's inputs
   int64_t lq = 0, lk = 0, d = 0, e = 0;
+  int64_t lanes = kMinLanes; // threads per query row
   // o's body: the score, the statistics, v; phi and the factors of v.
   Value sArg, mArg, zArg, vArg, phi, psi;
   SmallVector<Value> valueFactors;
@@ -69,11 +73,12 @@ struct Attention {
   AffineMap mapOf(Value arg) const;
 };
 
-/// The kernel's shared tiles: `keys` keys per tile (32, 16 or 8: the most
-/// whose tiles fit in 48 KiB), q and k rows of `pitch` elements (odd, so
-/// that a warp's reads of 8 rows fall in distinct banks), v rows of `cols`
-/// (E rounded up to the 4 lanes of a row), their bytes with the block's
-/// probabilities (32 x keys + 1). `bytes` passes 48 KiB when none fits.
+/// The kernel's shared tiles: `keys` keys per tile (32, 16 or 8, at least
+/// the lanes of a row: the most whose tiles fit in 48 KiB), q and k rows of
+/// `pitch` elements (odd, so that a warp's reads of its rows fall in
+/// distinct banks), v rows of `cols` (E rounded up to the lanes of a row),
+/// their bytes with the block's probabilities (32 x keys + 1). `bytes`
+/// passes 48 KiB when none fits.
 struct Tiles {
   int64_t keys, pitch, cols, bytes;
 };

@@ -351,7 +351,7 @@ bool matchOutput(Attention &a, func::FuncOp func) {
   // o reads m, z, v and what phi reads, each once.
   llvm::SmallSetVector<Value, 8> inputs(phiArgs->begin(), phiArgs->end());
   if (!a.vArg || !inputs.insert(a.mArg) || !inputs.insert(a.zArg) || !inputs.insert(a.vArg) ||
-      inputs.size() != out.getNumDpsInputs())
+      (int64_t)inputs.size() != out.getNumDpsInputs())
     return false;
 
   // The loops: the batch dims and rows (m's), keys (the reduction), columns
@@ -681,7 +681,8 @@ bool matchContraction(Attention &a, func::FuncOp func) {
       llvm::is_contained(a.epilogueRoles, INT_MIN))
     return false;
   SmallVector<Value> others;
-  for (OpOperand *in : llvm::drop_begin(ep.getDpsInputOperands())) {
+  SmallVector<OpOperand *> inputs = ep.getDpsInputOperands(); // (a vector: kept alive)
+  for (OpOperand *in : llvm::drop_begin(inputs)) {
     auto dims = dimsOf(ep.getMatchingIndexingMap(in));
     if (!dims || in->get() == a.scores || !perScore(axesOf(*dims, a.epilogueRoles)))
       return false;
@@ -750,11 +751,11 @@ Tiles mlir::neo::attention::tilesOf(const Attention &a) {
   };
   Tiles t;
   t.pitch = a.d % 2 ? a.d : a.d + 1;
-  t.cols = (a.e + kLanes - 1) / kLanes * kLanes;
+  t.cols = (a.e + a.lanes - 1) / a.lanes * a.lanes;
   for (t.keys = kKeys;; t.keys /= 2) {
     t.bytes = kRows * t.pitch * bytesOf(a.query->get()) + t.keys * t.pitch * bytesOf(a.key->get()) +
               t.keys * t.cols * bytesOf(a.operandOf(a.vArg)) + kRows * (t.keys + 1) * 4;
-    if (t.bytes <= kMaxShared || t.keys == kMinKeys)
+    if (t.bytes <= kMaxShared || t.keys == std::max(kMinKeys, a.lanes))
       return t;
   }
 }
@@ -766,8 +767,18 @@ std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp 
   if (!matchOutput(a, func) || !findScoreOps(a, func) ||
       !matchRowReduction(a, a.max, a.m, /*isSum=*/false) ||
       !matchRowReduction(a, a.sum, a.z, /*isSum=*/true) || !matchInits(a, func) ||
-      !matchRowLoop(a) || !matchContraction(a, func) || tilesOf(a).bytes > kMaxShared ||
-      !checkOrder(a, func))
+      !matchRowLoop(a) || !matchContraction(a, func) || !checkOrder(a, func))
     return std::nullopt;
+  // Threads per row: more where the rows of all batches are few (a single
+  // head of L = 1024: 1024 rows x 4 threads would keep a third of the SMs
+  // busy), as long as the tiles fit.
+  int64_t rows = (a.lq + kRows - 1) / kRows * kRows;
+  for (int64_t extent : a.batch)
+    rows *= extent;
+  while (a.lanes < kMaxLanes && rows * a.lanes < kBusyThreads)
+    a.lanes *= 2;
+  for (; tilesOf(a).bytes > kMaxShared; a.lanes /= 2)
+    if (a.lanes == kMinLanes)
+      return std::nullopt;
   return a;
 }

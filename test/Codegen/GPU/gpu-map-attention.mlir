@@ -16,14 +16,15 @@
 #map5 = affine_map<(d0, d1, d2) -> (d0)>
 #map6 = affine_map<(d0, d1, d2) -> (d2, d1)>
 // The four ops of softmax attention become one launch: a block per 32 query
-// rows (64 / 32 = 2 blocks) of 128 threads, tiles of q, k and v and the
+// rows (64 / 32 = 2 blocks) of 512 threads (16 a row: 64 rows are too few
+// to fill the SMs with 4), tiles of q, k and v and the
 // block's probabilities in shared memory (pitch 17: 16 + 1), an online
-// softmax over key tiles (row max and sum across the row's 4 lanes by xor
+// softmax over key tiles (row max and sum across the row's 16 lanes by xor
 // shuffles, the accumulator rescaled by exp(m_old - m_new)); the 64 x 128
 // scores and the row statistics are never allocated.
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT: memref.alloc
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}}) threads({{.*}}) in ({{.*}} = %c128,
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}}) threads({{.*}}) in ({{.*}} = %c512,
 // CHECK-SAME: workgroup({{.*}} : memref<32x17xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x17xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<32x33xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for
 // CHECK: gpu.barrier
