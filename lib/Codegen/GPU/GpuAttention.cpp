@@ -77,15 +77,11 @@ Value loadOrZero(OpBuilder &b, Location loc, Value mem, ValueRange indices, Valu
   return ifOp.getResult(0);
 }
 
-Value cmpLt(KB &kb, Value x, Value bound) {
-  return arith::CmpIOp::create(kb.b, kb.loc, arith::CmpIPredicate::ult, x, bound);
-}
-
 /// Stages `rows` x `cols` elements of a global operand into the shared
 /// buffer `tile` (row pitch from its type), zero past `valid` rows or `cols`
 /// columns: element (r, c) reads `global` at indicesOf(first + r, c).
 void stageTile(OpBuilder &b, Location loc, Value tid, int64_t threads, Value tile, int64_t rows,
-               int64_t cols, int64_t validCols, Value rowLimit,
+               int64_t cols, int64_t validCols, int64_t rowLimit,
                llvm::function_ref<SmallVector<Value>(Value row, Value col)> indicesOf, Value global,
                Value first) {
   KB kb{b, loc};
@@ -95,7 +91,7 @@ void stageTile(OpBuilder &b, Location loc, Value tid, int64_t threads, Value til
   Value idx = loop.getInductionVar();
   Value r = kb.div(idx, cols), c = kb.rem(idx, cols);
   Value row = kb.add(first, r);
-  Value inRange = cmpLt(kb, row, rowLimit);
+  Value inRange = kb.lt(row, rowLimit);
   if (validCols < cols)
     inRange = kb.andI(inRange, kb.lt(c, validCols));
   Value v = loadOrZero(b, loc, global, indicesOf(row, c), inRange);
@@ -135,16 +131,13 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Tiles tiles = tilesOf(a);
   int64_t lanes = a.lanes, threads = kRows * lanes;
   int64_t pitch = tiles.pitch, cols = tiles.cols, perThread = cols / lanes, keys = tiles.keys;
-  int64_t batches = 1;
-  for (int64_t extent : a.batch)
-    batches *= extent;
 
   rewriter.setInsertionPoint(out);
   SmallVector<Type> workgroup = {sharedType({kRows, pitch}, qType),
                                  sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
                                  sharedType({kRows, keys + 1}, rewriter.getF32Type())};
   int64_t blocks = (a.lq + kRows - 1) / kRows;
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, batches}, {threads}, workgroup);
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, a.batches()}, {threads}, workgroup);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("attention"));
   OpBuilder &b = rewriter;
   KB kb{b, loc};
@@ -154,7 +147,6 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
   Value q0 = kb.mul(launch.getBlockIds().x, kRows);
   Value row = kb.add(q0, r);
-  Value lqV = kb.idx(a.lq), lkV = kb.idx(a.lk);
   Type f32 = b.getF32Type();
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
@@ -184,7 +176,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   };
   // The block's query rows, once.
   stageTile(
-      b, loc, tid, threads, qs, kRows, a.d, a.d, lqV,
+      b, loc, tid, threads, qs, kRows, a.d, a.d, a.lq,
       [&](Value i, Value d) { return gemmIndices(qOperand, i, d); }, qOperand->get(), q0);
 
   SmallVector<Value> inits = {arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.maxInit)), zero};
@@ -199,10 +191,10 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     // The previous tile's readers are done with the shared tiles.
     gpu::BarrierOp::create(b, loc);
     stageTile(
-        b, loc, tid, threads, ks, keys, a.d, a.d, lkV,
+        b, loc, tid, threads, ks, keys, a.d, a.d, a.lk,
         [&](Value j, Value d) { return gemmIndices(kOperand, j, d); }, kOperand->get(), k0);
     stageTile(
-        b, loc, tid, threads, vs, keys, cols, a.e, lkV,
+        b, loc, tid, threads, vs, keys, cols, a.e, a.lk,
         [&](Value j, Value c) {
           return indicesAt(vMap, ivsOf(a.outRoles, nullptr, j, c, nullptr));
         },
@@ -275,7 +267,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
         score = apply(a.epilogue, a.epilogueRoles, a.psi, body->getArgument(0), score, reads);
       }
       Value phi = apply(out, a.outRoles, a.phi, a.sArg, score, a.biasArgs);
-      x.push_back(arith::SelectOp::create(b, loc, cmpLt(kb, key, lkV), phi, negInf));
+      x.push_back(arith::SelectOp::create(b, loc, kb.lt(key, a.lk), phi, negInf));
       tileMax = maxOf(tileMax, x.back());
     }
     tileMax = shuffleCombine(b, loc, tileMax, lanes, maxOf);
@@ -300,7 +292,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     SmallVector<Value> acc;
     for (int64_t u = 0; u < perThread; ++u)
       acc.push_back(arith::MulFOp::create(b, loc, tileLoop.getRegionIterArgs()[2 + u], alpha));
-    Value keysHere = kb.min(kb.sub(lkV, k0), keys);
+    Value keysHere = kb.min(kb.sub(kb.idx(a.lk), k0), keys);
     auto jLoop = scf::ForOp::create(b, loc, kb.idx(0), keysHere, kb.idx(1), acc);
     {
       OpBuilder::InsertionGuard inner(b);
@@ -322,7 +314,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     scf::YieldOp::create(b, loc, carried);
   }
   // The row's outputs: o = acc / z (and m, z when read later).
-  auto rowIf = scf::IfOp::create(b, loc, cmpLt(kb, row, lqV), /*withElse=*/false);
+  auto rowIf = scf::IfOp::create(b, loc, kb.lt(row, a.lq), /*withElse=*/false);
   b.setInsertionPointToStart(rowIf.thenBlock());
   Value z = tileLoop.getResult(1);
   for (int64_t u = 0; u < perThread; ++u) {

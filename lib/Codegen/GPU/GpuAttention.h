@@ -68,6 +68,13 @@ struct Attention {
   SmallVector<SmallVector<int>> biasAxes;
   Operation *maxCombiner = nullptr;
 
+  /// The product of the batch dims' extents (the grid's y).
+  int64_t batches() const {
+    int64_t n = 1;
+    for (int64_t extent : batch)
+      n *= extent;
+    return n;
+  }
   /// o's operand of a block argument of its body, and its indexing map.
   Value operandOf(Value arg) const;
   AffineMap mapOf(Value arg) const;

@@ -231,29 +231,7 @@ bool isF32Constant(Attribute value) {
 
 /// The op of the function body that holds `op`.
 Operation *topLevel(Operation *op, func::FuncOp func) {
-  while (op->getParentOp() != func)
-    op = op->getParentOp();
-  return op;
-}
-
-/// Whether `op` (or an op inside it) may write or free `buffer`.
-bool mayWrite(Operation *op, Value buffer) {
-  bool writes = false;
-  op->walk([&](Operation *inner) {
-    if (auto iface = dyn_cast<MemoryEffectOpInterface>(inner)) {
-      SmallVector<MemoryEffects::EffectInstance> effects;
-      iface.getEffects(effects);
-      for (auto &e : effects)
-        if (isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()) &&
-            (!e.getValue() || baseBuffer(e.getValue()) == buffer))
-          writes = true;
-    } else if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-               inner->getNumRegions() == 0 && !isPure(inner)) {
-      writes = true;
-    }
-    return writes ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  return writes;
+  return func.getBody().front().findAncestorOpInBlock(*op);
 }
 
 /// Whether `view` is row `iv` of `source` along `rowAxis` (all of its other
@@ -431,9 +409,6 @@ bool matchOutput(Attention &a, func::FuncOp func) {
   a.rowAxis = llvm::find(a.scoreAxes, kRow) - a.scoreAxes.begin();
   auto rangeOf = [&](int role) { return ranges[llvm::find(roles, role) - roles.begin()]; };
   a.lq = rangeOf(kRow), a.lk = rangeOf(kKey), a.e = rangeOf(kCol);
-  int64_t batches = 1;
-  for (int64_t extent : a.batch)
-    batches *= extent;
 
   // s: a temporary; m and z: temporaries, or the function's results (then
   // always written).
@@ -447,7 +422,7 @@ bool matchOutput(Attention &a, func::FuncOp func) {
          (a.z.getDefiningOp<memref::AllocOp>() || isArgOf(a.z, entry)) &&
          isStaticF32(a.scores, rank + 2) && isStaticF32(a.m, rank + 1) &&
          isStaticF32(a.z, rank + 1) && vType.isIntOrFloat() && a.e <= kMaxValueCols &&
-         gpukernel::gridLimitError((a.lq + kRows - 1) / kRows, batches).empty() && a.lq >= 1 &&
+         gpukernel::gridLimitError((a.lq + kRows - 1) / kRows, a.batches()).empty() && a.lq >= 1 &&
          a.lk >= 1;
 }
 
@@ -772,9 +747,7 @@ std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp 
   // Threads per row: more where the rows of all batches are few (a single
   // head of L = 1024: 1024 rows x 4 threads would keep a third of the SMs
   // busy), as long as the tiles fit.
-  int64_t rows = (a.lq + kRows - 1) / kRows * kRows;
-  for (int64_t extent : a.batch)
-    rows *= extent;
+  int64_t rows = (a.lq + kRows - 1) / kRows * kRows * a.batches();
   while (a.lanes < kMaxLanes && rows * a.lanes < kBusyThreads)
     a.lanes *= 2;
   for (; tilesOf(a).bytes > kMaxShared; a.lanes /= 2)

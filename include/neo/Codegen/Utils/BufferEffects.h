@@ -50,6 +50,27 @@ inline bool mayTouch(Operation *op, Value buffer) {
   return touches;
 }
 
+/// Whether `op` (or an op inside it) may write or free `buffer` (reads
+/// allowed): an effect on the buffer or a view of it, or unknown effects.
+inline bool mayWrite(Operation *op, Value buffer) {
+  bool writes = false;
+  op->walk([&](Operation *inner) {
+    if (auto iface = dyn_cast<MemoryEffectOpInterface>(inner)) {
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      iface.getEffects(effects);
+      for (auto &e : effects)
+        if (isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()) &&
+            (!e.getValue() || baseBuffer(e.getValue()) == buffer))
+          writes = true;
+    } else if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+               inner->getNumRegions() == 0 && !isPure(inner)) {
+      writes = true;
+    }
+    return writes ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return writes;
+}
+
 } // namespace neo
 } // namespace mlir
 
