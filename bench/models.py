@@ -191,6 +191,7 @@ TRAINING = [
     ("SCRNN B64 H1024 S64", "cell", lambda: scrnn(1024, 64, 1024, 64)),
     ("capsule conv N4 C8 K8 12x12", "cell", lambda: capsule(4, 8, 8, 12)),
     ("shift conv N8 C64 K64 28x28", "cell", lambda: shift_conv(8, 64, 64, 28)),
+    ("attention L1024 D64", "norm", lambda: attention(1024, 64)),
 ]
 
 
@@ -211,7 +212,6 @@ def attention(L, D):
 
 # Training graphs that the GPU benchmark adds to TRAINING (scripts/gpu).
 GPU_TRAINING = [
-    ("attention L1024 D64", "norm", lambda: attention(1024, 64)),
     ("conv2d 3x3 N8 C=K=64 56x56 bf16", "conv", lambda: conv2d_bf16(8, 64, 64, 56)),
 ]
 

@@ -83,5 +83,13 @@ def shift(x, w):
     return jnp.einsum("nchw,kc->nkhw", jnp.stack(parts, 1), w)
 
 
+def attn(q, k, v):
+    # What a JAX user calls: jax.nn.dot_product_attention ([batch, length,
+    # heads, head dim]; scale 1 / sqrt(D) by default, as models.attention).
+    return jax.nn.dot_product_attention(q[None, :, None], k[None, :, None],
+                                        v[None, :, None])[0, :, 0]
+
+
 REFS = dict(lstm=lstm, mi_lstm=mi_lstm, sub_lstm=sub_lstm, scrnn=scrnn, conv=conv, dw=dw,
-            layernorm=layernorm, softmax=softmax, mlp=mlp, capsule=capsule, shift=shift)
+            layernorm=layernorm, softmax=softmax, mlp=mlp, capsule=capsule, shift=shift,
+            attn=attn)

@@ -97,9 +97,14 @@ struct UnshareFilledInits : public PassWrapper<UnshareFilledInits, OperationPass
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
                                       bool fuseElementwise, bool gpu, bool splitIndexSets,
-                                      bool splitBorders, bool gpuRowBlocks) {
+                                      bool splitBorders, bool gpuRowBlocks,
+                                      bool reuseContractions) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A backward sum that multiplies out a forward contraction's product
+  // again reads its result (attention's rowsum(dO * O)).
+  if (reuseContractions)
+    pm.addNestedPass<func::FuncOp>(createNeoReuseContractions());
   // Backward computes read the forward's elementwise results instead of
   // recomputing them (softmax's y in dx).
   if (!gpu)
@@ -156,7 +161,8 @@ void mlir::neo::buildNeoBufferizePhase(OpPassManager &pm, bool deallocate) {
 void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   // Phase 1: neo -> linalg on tensors.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
-                        /*gpu=*/false, options.splitIndexSets, options.splitBorders);
+                        /*gpu=*/false, options.splitIndexSets, options.splitBorders,
+                        /*gpuRowBlocks=*/false, options.reuseContractions);
   if (options.hoistInvariants) {
     pm.addNestedPass<func::FuncOp>(createNeoHoistInvariants());
     pm.addPass(createCSEPass());

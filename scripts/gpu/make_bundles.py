@@ -345,9 +345,15 @@ def bench_jobs(out, quick):
     variants = {"": ("", ""), "eqsat=true": ("_eqsat", " (eqsat)"),
                 "tensor-cores=tf32": ("_tf32", " (tf32)"),
                 "chip=sm_90a": ("_sm90a", " (sm_90a)"),
-                "chip=sm_90a tensor-cores=tf32": ("_tf32_sm90a", " (tf32, sm_90a)")}
+                "chip=sm_90a tensor-cores=tf32": ("_tf32_sm90a", " (tf32, sm_90a)"),
+                "eqsat=true reuse-contractions=false": ("_eqsat_noreuse",
+                                                        " (eqsat, no reuse-contractions)")}
 
     def case_options(label):
+        # Attention's backward with its row term summed over keys again
+        # (L * L * E, fewer launches) against rowsum(dO * O) (the default).
+        if label.startswith("attention"):
+            return ("eqsat=true reuse-contractions=false",)
         if not label.startswith("conv2d"):
             return ()
         if label.endswith("bf16"):

@@ -26,6 +26,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> reuseContractions{
+      *this, "reuse-contractions",
+      llvm::cl::desc("Run neo-reuse-contractions: a sum that multiplies out an earlier "
+                     "contraction's product reads its result (attention's rowsum(dO * O))"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> splitIndexSets{
       *this, "split-index-sets",
       llvm::cl::desc("Split kernels at the index thresholds their bodies test "
@@ -253,6 +258,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise", llvm::cl::desc("Fuse producer/consumer elementwise linalg ops"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> reuseContractions{
+      *this, "reuse-contractions",
+      llvm::cl::desc("Run neo-reuse-contractions: a sum that multiplies out an earlier "
+                     "contraction's product reads its result (attention's rowsum(dO * O))"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> eqsat{*this, "eqsat",
                                   llvm::cl::desc("Run neo-eqsat-fuse (with GPU costs) first"),
                                   llvm::cl::init(false)};
@@ -277,10 +287,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 /// On the GPU, neo-eqsat-fuse uses GPU costs and forms row-blocked kernels
 /// when `gpuRowBlocks` (lowered a row per thread block).
 /// `splitIndexSets` adds neo-split-index-sets after the fusion;
-/// `splitBorders` is convert-neo-to-linalg's split-borders.
+/// `splitBorders` is convert-neo-to-linalg's split-borders;
+/// `reuseContractions` runs neo-reuse-contractions first.
 void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
                            bool gpu = false, bool splitIndexSets = false, bool splitBorders = false,
-                           bool gpuRowBlocks = false);
+                           bool gpuRowBlocks = false, bool reuseContractions = true);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

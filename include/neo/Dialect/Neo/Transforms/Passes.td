@@ -153,6 +153,30 @@ def NeoReuseResults : Pass<"neo-reuse-results", "::mlir::func::FuncOp"> {
   }];
 }
 
+def NeoReuseContractions : Pass<"neo-reuse-contractions", "::mlir::func::FuncOp"> {
+  let summary = "Read a contraction's result where a later sum multiplies out its product again";
+  let description = [{
+    Autodiff writes attention's backward term `D[i] = sum(j, e) p[i, j] *
+    v[j, e] * do[i, e]` (the row sums of the softmax gradient), which sums
+    over keys the same products that the forward's `o[i, e] = sum(j) p[i, j]
+    * v[j, e]` summed: `D[i] = sum(e) o[i, e] * do[i, e]`, `L * E` work per
+    row instead of `L * L * E` (FlashAttention's `rowsum(dO * O)`).
+
+    Each body is read as a signed product of factors with integer exponents
+    (`mulf`, `divf` and `negf` looked through; every other value, a read, a
+    constant, `exp(...)`, is a factor, and factors are compared by
+    structure: the same ops, reads of the same tensor at the same map). When
+    an earlier sum `f` (same block, plain reads, arith and math ops only)
+    has a product that divides a later sum `g`'s, under a mapping of f's
+    dims onto g's dims of equal extent that takes f's reduction dims to g's
+    reduction dims, and the factors left do not read those dims, `g` becomes
+    a sum over its other dims of the factors left times f's result (a new
+    last input; `kind none` when no reduction dim remains). The value is the
+    same up to the rounding of a reassociated sum. Computes with index
+    reads, pads, a domain or another reduction kind are left alone.
+  }];
+}
+
 def NeoNarrowStorage : Pass<"neo-narrow-storage", "::mlir::func::FuncOp"> {
   let summary = "Store an elementwise result that is an exact widening of 16 bits in 16 bits";
   let description = [{
