@@ -97,8 +97,8 @@ struct UnshareFilledInits : public PassWrapper<UnshareFilledInits, OperationPass
 
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
                                       bool fuseElementwise, bool gpu, bool splitIndexSets,
-                                      bool splitBorders, bool gpuRowBlocks,
-                                      bool reuseContractions) {
+                                      bool splitBorders, bool gpuRowBlocks, bool reuseContractions,
+                                      bool factorSums) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // A backward sum that multiplies out a forward contraction's product
@@ -109,6 +109,11 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
   // recomputing them (softmax's y in dx).
   if (!gpu)
     pm.addNestedPass<func::FuncOp>(createNeoReuseResults());
+  // Factors that do not vary along a sum's reduction leave it: the sum is a
+  // plain contraction (a GEMM), the factors are applied once per element.
+  // After neo-reuse-results, which looks for whole expressions in the sums.
+  if (factorSums)
+    pm.addNestedPass<func::FuncOp>(createNeoFactorSums());
   // Mixed precision: 16-bit values widened into f32 tensors stay 16-bit, so
   // that their contractions with 16-bit tensors take tensor cores.
   if (gpu)
@@ -162,7 +167,7 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 1: neo -> linalg on tensors.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
                         /*gpu=*/false, options.splitIndexSets, options.splitBorders,
-                        /*gpuRowBlocks=*/false, options.reuseContractions);
+                        /*gpuRowBlocks=*/false, options.reuseContractions, options.factorSums);
   if (options.hoistInvariants) {
     pm.addNestedPass<func::FuncOp>(createNeoHoistInvariants());
     pm.addPass(createCSEPass());

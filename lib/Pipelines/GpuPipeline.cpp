@@ -33,7 +33,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
                         /*gpu=*/true, /*splitIndexSets=*/false, /*splitBorders=*/false,
-                        options.rowBlocks, options.reuseContractions);
+                        options.rowBlocks, options.reuseContractions, options.factorSums);
   if (options.stopAfter == "linalg")
     return;
   buildNeoBufferizePhase(pm, /*deallocate=*/false);

@@ -31,6 +31,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run neo-reuse-contractions: a sum that multiplies out an earlier "
                      "contraction's product reads its result (attention's rowsum(dO * O))"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> factorSums{
+      *this, "factor-sums",
+      llvm::cl::desc("Run neo-factor-sums: factors of a sum that read none of its reduction "
+                     "dims move into an elementwise compute of its result"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> splitIndexSets{
       *this, "split-index-sets",
       llvm::cl::desc("Split kernels at the index thresholds their bodies test "
@@ -263,6 +268,13 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Run neo-reuse-contractions: a sum that multiplies out an earlier "
                      "contraction's product reads its result (attention's rowsum(dO * O))"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> factorSums{
+      *this, "factor-sums",
+      llvm::cl::desc("Run neo-factor-sums: factors of a sum that read none of its reduction "
+                     "dims move into an elementwise compute of its result (off by default: "
+                     "the fused attention kernel and neo-eqsat-fuse's row blocks match the "
+                     "sums as autodiff writes them)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> eqsat{*this, "eqsat",
                                   llvm::cl::desc("Run neo-eqsat-fuse (with GPU costs) first"),
                                   llvm::cl::init(false)};
@@ -288,10 +300,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 /// when `gpuRowBlocks` (lowered a row per thread block).
 /// `splitIndexSets` adds neo-split-index-sets after the fusion;
 /// `splitBorders` is convert-neo-to-linalg's split-borders;
-/// `reuseContractions` runs neo-reuse-contractions first.
+/// `reuseContractions` and `factorSums` run neo-reuse-contractions and
+/// neo-factor-sums first.
 void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
                            bool gpu = false, bool splitIndexSets = false, bool splitBorders = false,
-                           bool gpuRowBlocks = false, bool reuseContractions = true);
+                           bool gpuRowBlocks = false, bool reuseContractions = true,
+                           bool factorSums = true);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

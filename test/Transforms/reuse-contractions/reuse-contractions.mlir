@@ -4,7 +4,7 @@
 // Attention's backward row term, as neo-autodiff writes it:
 // d[i] = sum(e, j) -(exp(s - m) / z * (do * v)) / z. The forward's
 // o[i, e] = sum(j) exp(s - m) / z * v already sums exp(s - m) / z * v over
-// j, so d becomes sum(e) -(do * o / z): the sum over j and the reads of s,
+// j, so d becomes sum(e) -(o * do / z): the sum over j and the reads of s,
 // m and v are gone, and o is read at (i, e).
 #ij = affine_map<(i, e, j) -> (i, j)>
 #i = affine_map<(i, e, j) -> (i)>
@@ -17,7 +17,7 @@
 // CHECK: %[[O:.+]] = neo.compute ins(%[[S]], %[[M]], %[[Z]], %[[V]] : {{.*}}) space [6, 4] sum [9]
 // CHECK: %[[D:.+]] = neo.compute ins(%[[Z]], %[[DO]], %[[O]] : tensor<6xf32>, tensor<6x4xf32>, tensor<6x4xf32>) space [6] sum [4] maps [#[[I]], #[[IE]], #[[IE]]]
 // CHECK-NEXT: ^bb0(%[[ZV:.+]]: f32, %[[DOV:.+]]: f32, %[[OV:.+]]: f32):
-// CHECK-NEXT: %[[P:.+]] = arith.mulf %[[DOV]], %[[OV]] : f32
+// CHECK-NEXT: %[[P:.+]] = arith.mulf %[[OV]], %[[DOV]] : f32
 // CHECK-NEXT: %[[Q:.+]] = arith.divf %[[P]], %[[ZV]] : f32
 // CHECK-NEXT: %[[N:.+]] = arith.negf %[[Q]] : f32
 // CHECK-NEXT: neo.yield %[[N]] : f32
@@ -64,7 +64,7 @@ func.func @attention_row_term(%s: tensor<6x9xf32>, %m: tensor<6xf32>, %z: tensor
 // CHECK: %[[Y:.+]] = neo.compute ins(%{{.+}}, %{{.+}} : tensor<5x7xf32>, tensor<7xf32>) space [5] sum [7]
 // CHECK: %[[T:.+]] = neo.compute ins(%{{.+}}, %[[Y]] : tensor<5xf32>, tensor<5xf32>) space [] sum [5] maps [#[[U:.+]], #[[U]]]
 // CHECK-NEXT: ^bb0(%[[UV:.+]]: f32, %[[YV:.+]]: f32):
-// CHECK-NEXT: arith.mulf %[[UV]], %[[YV]]
+// CHECK-NEXT: arith.mulf %[[YV]], %[[UV]]
 func.func @nested_sum(%x: tensor<5x7xf32>, %w: tensor<7xf32>, %u: tensor<5xf32>)
     -> (tensor<5xf32>, tensor<f32>) {
   %y = neo.compute ins(%x, %w : tensor<5x7xf32>, tensor<7xf32>) space [5] sum [7]

@@ -7,6 +7,7 @@
 // sum(e) o[i, e] * do[i, e]: L * E work per row instead of L * L * E.
 //
 //===----------------------------------------------------------------------===//
+#include "Monomials.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
@@ -28,134 +29,7 @@ using namespace mlir;
 using namespace mlir::neo;
 
 namespace {
-
-/// A body's yielded value as a signed product of factors with integer
-/// exponents: mulf, divf and negf are looked through, every other value (a
-/// read, a constant, exp(...), a sum) is a factor.
-struct Monomial {
-  bool negated = false;
-  SmallVector<std::pair<Value, int>> factors;
-};
-
-/// A compute this pass reads or rewrites: a sum (or, as a consumer, any
-/// reduction kind is refused) over plain reads, whose body holds only pure
-/// arith and math ops.
-bool isPlainSum(ComputeOp op) {
-  if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0 || op.hasIndexReads() ||
-      op.getPadValues() || op.getDomain() || !op.getYieldedValue())
-    return false;
-  Block *body = &op.getBodyBlock();
-  for (Operation &inner : body->without_terminator()) {
-    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) || inner.getNumRegions() ||
-        !isPure(&inner) || inner.getNumResults() != 1)
-      return false;
-    // Values from outside the body are not followed.
-    for (Value v : inner.getOperands())
-      if (v.getParentBlock() != body)
-        return false;
-  }
-  if (op.getYieldedValue().getParentBlock() != body)
-    return false;
-  return op.getYieldedValue().getType() == op.getResultType().getElementType();
-}
-
-/// Structural equality of a value of compute `f`'s body with one of `g`'s,
-/// where f's dim d stands for g's dim sigma[d]: the same pure ops with the
-/// same attributes, and block arguments that read the same tensor at maps
-/// equal under sigma.
-struct Matcher {
-  Matcher(ComputeOp f, ComputeOp g) : f(f), g(g) {}
-  ComputeOp f, g;
-  SmallVector<AffineExpr> sigma; // f's dims as g's dim expressions
-  llvm::DenseMap<std::pair<Value, Value>, bool> memo;
-
-  bool match(Value fv, Value gv) {
-    if (fv.getType() != gv.getType())
-      return false;
-    auto key = std::make_pair(fv, gv);
-    auto it = memo.find(key);
-    if (it != memo.end())
-      return it->second;
-    return memo[key] = compute(fv, gv);
-  }
-
-  bool compute(Value fv, Value gv) {
-    auto fa = dyn_cast<BlockArgument>(fv), ga = dyn_cast<BlockArgument>(gv);
-    if (fa || ga) {
-      if (!fa || !ga || fa.getOwner() != &f.getBodyBlock() || ga.getOwner() != &g.getBodyBlock())
-        return false;
-      unsigned i = fa.getArgNumber(), j = ga.getArgNumber();
-      if (f.getInputs()[i] != g.getInputs()[j])
-        return false;
-      AffineMap fm = f.getIndexingMap(i), gm = g.getIndexingMap(j);
-      return fm.replaceDimsAndSymbols(sigma, {}, g.getNumDims(), 0) == gm;
-    }
-    Operation *fo = fv.getDefiningOp(), *go = gv.getDefiningOp();
-    if (cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber())
-      return false;
-    return OperationEquivalence::isEquivalentTo(
-        fo, go, [&](Value a, Value b) { return success(match(a, b)); }, nullptr,
-        OperationEquivalence::IgnoreLocations);
-  }
-};
-
-/// The dims of `op` that the reads under `v` (in op's body) use.
-llvm::SmallBitVector dimsOf(ComputeOp op, Value v) {
-  llvm::SmallBitVector dims(op.getNumDims());
-  SmallVector<Value> work{v};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(x)) {
-      AffineMap map = op.getIndexingMap(arg.getArgNumber());
-      for (unsigned d = 0; d < op.getNumDims(); ++d)
-        if (map.isFunctionOfDim(d))
-          dims.set(d);
-      continue;
-    }
-    for (Value operand : x.getDefiningOp()->getOperands())
-      work.push_back(operand);
-  }
-  return dims;
-}
-
-/// `v`'s monomial, factors that are structurally equal merged (sigma the
-/// identity of op's dims).
-Monomial monomialOf(ComputeOp op) {
-  Monomial m;
-  Matcher same(op, op);
-  for (unsigned d = 0; d < op.getNumDims(); ++d)
-    same.sigma.push_back(getAffineDimExpr(d, op.getContext()));
-  std::function<void(Value, int)> walk = [&](Value v, int exp) {
-    Operation *def = v.getDefiningOp();
-    if (auto mul = dyn_cast_or_null<arith::MulFOp>(def)) {
-      walk(mul.getLhs(), exp);
-      walk(mul.getRhs(), exp);
-      return;
-    }
-    if (auto div = dyn_cast_or_null<arith::DivFOp>(def)) {
-      walk(div.getLhs(), exp);
-      walk(div.getRhs(), -exp);
-      return;
-    }
-    if (auto neg = dyn_cast_or_null<arith::NegFOp>(def)) {
-      m.negated = !m.negated;
-      walk(neg.getOperand(), exp);
-      return;
-    }
-    for (auto &[factor, e] : m.factors)
-      if (same.match(factor, v)) {
-        e += exp;
-        return;
-      }
-    m.factors.push_back({v, exp});
-  };
-  walk(op.getYieldedValue(), 1);
-  llvm::erase_if(m.factors, [](auto &f) { return f.second == 0; });
-  return m;
-}
+using namespace mlir::neo::detail;
 
 /// A way to read producer `f`'s result in consumer `g`: f's dims as g's
 /// dims, and the exponent g's factors keep once f's product is taken out.
@@ -229,9 +103,10 @@ struct NeoReuseContractionsPass
 
   std::optional<Reuse> check(ComputeOp f, ComputeOp g, const Monomial &fm, const Monomial &gm,
                              ArrayRef<unsigned> sigma, ArrayRef<llvm::SmallBitVector> factorDims) {
-    Matcher m(f, g);
+    SmallVector<AffineExpr> exprs;
     for (unsigned e : sigma)
-      m.sigma.push_back(getAffineDimExpr(e, g.getContext()));
+      exprs.push_back(getAffineDimExpr(e, g.getContext()));
+    BodyMatcher m(f, g, std::move(exprs));
     Reuse r{SmallVector<unsigned>(sigma), {}, fm.negated != gm.negated};
     for (auto &factor : gm.factors)
       r.rest.push_back(factor.second);
@@ -298,30 +173,20 @@ struct NeoReuseContractionsPass
     }
     auto remap = [&](AffineMap map) { return map.replaceDimsAndSymbols(renumber, {}, next, 0); };
     // The inputs the remaining factors read, then f's result.
-    SmallVector<Value> keep;
+    SmallVector<std::pair<Value, int>> rest;
+    SmallVector<Value> roots;
     for (unsigned k = 0; k < gm.factors.size(); ++k)
-      if (r.rest[k] != 0)
-        keep.push_back(gm.factors[k].first);
-    llvm::DenseSet<unsigned> args;
-    for (Value v : keep) {
-      SmallVector<Value> work{v};
-      while (!work.empty()) {
-        Value x = work.pop_back_val();
-        if (auto arg = dyn_cast<BlockArgument>(x))
-          args.insert(arg.getArgNumber());
-        else
-          llvm::append_range(work, x.getDefiningOp()->getOperands());
+      if (r.rest[k] != 0) {
+        rest.push_back({gm.factors[k].first, r.rest[k]});
+        roots.push_back(gm.factors[k].first);
       }
-    }
+    llvm::SmallBitVector args = argsOf(g, roots);
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
-    SmallVector<unsigned> argOrder;
-    for (unsigned i = 0, e = g.getInputs().size(); i < e; ++i)
-      if (args.contains(i)) {
-        inputs.push_back(g.getInputs()[i]);
-        maps.push_back(remap(g.getIndexingMap(i)));
-        argOrder.push_back(i);
-      }
+    for (unsigned i : args.set_bits()) {
+      inputs.push_back(g.getInputs()[i]);
+      maps.push_back(remap(g.getIndexingMap(i)));
+    }
     SmallVector<AffineExpr> oIndex;
     for (unsigned d = 0; d < f.getNumParallelDims(); ++d)
       oIndex.push_back(renumber[r.sigma[d]]);
@@ -335,30 +200,13 @@ struct NeoReuseContractionsPass
     Block &block = op.getBodyBlock();
     OpBuilder body = OpBuilder::atBlockEnd(&block);
     IRMapping mapping;
-    for (auto [k, i] : llvm::enumerate(argOrder))
+    for (auto [k, i] : llvm::enumerate(args.set_bits()))
       mapping.map(g.getBodyBlock().getArgument(i), block.getArgument(k));
-    for (Operation &inner : g.getBodyBlock().without_terminator())
-      if (llvm::all_of(inner.getOperands(), [&](Value v) { return mapping.contains(v); }))
-        body.clone(inner, mapping);
-    // o times the factors with positive exponents, over those with
-    // negative ones, in the order g's body had them.
-    Value value = block.getArguments().back();
-    for (unsigned k = 0; k < gm.factors.size(); ++k)
-      for (int e = 0; e < r.rest[k]; ++e)
-        value = arith::MulFOp::create(body, loc, mapping.lookup(gm.factors[k].first), value);
-    for (unsigned k = 0; k < gm.factors.size(); ++k)
-      for (int e = 0; e > r.rest[k]; --e)
-        value = arith::DivFOp::create(body, loc, value, mapping.lookup(gm.factors[k].first));
-    if (r.negated)
-      value = arith::NegFOp::create(body, loc, value);
-    YieldOp::create(body, loc, value);
-    // Ops cloned for factors that are gone are dead: erase them, last first.
-    SmallVector<Operation *> ops;
-    for (Operation &inner : block.without_terminator())
-      ops.push_back(&inner);
-    for (Operation *inner : llvm::reverse(ops))
-      if (inner->use_empty())
-        inner->erase();
+    cloneAvailable(body, g, mapping);
+    // o times the factors left.
+    YieldOp::create(body, loc,
+                    buildProduct(body, loc, block.getArguments().back(), rest, r.negated, mapping));
+    eraseDeadOps(block);
     op->setDiscardableAttrs(g->getDiscardableAttrDictionary());
     g.getResult().replaceAllUsesWith(op.getResult());
     g->erase();

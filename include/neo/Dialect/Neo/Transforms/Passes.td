@@ -177,6 +177,26 @@ def NeoReuseContractions : Pass<"neo-reuse-contractions", "::mlir::func::FuncOp"
   }];
 }
 
+def NeoFactorSums : Pass<"neo-factor-sums", "::mlir::func::FuncOp"> {
+  let summary = "Move the factors of a sum that do not depend on its reduction dims out of it";
+  let description = [{
+    A sum whose body is a product (read as in neo-reuse-contractions:
+    `mulf`, `divf` and `negf` looked through) with factors that read none of
+    its reduction dims, such as autodiff's `sum(e) do[i, e] * v[j, e] / z[i]
+    * exp(s[i, j] - m[i])` or a scaled contraction `sum(j) ds[i, j] * 0.125
+    * k[j, d]`, becomes the sum of the other factors (a plain contraction,
+    which the CPU and GPU GEMM kernels take) and an elementwise compute of
+    its result times the factors moved out (with the sign): the factors are
+    evaluated once per output element instead of once per term. Only sums
+    into results of rank 2 or more are rewritten (row sums such as softmax's
+    and layernorm's keep their factors: a multiply per term saved against
+    another compute over the rows, no faster on the CPU). Sums whose product
+    has no such factor, or only such factors, are left alone, as are
+    computes with index reads, pads, a domain or another reduction kind. The
+    value is the same up to rounding.
+  }];
+}
+
 def NeoNarrowStorage : Pass<"neo-narrow-storage", "::mlir::func::FuncOp"> {
   let summary = "Store an elementwise result that is an exact widening of 16 bits in 16 bits";
   let description = [{

@@ -1,0 +1,122 @@
+//===- FactorSums.cpp - neo-factor-sums -----------------------------------===//
+//
+// Factors of a sum's product that do not depend on its reduction dims move
+// out of the sum, into an elementwise compute of its result (see
+// Passes.td): sum(e) do[i, e] * v[j, e] / z[i] * exp(s[i, j] - m[i])
+// becomes a GEMM, sum(e) do[i, e] * v[j, e], times exp(s - m) / z once per
+// output element instead of once per term.
+//
+//===----------------------------------------------------------------------===//
+#include "Monomials.h"
+#include "neo/Dialect/Neo/IR/NeoOps.h"
+#include "neo/Dialect/Neo/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir {
+namespace neo {
+#define GEN_PASS_DEF_NEOFACTORSUMS
+#include "neo/Dialect/Neo/Transforms/Passes.h.inc"
+} // namespace neo
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::detail;
+
+namespace {
+
+struct NeoFactorSumsPass : public neo::impl::NeoFactorSumsBase<NeoFactorSumsPass> {
+  void runOnOperation() override {
+    SmallVector<ComputeOp> sums;
+    // Sums into matrices (and higher ranks): the contractions, where the
+    // factors cost a multiply per term and keep the GEMM kernels away.
+    // Row sums are left alone (the moved factors would save a multiply per
+    // input element at the price of another compute over the rows).
+    getOperation().walk([&](ComputeOp op) {
+      if (isPlainSum(op) && op.getNumParallelDims() >= 2)
+        sums.push_back(op);
+    });
+    for (ComputeOp g : sums)
+      factor(g);
+  }
+
+  void factor(ComputeOp g) {
+    Monomial m = monomialOf(g);
+    unsigned par = g.getNumParallelDims();
+    // Outer: the factors that read no reduction dim (constants included);
+    // inner: the others, whose product the sum keeps.
+    SmallVector<std::pair<Value, int>> outer, inner;
+    for (auto &factor : m.factors) {
+      llvm::SmallBitVector dims = dimsOf(g, factor.first);
+      bool reads = false;
+      for (unsigned d = par; d < g.getNumDims(); ++d)
+        reads |= dims[d];
+      (reads ? inner : outer).push_back(factor);
+    }
+    if (outer.empty() || inner.empty())
+      return;
+    MLIRContext *ctx = g.getContext();
+    Location loc = g.getLoc();
+    OpBuilder b(g);
+
+    // t = sum of the inner product, over g's dims, its reads at g's maps.
+    SmallVector<Value> innerRoots, outerRoots;
+    for (auto &f : inner)
+      innerRoots.push_back(f.first);
+    for (auto &f : outer)
+      outerRoots.push_back(f.first);
+    llvm::SmallBitVector innerArgs = argsOf(g, innerRoots);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (unsigned i : innerArgs.set_bits()) {
+      inputs.push_back(g.getInputs()[i]);
+      maps.push_back(g.getIndexingMap(i));
+    }
+    auto t = ComputeOp::create(b, loc, g.getResultType(), inputs, maps, g.getReductionBounds(),
+                               ReductionKind::Sum);
+    {
+      Block &block = t.getBodyBlock();
+      OpBuilder body = OpBuilder::atBlockEnd(&block);
+      IRMapping mapping;
+      for (auto [k, i] : llvm::enumerate(innerArgs.set_bits()))
+        mapping.map(g.getBodyBlock().getArgument(i), block.getArgument(k));
+      cloneAvailable(body, g, mapping);
+      YieldOp::create(body, loc, buildProduct(body, loc, {}, inner, false, mapping));
+      eraseDeadOps(block);
+    }
+
+    // u = t times the outer factors, over g's parallel dims; their reads
+    // use only those dims.
+    SmallVector<AffineExpr> keep;
+    for (unsigned d = 0; d < g.getNumDims(); ++d)
+      keep.push_back(d < par ? getAffineDimExpr(d, ctx) : getAffineConstantExpr(0, ctx));
+    llvm::SmallBitVector outerArgs = argsOf(g, outerRoots);
+    inputs.clear();
+    maps.clear();
+    for (unsigned i : outerArgs.set_bits()) {
+      inputs.push_back(g.getInputs()[i]);
+      maps.push_back(g.getIndexingMap(i).replaceDimsAndSymbols(keep, {}, par, 0));
+    }
+    inputs.push_back(t.getResult());
+    maps.push_back(AffineMap::getMultiDimIdentityMap(par, ctx));
+    auto u = ComputeOp::create(b, loc, g.getResultType(), inputs, maps, {}, ReductionKind::None);
+    {
+      Block &block = u.getBodyBlock();
+      OpBuilder body = OpBuilder::atBlockEnd(&block);
+      IRMapping mapping;
+      for (auto [k, i] : llvm::enumerate(outerArgs.set_bits()))
+        mapping.map(g.getBodyBlock().getArgument(i), block.getArgument(k));
+      cloneAvailable(body, g, mapping);
+      YieldOp::create(
+          body, loc,
+          buildProduct(body, loc, block.getArguments().back(), outer, m.negated, mapping));
+      eraseDeadOps(block);
+    }
+    t->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+    g.getResult().replaceAllUsesWith(u.getResult());
+    g->erase();
+  }
+};
+
+} // namespace

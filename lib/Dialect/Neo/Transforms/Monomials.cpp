@@ -1,0 +1,163 @@
+//===- Monomials.cpp - A compute's body as a product of factors -----------===//
+#include "Monomials.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::detail;
+
+bool mlir::neo::detail::isPlainSum(ComputeOp op) {
+  if (op.getKind() != ReductionKind::Sum || op.getNumReductionDims() == 0 || op.hasIndexReads() ||
+      op.getPadValues() || op.getDomain() || !op.getYieldedValue())
+    return false;
+  Block *body = &op.getBodyBlock();
+  for (Operation &inner : body->without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) || inner.getNumRegions() ||
+        !isPure(&inner) || inner.getNumResults() != 1)
+      return false;
+    // Values from outside the body are not followed.
+    for (Value v : inner.getOperands())
+      if (v.getParentBlock() != body)
+        return false;
+  }
+  if (op.getYieldedValue().getParentBlock() != body)
+    return false;
+  return op.getYieldedValue().getType() == op.getResultType().getElementType();
+}
+
+BodyMatcher BodyMatcher::identity(ComputeOp f, ComputeOp g) {
+  SmallVector<AffineExpr> sigma;
+  for (unsigned d = 0; d < f.getNumDims(); ++d)
+    sigma.push_back(getAffineDimExpr(d, f.getContext()));
+  return BodyMatcher(f, g, std::move(sigma));
+}
+
+bool BodyMatcher::match(Value fv, Value gv) {
+  if (fv.getType() != gv.getType())
+    return false;
+  auto key = std::make_pair(fv, gv);
+  auto it = memo.find(key);
+  if (it != memo.end())
+    return it->second;
+  return memo[key] = compute(fv, gv);
+}
+
+bool BodyMatcher::compute(Value fv, Value gv) {
+  auto fa = dyn_cast<BlockArgument>(fv), ga = dyn_cast<BlockArgument>(gv);
+  if (fa || ga) {
+    if (!fa || !ga || fa.getOwner() != &f.getBodyBlock() || ga.getOwner() != &g.getBodyBlock())
+      return false;
+    unsigned i = fa.getArgNumber(), j = ga.getArgNumber();
+    if (f.getInputs()[i] != g.getInputs()[j])
+      return false;
+    AffineMap fm = f.getIndexingMap(i), gm = g.getIndexingMap(j);
+    return fm.replaceDimsAndSymbols(sigma, {}, g.getNumDims(), 0) == gm;
+  }
+  Operation *fo = fv.getDefiningOp(), *go = gv.getDefiningOp();
+  if (cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber())
+    return false;
+  return OperationEquivalence::isEquivalentTo(
+      fo, go, [&](Value a, Value b) { return success(match(a, b)); }, nullptr,
+      OperationEquivalence::IgnoreLocations);
+}
+
+Monomial mlir::neo::detail::monomialOf(ComputeOp op) {
+  Monomial m;
+  BodyMatcher same = BodyMatcher::identity(op, op);
+  std::function<void(Value, int)> walk = [&](Value v, int exp) {
+    Operation *def = v.getDefiningOp();
+    if (auto mul = dyn_cast_or_null<arith::MulFOp>(def)) {
+      walk(mul.getLhs(), exp);
+      walk(mul.getRhs(), exp);
+      return;
+    }
+    if (auto div = dyn_cast_or_null<arith::DivFOp>(def)) {
+      walk(div.getLhs(), exp);
+      walk(div.getRhs(), -exp);
+      return;
+    }
+    if (auto neg = dyn_cast_or_null<arith::NegFOp>(def)) {
+      m.negated = !m.negated;
+      walk(neg.getOperand(), exp);
+      return;
+    }
+    for (auto &[factor, e] : m.factors)
+      if (same.match(factor, v)) {
+        e += exp;
+        return;
+      }
+    m.factors.push_back({v, exp});
+  };
+  walk(op.getYieldedValue(), 1);
+  llvm::erase_if(m.factors, [](auto &f) { return f.second == 0; });
+  return m;
+}
+
+llvm::SmallBitVector mlir::neo::detail::dimsOf(ComputeOp op, Value v) {
+  llvm::SmallBitVector dims(op.getNumDims());
+  llvm::SmallBitVector args = argsOf(op, v);
+  for (unsigned i : args.set_bits()) {
+    AffineMap map = op.getIndexingMap(i);
+    for (unsigned d = 0; d < op.getNumDims(); ++d)
+      if (map.isFunctionOfDim(d))
+        dims.set(d);
+  }
+  return dims;
+}
+
+llvm::SmallBitVector mlir::neo::detail::argsOf(ComputeOp op, ArrayRef<Value> roots) {
+  llvm::SmallBitVector args(op.getInputs().size());
+  SmallVector<Value> work(roots);
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      args.set(arg.getArgNumber());
+      continue;
+    }
+    llvm::append_range(work, x.getDefiningOp()->getOperands());
+  }
+  return args;
+}
+
+Value mlir::neo::detail::buildProduct(OpBuilder &b, Location loc, Value seed,
+                                      ArrayRef<std::pair<Value, int>> factors, bool negated,
+                                      const IRMapping &mapping) {
+  Value value = seed;
+  for (auto [factor, exp] : factors)
+    for (int e = 0; e < exp; ++e) {
+      Value f = mapping.lookup(factor);
+      value = value ? arith::MulFOp::create(b, loc, value, f).getResult() : f;
+    }
+  if (!value) {
+    Type type = factors.empty() ? seed.getType() : factors.front().first.getType();
+    value = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+  }
+  for (auto [factor, exp] : factors)
+    for (int e = 0; e > exp; --e)
+      value = arith::DivFOp::create(b, loc, value, mapping.lookup(factor));
+  if (negated)
+    value = arith::NegFOp::create(b, loc, value);
+  return value;
+}
+
+void mlir::neo::detail::cloneAvailable(OpBuilder &b, ComputeOp op, IRMapping &mapping) {
+  for (Operation &inner : op.getBodyBlock().without_terminator())
+    if (llvm::all_of(inner.getOperands(), [&](Value v) { return mapping.contains(v); }))
+      b.clone(inner, mapping);
+}
+
+void mlir::neo::detail::eraseDeadOps(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &inner : block.without_terminator())
+    ops.push_back(&inner);
+  for (Operation *inner : llvm::reverse(ops))
+    if (inner->use_empty())
+      inner->erase();
+}
