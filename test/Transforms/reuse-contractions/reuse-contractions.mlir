@@ -175,3 +175,48 @@ func.func @no_new_division(%x: tensor<3x4xf32>, %c: tensor<3xf32>)
   }
   return %y, %y2, %t : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Left alone: f's power of a factor must be part of g's, with the same sign
+// and no larger. y = sum(j) x * c against t = sum(j) x / c (t is not y / c
+// / c: at c = 0, t is infinite but y / c / c is 0 / 0), w = sum(j) x / c / c
+// against t (t is not w * c: w overflows where t does not). And a producer
+// whose product cancels a division (n = sum(j) x * c / c, NaN at c = 0) is
+// not read for x (u = sum(j) x * d is not n * d).
+#a = affine_map<(i, j) -> (i, j)>
+#r = affine_map<(i, j) -> (i)>
+// CHECK-LABEL: func.func @powers_must_divide
+// CHECK-COUNT-5: sum [4]
+// CHECK: return
+func.func @powers_must_divide(%x: tensor<3x4xf32>, %c: tensor<3xf32>, %d: tensor<3xf32>)
+    -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %y = neo.compute ins(%x, %c : tensor<3x4xf32>, tensor<3xf32>) space [3] sum [4] maps [#a, #r] -> tensor<3xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %0 = arith.mulf %p, %q : f32
+    neo.yield %0 : f32
+  }
+  %w = neo.compute ins(%x, %c : tensor<3x4xf32>, tensor<3xf32>) space [3] sum [4] maps [#a, #r] -> tensor<3xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %0 = arith.divf %p, %q : f32
+    %1 = arith.divf %0, %q : f32
+    neo.yield %1 : f32
+  }
+  %n = neo.compute ins(%x, %c : tensor<3x4xf32>, tensor<3xf32>) space [3] sum [4] maps [#a, #r] -> tensor<3xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %0 = arith.mulf %p, %q : f32
+    %1 = arith.divf %0, %q : f32
+    neo.yield %1 : f32
+  }
+  %t = neo.compute ins(%x, %c : tensor<3x4xf32>, tensor<3xf32>) space [3] sum [4] maps [#a, #r] -> tensor<3xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %0 = arith.divf %p, %q : f32
+    neo.yield %0 : f32
+  }
+  %u = neo.compute ins(%x, %d : tensor<3x4xf32>, tensor<3xf32>) space [3] sum [4] maps [#a, #r] -> tensor<3xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %0 = arith.mulf %p, %q : f32
+    neo.yield %0 : f32
+  }
+  return %y, %w, %n, %t, %u : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}

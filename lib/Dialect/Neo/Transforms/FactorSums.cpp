@@ -42,7 +42,14 @@ struct NeoFactorSumsPass : public neo::impl::NeoFactorSumsBase<NeoFactorSumsPass
   }
 
   void factor(ComputeOp g) {
+    // The plain sum is stored in g's element type before the factors
+    // scale it: f32 and f64 only (a 16-bit sum of do * v could overflow
+    // where the scaled one does not).
+    if (!g.getResultType().getElementType().isF32() && !g.getResultType().getElementType().isF64())
+      return;
     Monomial m = monomialOf(g);
+    if (!m.valid)
+      return;
     unsigned par = g.getNumParallelDims();
     // Outer: the factors that read no reduction dim (constants included);
     // inner: the others, whose product the sum keeps.

@@ -57,8 +57,11 @@ bool BodyMatcher::compute(Value fv, Value gv) {
     AffineMap fm = f.getIndexingMap(i), gm = g.getIndexingMap(j);
     return fm.replaceDimsAndSymbols(sigma, {}, g.getNumDims(), 0) == gm;
   }
+  // The same pure op (name, attributes, properties, types; the operands
+  // compared by this matcher), no regions.
   Operation *fo = fv.getDefiningOp(), *go = gv.getDefiningOp();
-  if (cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber())
+  if (cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber() ||
+      fo->getNumRegions() || !isPure(fo))
     return false;
   return OperationEquivalence::isEquivalentTo(
       fo, go, [&](Value a, Value b) { return success(match(a, b)); }, nullptr,
@@ -68,7 +71,14 @@ bool BodyMatcher::compute(Value fv, Value gv) {
 Monomial mlir::neo::detail::monomialOf(ComputeOp op) {
   Monomial m;
   BodyMatcher same = BodyMatcher::identity(op, op);
+  // Per factor, whether it was ever divided by.
+  SmallVector<bool> divided;
+  unsigned steps = 0;
   std::function<void(Value, int)> walk = [&](Value v, int exp) {
+    if (!m.valid || ++steps > 1024) {
+      m.valid = false;
+      return;
+    }
     Operation *def = v.getDefiningOp();
     if (auto mul = dyn_cast_or_null<arith::MulFOp>(def)) {
       walk(mul.getLhs(), exp);
@@ -85,14 +95,19 @@ Monomial mlir::neo::detail::monomialOf(ComputeOp op) {
       walk(neg.getOperand(), exp);
       return;
     }
-    for (auto &[factor, e] : m.factors)
-      if (same.match(factor, v)) {
-        e += exp;
+    for (auto [k, factor] : llvm::enumerate(m.factors))
+      if (same.match(factor.first, v)) {
+        factor.second += exp;
+        divided[k] = divided[k] || exp < 0;
         return;
       }
     m.factors.push_back({v, exp});
+    divided.push_back(exp < 0);
   };
   walk(op.getYieldedValue(), 1);
+  for (auto [k, factor] : llvm::enumerate(m.factors))
+    if ((factor.second == 0 && divided[k]) || factor.second > 8 || factor.second < -8)
+      m.valid = false;
   llvm::erase_if(m.factors, [](auto &f) { return f.second == 0; });
   return m;
 }

@@ -3,8 +3,9 @@
 // neo-reuse-contractions and neo-factor-sums read the yielded value of a sum
 // as a signed product of factors with integer exponents (mulf, divf and negf
 // looked through; every other value, a read, a constant, exp(...), a sum, is
-// a factor), compare factors of two bodies by structure, and build products
-// of factors into new bodies.
+// a factor), compare factors of two bodies by structure (as
+// neo-reuse-results compares expressions), and build products of factors
+// into new bodies.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_LIB_DIALECT_NEO_TRANSFORMS_MONOMIALS_H
@@ -29,7 +30,8 @@ bool isPlainSum(ComputeOp op);
 /// Structural equality of a value of compute `f`'s body with one of `g`'s,
 /// where f's dim d stands for g's expression sigma[d]: the same pure ops
 /// with the same attributes, and block arguments that read the same tensor
-/// at maps equal under sigma.
+/// at maps equal under sigma. For computes without index reads (maps
+/// without symbols, no neo.index_read: callers check).
 class BodyMatcher {
 public:
   BodyMatcher(ComputeOp f, ComputeOp g, SmallVector<AffineExpr> sigma)
@@ -47,8 +49,12 @@ private:
 
 /// A body's yielded value as a signed product of factors (values of the
 /// body) with nonzero integer exponents; factors equal by structure are
-/// merged.
+/// merged. Not `valid` when the product cannot be used as one: a factor
+/// divided by and multiplied away again (x / x is NaN at 0, not 1), an
+/// exponent beyond +-8, or more than 1024 steps to read it (repeated
+/// squaring).
 struct Monomial {
+  bool valid = true;
   bool negated = false;
   SmallVector<std::pair<Value, int>> factors;
 };

@@ -43,9 +43,10 @@ struct NeoReuseContractionsPass
     : public neo::impl::NeoReuseContractionsBase<NeoReuseContractionsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    // Each rewrite removes reduction dims, so this ends; the bound is a guard.
-    for (unsigned round = 0; round < 16; ++round) {
-      bool changed = false;
+    // Each rewrite removes at least one reduction dim (f has one, and sigma
+    // is injective), so the total falls and this ends.
+    for (bool changed = true; changed;) {
+      changed = false;
       SmallVector<ComputeOp> sums;
       func.walk([&](ComputeOp op) {
         if (isPlainSum(op))
@@ -60,8 +61,6 @@ struct NeoReuseContractionsPass
         if (changed)
           break;
       }
-      if (!changed)
-        return;
     }
   }
 
@@ -116,16 +115,15 @@ struct NeoReuseContractionsPass
         ++k;
       if (k == gm.factors.size())
         return std::nullopt;
-      // No new division: f may divide by a factor only where g does.
-      if (fe < 0 && gm.factors[k].second >= 0)
+      // f's power of the factor must be part of g's: the same sign, no
+      // larger. Otherwise f * rest divides where g multiplies (or the
+      // reverse), which differs from g where the factor is 0 or infinite
+      // (and overflows where g does not).
+      int ge = gm.factors[k].second;
+      if ((fe < 0) != (ge < 0) || std::abs(fe) > std::abs(ge))
         return std::nullopt;
       r.rest[k] -= fe;
     }
-    // Nor may the factors left divide by one that g multiplies by (f's
-    // square over g's first power).
-    for (unsigned k = 0; k < gm.factors.size(); ++k)
-      if (gm.factors[k].second >= 0 && r.rest[k] < 0)
-        return std::nullopt;
     // What is left may not depend on the dims that f sums.
     for (unsigned k = 0; k < gm.factors.size(); ++k)
       if (r.rest[k] != 0)
@@ -139,7 +137,7 @@ struct NeoReuseContractionsPass
     if (f.getYieldedValue().getType() != g.getYieldedValue().getType())
       return false;
     Monomial fm = monomialOf(f), gm = monomialOf(g);
-    if (fm.factors.empty())
+    if (!fm.valid || !gm.valid || fm.factors.empty())
       return false;
     std::optional<Reuse> r = find(f, g, fm, gm);
     if (!r)
@@ -207,7 +205,6 @@ struct NeoReuseContractionsPass
     YieldOp::create(body, loc,
                     buildProduct(body, loc, block.getArguments().back(), rest, r.negated, mapping));
     eraseDeadOps(block);
-    op->setDiscardableAttrs(g->getDiscardableAttrDictionary());
     g.getResult().replaceAllUsesWith(op.getResult());
     g->erase();
   }

@@ -4,6 +4,7 @@
 // elementwise compute reads that compute's result instead (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
+#include "Monomials.h"
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 
@@ -23,6 +24,7 @@ using namespace mlir;
 using namespace mlir::neo;
 
 namespace {
+using mlir::neo::detail::BodyMatcher;
 
 /// An elementwise compute whose result can stand for its expression.
 bool isProducer(ComputeOp f) {
@@ -45,43 +47,6 @@ bool isCostly(Value v, llvm::DenseMap<Value, bool> &memo) {
   }
   return memo[v] = costly;
 }
-
-/// Structural equality of `fv` in producer `f`'s body and `gv` in consumer
-/// `g`'s body: the same pure ops with the same attributes, and block
-/// arguments that read the same tensor at the same map.
-struct Matcher {
-  ComputeOp f, g;
-  llvm::DenseMap<std::pair<Value, Value>, bool> memo;
-
-  bool match(Value fv, Value gv) {
-    if (fv.getType() != gv.getType())
-      return false;
-    auto key = std::make_pair(fv, gv);
-    auto it = memo.find(key);
-    if (it != memo.end())
-      return it->second;
-    return memo[key] = compute(fv, gv);
-  }
-
-  bool compute(Value fv, Value gv) {
-    auto fa = dyn_cast<BlockArgument>(fv), ga = dyn_cast<BlockArgument>(gv);
-    if (fa || ga) {
-      if (!fa || !ga || fa.getOwner() != &f.getBodyBlock() || ga.getOwner() != &g.getBodyBlock())
-        return false;
-      unsigned i = fa.getArgNumber(), j = ga.getArgNumber();
-      return f.getInputs()[i] == g.getInputs()[j] && f.getIndexingMap(i) == g.getIndexingMap(j);
-    }
-    // The same pure op (name, attributes, properties, types; the operands
-    // compared by this matcher), no regions.
-    Operation *fo = fv.getDefiningOp(), *go = gv.getDefiningOp();
-    if (cast<OpResult>(fv).getResultNumber() != cast<OpResult>(gv).getResultNumber() ||
-        fo->getNumRegions() || !isPure(fo))
-      return false;
-    return OperationEquivalence::isEquivalentTo(
-        fo, go, [&](Value a, Value b) { return success(match(a, b)); }, nullptr,
-        OperationEquivalence::IgnoreLocations);
-  }
-};
 
 struct NeoReuseResultsPass : public neo::impl::NeoReuseResultsBase<NeoReuseResultsPass> {
   void runOnOperation() override {
@@ -108,9 +73,8 @@ struct NeoReuseResultsPass : public neo::impl::NeoReuseResultsBase<NeoReuseResul
   void reuse(ComputeOp f, ComputeOp g) {
     if (f.getIterationBounds() != g.getIterationBounds())
       return;
-    Matcher m;
-    m.f = f;
-    m.g = g;
+    // Same bounds, so the same dims: reads compare at equal maps.
+    BodyMatcher m = BodyMatcher::identity(f, g);
     Value want = f.getYieldedValue();
     SmallVector<Value> found;
     for (Operation &op : g.getBodyBlock().without_terminator())
