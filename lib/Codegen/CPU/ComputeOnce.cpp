@@ -168,27 +168,11 @@ llvm::MapVector<Dims, llvm::SetVector<Value>> findHoistable(linalg::GenericOp op
   return groups;
 }
 
-/// Computes `values` (of `op`'s body, all depending on the loops `loops`) by
-/// a new generic over those loops, before `op`; returns its results.
-SmallVector<Value> buildHoisted(OpBuilder &b, linalg::GenericOp op, const Dims &loops,
-                                ArrayRef<Value> values) {
-  Location loc = op.getLoc();
+/// The backward slice of `values` within `op`'s body: its ops, and the
+/// block arguments it reads (by argument number).
+void bodySlice(linalg::GenericOp op, ArrayRef<Value> values, llvm::SetVector<Operation *> &slice,
+               SmallVector<BlockArgument> &sortedArgs) {
   Block &body = op.getRegion().front();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  // Loop d of `op` is loop position[d] of the new generic.
-  SmallVector<unsigned> position(op.getNumLoops(), 0);
-  SmallVector<int64_t> shape;
-  for (unsigned d : loops.set_bits()) {
-    position[d] = shape.size();
-    shape.push_back(ranges[d]);
-  }
-  MLIRContext *ctx = op.getContext();
-  SmallVector<AffineExpr> renumber;
-  for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    renumber.push_back(getAffineDimExpr(position[d], ctx));
-
-  // The ops to clone: the backward slice of `values` within the body.
-  llvm::SetVector<Operation *> slice;
   llvm::SetVector<BlockArgument> args;
   SmallVector<Value> work(values.begin(), values.end());
   while (!work.empty()) {
@@ -203,12 +187,75 @@ SmallVector<Value> buildHoisted(OpBuilder &b, linalg::GenericOp op, const Dims &
       continue;
     llvm::append_range(work, def->getOperands());
   }
+  sortedArgs.assign(args.begin(), args.end());
+  llvm::sort(sortedArgs,
+             [](BlockArgument x, BlockArgument y) { return x.getArgNumber() < y.getArgNumber(); });
+}
+
+/// The loops of `loops` in op's order.
+SmallVector<unsigned> inLoopOrder(const Dims &loops) {
+  return SmallVector<unsigned>(loops.set_bits_begin(), loops.set_bits_end());
+}
+
+/// The order of the dims of the tensor that holds `values` (depending on
+/// `loops`): as the largest input they read indexes exactly those loops, so
+/// that the new generic walks that input row by row. Softmax attention's
+/// dv = sum(i) p[i, j] * do[i, e], a loop nest (j, e, i), hoists
+/// p = exp(s[i, j] - m[i]) / z[i]: in op's loop order it would be p[j, i],
+/// reading s down its columns. Otherwise the loops in op's order.
+SmallVector<unsigned> hoistedOrder(linalg::GenericOp op, const Dims &loops,
+                                   ArrayRef<Value> values) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<BlockArgument> args;
+  bodySlice(op, values, slice, args);
+  SmallVector<unsigned> best = inLoopOrder(loops);
+  int64_t bestSize = -1;
+  for (BlockArgument arg : args) {
+    OpOperand &operand = op->getOpOperand(arg.getArgNumber());
+    auto type = dyn_cast<ShapedType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!type || !type.hasStaticShape() || map.getNumResults() != loops.count() ||
+        !map.isProjectedPermutation())
+      continue;
+    SmallVector<unsigned> order;
+    for (AffineExpr e : map.getResults())
+      order.push_back(cast<AffineDimExpr>(e).getPosition());
+    if (!llvm::all_of(order, [&](unsigned d) { return loops.test(d); }) ||
+        type.getNumElements() <= bestSize)
+      continue;
+    best = order;
+    bestSize = type.getNumElements();
+  }
+  return best;
+}
+
+/// Computes `values` (of `op`'s body, all depending on the loops `order`,
+/// the new generic's loops in that order) by a new generic before `op`;
+/// returns its results.
+SmallVector<Value> buildHoisted(OpBuilder &b, linalg::GenericOp op, ArrayRef<unsigned> order,
+                                ArrayRef<Value> values) {
+  Location loc = op.getLoc();
+  Block &body = op.getRegion().front();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Loop d of `op` is loop position[d] of the new generic.
+  SmallVector<unsigned> position(op.getNumLoops(), 0);
+  SmallVector<int64_t> shape;
+  for (unsigned d : order) {
+    position[d] = shape.size();
+    shape.push_back(ranges[d]);
+  }
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineExpr> renumber;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    renumber.push_back(getAffineDimExpr(position[d], ctx));
+
+  // The ops to clone: the backward slice of `values` within the body.
+  llvm::SetVector<Operation *> slice;
+  SmallVector<BlockArgument> sortedArgs;
+  bodySlice(op, values, slice, sortedArgs);
 
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
-  SmallVector<BlockArgument> sortedArgs(args.begin(), args.end());
-  llvm::sort(sortedArgs,
-             [](BlockArgument x, BlockArgument y) { return x.getArgNumber() < y.getArgNumber(); });
   for (BlockArgument arg : sortedArgs) {
     OpOperand &operand = op->getOpOperand(arg.getArgNumber());
     inputs.push_back(operand.get());
@@ -284,10 +331,10 @@ linalg::GenericOp readInstead(linalg::GenericOp op, ArrayRef<Value> values, Arra
   return fresh;
 }
 
-/// The map from `op`'s loops to the loops `loops` (in order).
-AffineMap projectionOnto(linalg::GenericOp op, const Dims &loops) {
+/// The map from `op`'s loops to the loops `order` (in that order).
+AffineMap projectionOnto(linalg::GenericOp op, ArrayRef<unsigned> order) {
   SmallVector<AffineExpr> exprs;
-  for (unsigned d : loops.set_bits())
+  for (unsigned d : order)
     exprs.push_back(getAffineDimExpr(d, op.getContext()));
   return AffineMap::get(op.getNumLoops(), 0, exprs, op.getContext());
 }
@@ -303,11 +350,12 @@ void hoist(linalg::GenericOp op) {
   SmallVector<Value> values, tensors;
   SmallVector<AffineMap> maps;
   for (auto &[loops, group] : groups) {
-    SmallVector<Value> results = buildHoisted(b, op, loops, group.getArrayRef());
+    SmallVector<unsigned> order = hoistedOrder(op, loops, group.getArrayRef());
+    SmallVector<Value> results = buildHoisted(b, op, order, group.getArrayRef());
     for (auto [v, r] : llvm::zip(group, results)) {
       values.push_back(v);
       tensors.push_back(r);
-      maps.push_back(projectionOnto(op, loops));
+      maps.push_back(projectionOnto(op, order));
     }
   }
   readInstead(op, values, tensors, maps);
@@ -560,7 +608,7 @@ struct NeoShareSubexpressionsPass
       auto generic = cast<linalg::GenericOp>(at.first);
       OpBuilder b(generic);
       Dims all(generic.getNumLoops(), true);
-      Value t = buildHoisted(b, generic, all, {at.second}).front();
+      Value t = buildHoisted(b, generic, inLoopOrder(all), {at.second}).front();
       // A value shared before (in `first` order, inner values come first)
       // is read rather than computed again: r = 1 / (1 + e) reads e.
       if (auto hoisted = t.getDefiningOp<linalg::GenericOp>()) {

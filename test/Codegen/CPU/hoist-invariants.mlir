@@ -109,3 +109,38 @@ func.func @alone(%x: tensor<8x32xf16>, %z: tensor<8xf16>, %y: tensor<8x32xf32>, 
   } -> tensor<8x32xf32>
   return %a, %b : tensor<8x32xf16>, tensor<8x32xf32>
 }
+
+// -----
+
+// Attention's dv = sum(i) p[i, j] * do[i, e] with p = exp(s[i, j] - m[i]) *
+// r[i], a loop nest (j, e, i): p depends on the loops j and i. It is hoisted
+// into a tensor indexed as s is, p[i, j] (a generic over (i, j) reading s
+// row by row), not p[j, i] in the loops' order (which would walk s down its
+// columns); dv reads it at (i, j).
+#s = affine_map<(j, e, i) -> (i, j)>
+#m = affine_map<(j, e, i) -> (i)>
+#do = affine_map<(j, e, i) -> (i, e)>
+#dv = affine_map<(j, e, i) -> (j, e)>
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[PT:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-LABEL: func.func @transposed_read
+// CHECK-SAME: (%[[S:.+]]: tensor<6x9xf32>, %[[M:.+]]: tensor<6xf32>, %[[R:.+]]: tensor<6xf32>, %[[DO:.+]]: tensor<6x4xf32>)
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[S]], %[[M]], %[[R]] : tensor<6x9xf32>, tensor<6xf32>, tensor<6xf32>) outs(%{{.+}} : tensor<6x9xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[PT]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[DO]], %[[P]] : tensor<6x4xf32>, tensor<6x9xf32>)
+func.func @transposed_read(%s: tensor<6x9xf32>, %m: tensor<6xf32>, %r: tensor<6xf32>,
+                           %do: tensor<6x4xf32>) -> tensor<9x4xf32> {
+  %e = tensor.empty() : tensor<9x4xf32>
+  %dv = linalg.generic {indexing_maps = [#s, #m, #m, #do, #dv], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s, %m, %r, %do : tensor<6x9xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6x4xf32>) outs(%e : tensor<9x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %g: f32, %acc: f32):
+    %0 = arith.subf %a, %b : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.mulf %1, %c : f32
+    %3 = arith.mulf %2, %g : f32
+    %4 = arith.addf %acc, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<9x4xf32>
+  return %dv : tensor<9x4xf32>
+}
