@@ -64,62 +64,21 @@ struct NeoFactorSumsPass : public neo::impl::NeoFactorSumsBase<NeoFactorSumsPass
     if (outer.empty() || inner.empty())
       return;
     MLIRContext *ctx = g.getContext();
-    Location loc = g.getLoc();
     OpBuilder b(g);
 
     // t = sum of the inner product, over g's dims, its reads at g's maps.
-    SmallVector<Value> innerRoots, outerRoots;
-    for (auto &f : inner)
-      innerRoots.push_back(f.first);
-    for (auto &f : outer)
-      outerRoots.push_back(f.first);
-    llvm::SmallBitVector innerArgs = argsOf(g, innerRoots);
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    for (unsigned i : innerArgs.set_bits()) {
-      inputs.push_back(g.getInputs()[i]);
-      maps.push_back(g.getIndexingMap(i));
-    }
-    auto t = ComputeOp::create(b, loc, g.getResultType(), inputs, maps, g.getReductionBounds(),
-                               ReductionKind::Sum);
-    {
-      Block &block = t.getBodyBlock();
-      OpBuilder body = OpBuilder::atBlockEnd(&block);
-      IRMapping mapping;
-      for (auto [k, i] : llvm::enumerate(innerArgs.set_bits()))
-        mapping.map(g.getBodyBlock().getArgument(i), block.getArgument(k));
-      cloneAvailable(body, g, mapping);
-      YieldOp::create(body, loc, buildProduct(body, loc, {}, inner, false, mapping));
-      eraseDeadOps(block);
-    }
-
+    auto t = buildProductCompute(
+        b, g, g.getResultType(), g.getReductionBounds(), [](AffineMap map) { return map; }, inner,
+        /*negated=*/false);
     // u = t times the outer factors, over g's parallel dims; their reads
     // use only those dims.
     SmallVector<AffineExpr> keep;
     for (unsigned d = 0; d < g.getNumDims(); ++d)
       keep.push_back(d < par ? getAffineDimExpr(d, ctx) : getAffineConstantExpr(0, ctx));
-    llvm::SmallBitVector outerArgs = argsOf(g, outerRoots);
-    inputs.clear();
-    maps.clear();
-    for (unsigned i : outerArgs.set_bits()) {
-      inputs.push_back(g.getInputs()[i]);
-      maps.push_back(g.getIndexingMap(i).replaceDimsAndSymbols(keep, {}, par, 0));
-    }
-    inputs.push_back(t.getResult());
-    maps.push_back(AffineMap::getMultiDimIdentityMap(par, ctx));
-    auto u = ComputeOp::create(b, loc, g.getResultType(), inputs, maps, {}, ReductionKind::None);
-    {
-      Block &block = u.getBodyBlock();
-      OpBuilder body = OpBuilder::atBlockEnd(&block);
-      IRMapping mapping;
-      for (auto [k, i] : llvm::enumerate(outerArgs.set_bits()))
-        mapping.map(g.getBodyBlock().getArgument(i), block.getArgument(k));
-      cloneAvailable(body, g, mapping);
-      YieldOp::create(
-          body, loc,
-          buildProduct(body, loc, block.getArguments().back(), outer, m.negated, mapping));
-      eraseDeadOps(block);
-    }
+    auto u = buildProductCompute(
+        b, g, g.getResultType(), {},
+        [&](AffineMap map) { return map.replaceDimsAndSymbols(keep, {}, par, 0); }, outer,
+        m.negated, t.getResult(), AffineMap::getMultiDimIdentityMap(par, ctx));
     t->setDiscardableAttrs(g->getDiscardableAttrDictionary());
     g.getResult().replaceAllUsesWith(u.getResult());
     g->erase();

@@ -1,5 +1,6 @@
 //===- FusionRules.cpp - Template transformations of neo-eqsat-fuse -------===//
 #include "FusionTemplates.h"
+#include "Monomials.h"
 
 #include "neo/Dialect/Neo/IR/IndexAnalysis.h"
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
@@ -370,35 +371,8 @@ bool fusion::isContractionShaped(ComputeOp op) {
 }
 
 namespace {
-/// The block arguments and iteration dims (through neo.index) that `v`
-/// depends on, within `block`.
-struct Dependence {
-  llvm::SmallBitVector args, dims;
-};
-
-Dependence dependenceOf(Block &block, unsigned numDims, Value v) {
-  Dependence d{llvm::SmallBitVector(block.getNumArguments()), llvm::SmallBitVector(numDims)};
-  SmallVector<Value> stack{v};
-  llvm::DenseSet<Value> seen;
-  while (!stack.empty()) {
-    Value x = stack.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(x)) {
-      if (arg.getOwner() == &block)
-        d.args.set(arg.getArgNumber());
-      continue;
-    }
-    Operation *def = x.getDefiningOp();
-    if (!def)
-      continue;
-    if (auto index = dyn_cast<IndexOp>(def))
-      d.dims.set(index.getDim());
-    for (Value operand : def->getOperands())
-      stack.push_back(operand);
-  }
-  return d;
-}
+using Dependence = mlir::neo::detail::BodyDependence;
+using mlir::neo::detail::dependenceOf;
 
 /// Clones into `b` the ops of `from` that `v` depends on, in order, with
 /// `mapping` giving the block arguments (and index ops) they use. Returns

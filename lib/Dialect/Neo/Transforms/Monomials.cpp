@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <functional>
 
@@ -112,10 +113,33 @@ Monomial mlir::neo::detail::monomialOf(ComputeOp op) {
   return m;
 }
 
+BodyDependence mlir::neo::detail::dependenceOf(Block &block, unsigned numDims, Value v) {
+  BodyDependence d{llvm::SmallBitVector(block.getNumArguments()), llvm::SmallBitVector(numDims)};
+  SmallVector<Value> stack{v};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value x = stack.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() == &block)
+        d.args.set(arg.getArgNumber());
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (!def)
+      continue;
+    if (auto index = dyn_cast<IndexOp>(def))
+      d.dims.set(index.getDim());
+    llvm::append_range(stack, def->getOperands());
+  }
+  return d;
+}
+
 llvm::SmallBitVector mlir::neo::detail::dimsOf(ComputeOp op, Value v) {
-  llvm::SmallBitVector dims(op.getNumDims());
-  llvm::SmallBitVector args = argsOf(op, v);
-  for (unsigned i : args.set_bits()) {
+  BodyDependence d = dependenceOf(op.getBodyBlock(), op.getNumDims(), v);
+  llvm::SmallBitVector dims = d.dims;
+  for (unsigned i : d.args.set_bits()) {
     AffineMap map = op.getIndexingMap(i);
     for (unsigned d = 0; d < op.getNumDims(); ++d)
       if (map.isFunctionOfDim(d))
@@ -124,55 +148,57 @@ llvm::SmallBitVector mlir::neo::detail::dimsOf(ComputeOp op, Value v) {
   return dims;
 }
 
-llvm::SmallBitVector mlir::neo::detail::argsOf(ComputeOp op, ArrayRef<Value> roots) {
-  llvm::SmallBitVector args(op.getInputs().size());
-  SmallVector<Value> work(roots);
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (auto arg = dyn_cast<BlockArgument>(x)) {
-      args.set(arg.getArgNumber());
-      continue;
-    }
-    llvm::append_range(work, x.getDefiningOp()->getOperands());
+ComputeOp mlir::neo::detail::buildProductCompute(OpBuilder &b, ComputeOp g, RankedTensorType type,
+                                                 ArrayRef<int64_t> reductionBounds,
+                                                 function_ref<AffineMap(AffineMap)> remap,
+                                                 ArrayRef<std::pair<Value, int>> factors,
+                                                 bool negated, Value extra, AffineMap extraMap) {
+  Block &from = g.getBodyBlock();
+  llvm::SmallBitVector args(from.getNumArguments());
+  for (auto [factor, exp] : factors)
+    args |= dependenceOf(from, g.getNumDims(), factor).args;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (unsigned i : args.set_bits()) {
+    inputs.push_back(g.getInputs()[i]);
+    maps.push_back(remap(g.getIndexingMap(i)));
   }
-  return args;
-}
-
-Value mlir::neo::detail::buildProduct(OpBuilder &b, Location loc, Value seed,
-                                      ArrayRef<std::pair<Value, int>> factors, bool negated,
-                                      const IRMapping &mapping) {
-  Value value = seed;
+  if (extra) {
+    inputs.push_back(extra);
+    maps.push_back(extraMap);
+  }
+  Location loc = g.getLoc();
+  ReductionKind kind = reductionBounds.empty() ? ReductionKind::None : ReductionKind::Sum;
+  auto op = ComputeOp::create(b, loc, type, inputs, maps, reductionBounds, kind);
+  Block &block = op.getBodyBlock();
+  OpBuilder body = OpBuilder::atBlockEnd(&block);
+  // The body: g's ops whose operands are at hand (constants always), in
+  // order; the product; then what it does not use goes.
+  IRMapping mapping;
+  for (auto [k, i] : llvm::enumerate(args.set_bits()))
+    mapping.map(from.getArgument(i), block.getArgument(k));
+  for (Operation &inner : from.without_terminator())
+    if (llvm::all_of(inner.getOperands(), [&](Value v) { return mapping.contains(v); }))
+      body.clone(inner, mapping);
+  Value value = extra ? block.getArguments().back() : Value();
   for (auto [factor, exp] : factors)
     for (int e = 0; e < exp; ++e) {
       Value f = mapping.lookup(factor);
-      value = value ? arith::MulFOp::create(b, loc, value, f).getResult() : f;
+      value = value ? arith::MulFOp::create(body, loc, value, f).getResult() : f;
     }
-  if (!value) {
-    Type type = factors.empty() ? seed.getType() : factors.front().first.getType();
-    value = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
-  }
+  if (!value)
+    value = arith::ConstantOp::create(body, loc, body.getFloatAttr(type.getElementType(), 1.0));
   for (auto [factor, exp] : factors)
     for (int e = 0; e > exp; --e)
-      value = arith::DivFOp::create(b, loc, value, mapping.lookup(factor));
+      value = arith::DivFOp::create(body, loc, value, mapping.lookup(factor));
   if (negated)
-    value = arith::NegFOp::create(b, loc, value);
-  return value;
-}
-
-void mlir::neo::detail::cloneAvailable(OpBuilder &b, ComputeOp op, IRMapping &mapping) {
-  for (Operation &inner : op.getBodyBlock().without_terminator())
-    if (llvm::all_of(inner.getOperands(), [&](Value v) { return mapping.contains(v); }))
-      b.clone(inner, mapping);
-}
-
-void mlir::neo::detail::eraseDeadOps(Block &block) {
+    value = arith::NegFOp::create(body, loc, value);
+  YieldOp::create(body, loc, value);
   SmallVector<Operation *> ops;
   for (Operation &inner : block.without_terminator())
     ops.push_back(&inner);
   for (Operation *inner : llvm::reverse(ops))
     if (inner->use_empty())
       inner->erase();
+  return op;
 }

@@ -14,7 +14,6 @@
 #include "neo/Dialect/Neo/IR/NeoOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -60,28 +59,28 @@ struct Monomial {
 };
 Monomial monomialOf(ComputeOp op);
 
+/// The block arguments of `block` and the iteration dims (through
+/// neo.index) that `v` depends on. Shared with the eqsat fusion rules.
+struct BodyDependence {
+  llvm::SmallBitVector args, dims;
+};
+BodyDependence dependenceOf(Block &block, unsigned numDims, Value v);
+
 /// The dims of `op` that the reads under `v` (a value of op's body) use.
 llvm::SmallBitVector dimsOf(ComputeOp op, Value v);
 
-/// The body arguments (read numbers) that the values `roots` depend on.
-llvm::SmallBitVector argsOf(ComputeOp op, ArrayRef<Value> roots);
-
-/// Builds `seed * prod(factor^exp)` (the positive exponents multiplied in
-/// order, then divided by the negative ones), negated if `negated`, from
-/// the values of `mapping` (each factor's value after cloning). With no
-/// seed, the first factor with a positive exponent starts the product (1.0
-/// when none).
-Value buildProduct(OpBuilder &b, Location loc, Value seed, ArrayRef<std::pair<Value, int>> factors,
-                   bool negated, const IRMapping &mapping);
-
-/// Clones into `b`'s block every op of `op`'s body whose operands `mapping`
-/// holds, in order (constants always); eraseDeadOps removes the clones that
-/// the new yield does not use.
-void cloneAvailable(OpBuilder &b, ComputeOp op, IRMapping &mapping);
-
-/// Erases the ops of `block` (before its terminator) that nothing uses,
-/// last first.
-void eraseDeadOps(Block &block);
+/// A new compute before `g` with result type `type` and reduction bounds
+/// `reductionBounds` (kind sum, or none without any), reading the inputs of
+/// g that `factors` read, each at `remap` of its map, then `extra` (if
+/// given) at `extraMap`. Its body yields `extra * prod(factor^exp)` (the
+/// positive exponents multiplied in order, then divided by the negative
+/// ones; without `extra` the first factor starts the product), negated if
+/// `negated`: the factors' computations are cloned from g's body.
+ComputeOp buildProductCompute(OpBuilder &b, ComputeOp g, RankedTensorType type,
+                              ArrayRef<int64_t> reductionBounds,
+                              function_ref<AffineMap(AffineMap)> remap,
+                              ArrayRef<std::pair<Value, int>> factors, bool negated,
+                              Value extra = {}, AffineMap extraMap = {});
 
 } // namespace detail
 } // namespace neo

@@ -47,14 +47,18 @@ struct NeoReuseContractionsPass
     // is injective), so the total falls and this ends.
     for (bool changed = true; changed;) {
       changed = false;
-      SmallVector<ComputeOp> sums;
+      // The sums and their products, read once per round (a rewrite ends
+      // the round).
+      SmallVector<std::pair<ComputeOp, Monomial>> sums;
       func.walk([&](ComputeOp op) {
         if (isPlainSum(op))
-          sums.push_back(op);
+          if (Monomial m = monomialOf(op); m.valid)
+            sums.push_back({op, std::move(m)});
       });
-      for (ComputeOp g : sums) {
-        for (ComputeOp f : sums)
-          if (f != g && f->getBlock() == g->getBlock() && f->isBeforeInBlock(g) && tryReuse(f, g)) {
+      for (auto &[g, gm] : sums) {
+        for (auto &[f, fm] : sums)
+          if (f != g && f->getBlock() == g->getBlock() && f->isBeforeInBlock(g) &&
+              tryReuse(f, g, fm, gm)) {
             changed = true;
             break;
           }
@@ -133,11 +137,8 @@ struct NeoReuseContractionsPass
     return r;
   }
 
-  bool tryReuse(ComputeOp f, ComputeOp g) {
-    if (f.getYieldedValue().getType() != g.getYieldedValue().getType())
-      return false;
-    Monomial fm = monomialOf(f), gm = monomialOf(g);
-    if (!fm.valid || !gm.valid || fm.factors.empty())
+  bool tryReuse(ComputeOp f, ComputeOp g, const Monomial &fm, const Monomial &gm) {
+    if (f.getYieldedValue().getType() != g.getYieldedValue().getType() || fm.factors.empty())
       return false;
     std::optional<Reuse> r = find(f, g, fm, gm);
     if (!r)
@@ -170,41 +171,18 @@ struct NeoReuseContractionsPass
         reductionBounds.push_back(gb[d]);
     }
     auto remap = [&](AffineMap map) { return map.replaceDimsAndSymbols(renumber, {}, next, 0); };
-    // The inputs the remaining factors read, then f's result.
+    // The factors left, their reads at g's maps without the dropped dims,
+    // times f's result.
     SmallVector<std::pair<Value, int>> rest;
-    SmallVector<Value> roots;
     for (unsigned k = 0; k < gm.factors.size(); ++k)
-      if (r.rest[k] != 0) {
+      if (r.rest[k] != 0)
         rest.push_back({gm.factors[k].first, r.rest[k]});
-        roots.push_back(gm.factors[k].first);
-      }
-    llvm::SmallBitVector args = argsOf(g, roots);
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    for (unsigned i : args.set_bits()) {
-      inputs.push_back(g.getInputs()[i]);
-      maps.push_back(remap(g.getIndexingMap(i)));
-    }
     SmallVector<AffineExpr> oIndex;
     for (unsigned d = 0; d < f.getNumParallelDims(); ++d)
       oIndex.push_back(renumber[r.sigma[d]]);
-    inputs.push_back(f.getResult());
-    maps.push_back(AffineMap::get(next, 0, oIndex, ctx));
-
     OpBuilder b(g);
-    Location loc = g.getLoc();
-    ReductionKind kind = reductionBounds.empty() ? ReductionKind::None : ReductionKind::Sum;
-    auto op = ComputeOp::create(b, loc, g.getResultType(), inputs, maps, reductionBounds, kind);
-    Block &block = op.getBodyBlock();
-    OpBuilder body = OpBuilder::atBlockEnd(&block);
-    IRMapping mapping;
-    for (auto [k, i] : llvm::enumerate(args.set_bits()))
-      mapping.map(g.getBodyBlock().getArgument(i), block.getArgument(k));
-    cloneAvailable(body, g, mapping);
-    // o times the factors left.
-    YieldOp::create(body, loc,
-                    buildProduct(body, loc, block.getArguments().back(), rest, r.negated, mapping));
-    eraseDeadOps(block);
+    auto op = buildProductCompute(b, g, g.getResultType(), reductionBounds, remap, rest, r.negated,
+                                  f.getResult(), AffineMap::get(next, 0, oIndex, ctx));
     g.getResult().replaceAllUsesWith(op.getResult());
     g->erase();
   }
