@@ -195,18 +195,24 @@ TRAINING = [
 ]
 
 
-def attention(L, D):
-    """softmax(q k^T / sqrt(D)) v over L positions; PyTorch's reference is
-    its fused scaled_dot_product_attention (what a user would call)."""
+def attention(L, D, causal=False):
+    """softmax(q k^T / sqrt(D)) v over L positions, with causal=True keys
+    after the query masked (to -1e30 by index, which the fused GPU kernel
+    reads as a mask: it skips the key tiles after a block's rows); PyTorch's
+    reference is its fused scaled_dot_product_attention (what a user would
+    call), is_causal=causal."""
+    scores = "s[i, j]"
+    if causal:
+        scores = "t[i, j]"
     src = f"""def attn(q: f32[{L}, {D}], k: f32[{L}, {D}], v: f32[{L}, {D}]) -> o {{
   s[i, j] = sum(d) q[i, d] * k[j, d] * {1.0 / D ** 0.5!r}
-  m[i] = max(j) s[i, j]
-  z[i] = sum(j) exp(s[i, j] - m[i])
-  o[i, e] = sum(j) exp(s[i, j] - m[i]) / z[i] * v[j, e]
+""" + ("  t[i, j] = select(j <= i, s[i, j], -1e30)\n" if causal else "") + f"""  m[i] = max(j) {scores}
+  z[i] = sum(j) exp({scores} - m[i])
+  o[i, e] = sum(j) exp({scores} - m[i]) / z[i] * v[j, e]
 }}"""
 
     def ref(q, k, v):
-        return F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+        return F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=causal)[0]
     return src, "attn", ref
 
 
@@ -218,10 +224,12 @@ GPU_TRAINING = [
 # Forward-only graphs that the GPU benchmark times against PyTorch's
 # inference (no autograd): softmax attention runs as one fused kernel
 # (online softmax, the L x L scores never written) against PyTorch's fused
-# scaled_dot_product_attention.
+# scaled_dot_product_attention (causal: is_causal=True; Neo's blocks skip
+# the key tiles after their rows).
 GPU_FORWARD = [
     ("attention forward L1024 D64", "norm", lambda: attention(1024, 64)),
     ("attention forward L4096 D64", "norm", lambda: attention(4096, 64)),
+    ("causal attention forward L4096 D64", "norm", lambda: attention(4096, 64, causal=True)),
 ]
 
 # (M, N, K)

@@ -11,7 +11,8 @@
 // thread's E / lanes output accumulators, are rescaled by
 // exp(m_old - m_new) as the max grows (online softmax); o = acc / z at the
 // end. The L x L scores are never written; m and z only when something
-// else reads them.
+// else reads them. A block visits only the key tiles that phi's masks by
+// index (GpuAttentionMask.cpp: causal, a band) leave to some of its rows.
 //
 // Three barriers per key tile: before the tile is staged (the previous
 // tile's readers are done), after (its copies are visible) and between the
@@ -26,6 +27,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::neo;
@@ -114,6 +117,44 @@ Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
   return v;
 }
 
+/// The key tiles [first, end) of the block whose first query row is `q0`
+/// that no mask hides from all of its rows. A mask hides tile t from rows
+/// [q0, q0 + kRows) when key * j + row * i + offset > 0 at its least over
+/// them: with key > 0 at j = t * keys, the tiles from
+/// floor(-B / (key * keys)) + 1 on (B = row * i + offset at its least);
+/// with key < 0 at j = t * keys + keys - 1, the tiles up to
+/// floor((floor((B - 1) / -key) - keys + 1) / keys); with key = 0, all when
+/// B > 0 (never for a block with a row, findMasks checked).
+std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMask> masks, Value q0,
+                                      int64_t keys, int64_t keyTiles) {
+  KB kb{b, loc};
+  Value first = kb.idx(0), end = kb.idx(keyTiles);
+  if (masks.empty())
+    return {first, end};
+  auto floorDiv = [&](Value x, int64_t y) {
+    return arith::FloorDivSIOp::create(b, loc, x, kb.idx(y)).getResult();
+  };
+  auto maxS = [&](Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y).getResult(); };
+  auto minS = [&](Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y).getResult(); };
+  for (const KeyMask &m : masks) {
+    // B: the row term at its least over the block's rows.
+    Value row = m.row >= 0 ? q0 : kb.add(q0, kRows - 1);
+    Value least = kb.add(kb.mul(row, kb.idx(m.row)), kb.idx(m.offset));
+    if (m.key > 0) {
+      Value negated = kb.sub(kb.idx(0), least);
+      end = minS(end, kb.add(floorDiv(negated, m.key * keys), 1));
+    } else if (m.key < 0) {
+      Value lastKey = floorDiv(kb.sub(least, kb.idx(1)), -m.key);
+      first = maxS(first, kb.add(floorDiv(kb.sub(lastKey, kb.idx(keys - 1)), keys), 1));
+    } else {
+      Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, least, kb.idx(0));
+      end = arith::SelectOp::create(b, loc, hidden, kb.idx(0), end);
+    }
+  }
+  first = minS(first, kb.idx(keyTiles));
+  return {first, maxS(first, end)};
+}
+
 /// Replaces the ops of `a` by the kernel; returns the ops it erased.
 SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   linalg::GenericOp gemm = a.gemm, out = a.out;
@@ -139,6 +180,13 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   int64_t blocks = (a.lq + kRows - 1) / kRows;
   gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, a.batches()}, {threads}, workgroup);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("attention"));
+  if (!a.masks.empty()) {
+    // (key, row, offset) of each mask whose hidden tiles the blocks skip.
+    SmallVector<int64_t> masks;
+    for (const KeyMask &m : a.masks)
+      masks.append({m.key, m.row, m.offset});
+    launch->setAttr("neo.key_masks", rewriter.getDenseI64ArrayAttr(masks));
+  }
   OpBuilder &b = rewriter;
   KB kb{b, loc};
   Value qs = launch.getWorkgroupAttributions()[0], ks = launch.getWorkgroupAttributions()[1],
@@ -182,7 +230,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Value> inits = {arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.maxInit)), zero};
   inits.append(perThread, zero);
   int64_t keyTiles = (a.lk + keys - 1) / keys;
-  auto tileLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(keyTiles), kb.idx(1), inits);
+  auto [firstTile, endTile] = unmaskedTiles(b, loc, a.masks, q0, keys, keyTiles);
+  auto tileLoop = scf::ForOp::create(b, loc, firstTile, endTile, kb.idx(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tileLoop.getBody());

@@ -31,6 +31,16 @@ constexpr int64_t kBusyThreads = 132 * 4 * 32;
 constexpr int64_t kMaxValueCols = 256;
 constexpr int64_t kMaxShared = 48 * 1024;
 
+/// A mask in phi: phi is a constant of at most -1e9 (or -inf), whatever
+/// the score, wherever key * j + row * i + offset > 0 (j the key, i the
+/// query row). A causal `select(j <= i, s, -1e30)` is j - i > 0.
+struct KeyMask {
+  int64_t key = 0, row = 0, offset = 0;
+};
+/// Masked scores contribute exp(C - m) = 0 once a row has a score above
+/// C + 104, so a key tile masked for all of a block's rows is skipped.
+constexpr double kMaskAtMost = -1e9;
+
 /// The roles of loops and axes: a batch dim (0, 1, ...), the query rows,
 /// the keys, o's columns, the contraction's d.
 enum Role : int { kRow = -1, kKey = -2, kCol = -3, kRed = -4 };
@@ -67,6 +77,9 @@ struct Attention {
   SmallVector<Value> biasArgs, biases;
   SmallVector<SmallVector<int>> biasAxes;
   Operation *maxCombiner = nullptr;
+  // The masks of phi, when every query row keeps a key none of them masks
+  // (empty otherwise: a fully masked row averages all of v).
+  SmallVector<KeyMask> masks;
 
   /// The product of the batch dims' extents (the grid's y).
   int64_t batches() const {
@@ -90,6 +103,12 @@ struct Tiles {
   int64_t keys, pitch, cols, bytes;
 };
 Tiles tilesOf(const Attention &a);
+
+/// Sets `a.masks`: the selects at the top of phi (or of the epilogue's psi
+/// when phi is the score) that give a constant of at most kMaskAtMost when a
+/// comparison of linear forms of the row and key indices holds or fails
+/// (GpuAttentionMask.cpp).
+void findMasks(Attention &a);
 
 /// The attention whose o is `out` (an op of `func`'s body), when the fused
 /// kernel computes exactly what the ops do.

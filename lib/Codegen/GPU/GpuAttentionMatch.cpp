@@ -744,6 +744,7 @@ std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp 
       !matchRowReduction(a, a.sum, a.z, /*isSum=*/true) || !matchInits(a, func) ||
       !matchRowLoop(a) || !matchContraction(a, func) || !checkOrder(a, func))
     return std::nullopt;
+  findMasks(a);
   // Threads per row: more where the rows of all batches are few (a single
   // head of L = 1024: 1024 rows x 4 threads would keep a third of the SMs
   // busy), as long as the tiles fit.
