@@ -178,7 +178,9 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
                                  sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
                                  sharedType({kRows, keys + 1}, rewriter.getF32Type())};
   int64_t blocks = (a.lq + kRows - 1) / kRows;
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, a.batches()}, {threads}, workgroup);
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, a.batches()}, {threads},
+                                      tiles.dynamic ? TypeRange{} : TypeRange(workgroup),
+                                      tiles.dynamic ? tiles.bytes : 0);
   launch->setAttr("neo.kernel", rewriter.getStringAttr("attention"));
   if (!a.masks.empty()) {
     // (key, row, offset) of each mask whose hidden tiles the blocks skip.
@@ -189,8 +191,17 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   }
   OpBuilder &b = rewriter;
   KB kb{b, loc};
-  Value qs = launch.getWorkgroupAttributions()[0], ks = launch.getWorkgroupAttributions()[1],
-        vs = launch.getWorkgroupAttributions()[2], ps = launch.getWorkgroupAttributions()[3];
+  SmallVector<Value, 4> shared;
+  if (tiles.dynamic) {
+    // Views of the dynamic shared memory (wide heads past 48 KiB).
+    Value smem = dynamicSharedBytes(b, loc);
+    for (auto [type, offset] : llvm::zip(workgroup, tiles.offsets))
+      shared.push_back(memref::ViewOp::create(b, loc, cast<MemRefType>(type), smem, kb.idx(offset),
+                                              ValueRange{}));
+  } else {
+    llvm::append_range(shared, launch.getWorkgroupAttributions());
+  }
+  Value qs = shared[0], ks = shared[1], vs = shared[2], ps = shared[3];
   Value tid = launch.getThreadIds().x;
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
   Value q0 = kb.mul(launch.getBlockIds().x, kRows);

@@ -30,6 +30,9 @@ constexpr int64_t kBusyThreads = 132 * 4 * 32;
 /// The most columns of v (a row's accumulator: E / 4 registers a thread).
 constexpr int64_t kMaxValueCols = 256;
 constexpr int64_t kMaxShared = 48 * 1024;
+/// Past 48 KiB the tiles go in dynamic shared memory (the launch opts in,
+/// up to sm_90's 227 KiB a block).
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
 /// A mask in phi: phi is a constant of at most -1e9 (or -inf), whatever
 /// the score, wherever key * j + row * i + offset > 0 (j the key, i the
@@ -97,10 +100,14 @@ struct Attention {
 /// the lanes of a row: the most whose tiles fit in 48 KiB), q and k rows of
 /// `pitch` elements (odd, so that a warp's reads of its rows fall in
 /// distinct banks), v rows of `cols` (E rounded up to the lanes of a row),
-/// their bytes with the block's probabilities (32 x keys + 1). `bytes`
-/// passes 48 KiB when none fits.
+/// their bytes with the block's probabilities (32 x keys + 1). When none
+/// fits, the fewest keys, in dynamic shared memory (`dynamic`; each tile at
+/// a 16-byte aligned offset, `bytes` with the padding).
 struct Tiles {
   int64_t keys, pitch, cols, bytes;
+  bool dynamic = false;
+  /// The byte offsets of the q, k, v and probability tiles.
+  SmallVector<int64_t, 4> offsets;
 };
 Tiles tilesOf(const Attention &a);
 

@@ -728,10 +728,22 @@ Tiles mlir::neo::attention::tilesOf(const Attention &a) {
   t.pitch = a.d % 2 ? a.d : a.d + 1;
   t.cols = (a.e + a.lanes - 1) / a.lanes * a.lanes;
   for (t.keys = kKeys;; t.keys /= 2) {
-    t.bytes = kRows * t.pitch * bytesOf(a.query->get()) + t.keys * t.pitch * bytesOf(a.key->get()) +
-              t.keys * t.cols * bytesOf(a.operandOf(a.vArg)) + kRows * (t.keys + 1) * 4;
-    if (t.bytes <= kMaxShared || t.keys == std::max(kMinKeys, a.lanes))
+    int64_t sizes[] = {kRows * t.pitch * bytesOf(a.query->get()),
+                       t.keys * t.pitch * bytesOf(a.key->get()),
+                       t.keys * t.cols * bytesOf(a.operandOf(a.vArg)), kRows * (t.keys + 1) * 4};
+    t.bytes = sizes[0] + sizes[1] + sizes[2] + sizes[3];
+    if (t.bytes <= kMaxShared)
       return t;
+    if (t.keys > std::max(kMinKeys, a.lanes))
+      continue;
+    // Dynamic shared memory: the tiles one after another, 16-byte aligned.
+    t.dynamic = true;
+    t.bytes = 0;
+    for (int64_t size : sizes) {
+      t.offsets.push_back(t.bytes);
+      t.bytes += llvm::alignTo(size, 16);
+    }
+    return t;
   }
 }
 
@@ -751,8 +763,10 @@ std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp 
   int64_t rows = (a.lq + kRows - 1) / kRows * kRows * a.batches();
   while (a.lanes < kMaxLanes && rows * a.lanes < kBusyThreads)
     a.lanes *= 2;
-  for (; tilesOf(a).bytes > kMaxShared; a.lanes /= 2)
-    if (a.lanes == kMinLanes)
-      return std::nullopt;
+  // Fewer lanes (fewer keys a tile) before dynamic shared memory.
+  while (tilesOf(a).dynamic && a.lanes > kMinLanes)
+    a.lanes /= 2;
+  if (tilesOf(a).bytes > kMaxDynamicShared)
+    return std::nullopt;
   return a;
 }
