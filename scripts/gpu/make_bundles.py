@@ -347,13 +347,16 @@ def bench_jobs(out, quick):
                 "chip=sm_90a": ("_sm90a", " (sm_90a)"),
                 "chip=sm_90a tensor-cores=tf32": ("_tf32_sm90a", " (tf32, sm_90a)"),
                 "eqsat=true reuse-contractions=false": ("_eqsat_noreuse",
-                                                        " (eqsat, no reuse-contractions)")}
+                                                        " (eqsat, no reuse-contractions)"),
+                "fused-score-tiles=false": ("_noscoretiles", " (no score tiles)")}
 
     def case_options(label):
         # Attention's backward with its row term summed over keys again
-        # (L * L * E, fewer launches) against rowsum(dO * O) (the default).
+        # (L * L * E, fewer launches) against rowsum(dO * O) (the default);
+        # without eqsat, the GEMMs and L x L temporaries of before against
+        # the score-tile kernels (the default).
         if label.startswith("attention"):
-            return ("eqsat=true reuse-contractions=false",)
+            return ("eqsat=true reuse-contractions=false", "fused-score-tiles=false")
         if not label.startswith("conv2d"):
             return ()
         if label.endswith("bf16"):

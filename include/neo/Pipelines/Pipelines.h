@@ -246,6 +246,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Softmax attention whose L x L scores nothing else reads as one kernel "
                      "(online softmax over key tiles; neo-gpu-map's attention)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fusedScoreTiles{
+      *this, "fused-score-tiles",
+      llvm::cl::desc("L x L temporaries of a contraction s = q k^T and the outputs that "
+                     "reduce them along rows or keys (attention's dq, dk, dv) as a kernel "
+                     "per side, the L x L values never written (neo-gpu-map's score-tiles)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> gpuTuningRecords{
       *this, "tuning-records",
       llvm::cl::desc("Tuning records whose cuda-<chip> GEMM schedules the GEMMs take "

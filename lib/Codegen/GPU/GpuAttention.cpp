@@ -37,27 +37,11 @@ using namespace mlir::neo::gpukernel;
 
 namespace {
 
-/// Clones the expression `v` (outer constants included; its argument
-/// already in `map`) with each linalg.index op replaced by `indexValue(dim)`.
-Value cloneExpr(OpBuilder &b, Value v, IRMapping &map,
-                llvm::function_ref<Value(unsigned)> indexValue) {
-  if (Value mapped = map.lookupOrNull(v))
-    return mapped;
-  Operation *def = v.getDefiningOp();
-  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
-    map.map(v, indexValue(index.getDim()));
-    return map.lookup(v);
-  }
-  for (Value operand : def->getOperands())
-    cloneExpr(b, operand, map, indexValue);
-  Operation *copy = b.clone(*def, map);
-  return copy->getResult(cast<OpResult>(v).getResultNumber());
-}
 Value cloneExpr(OpBuilder &b, Value v, Value arg, Value with,
                 llvm::function_ref<Value(unsigned)> indexValue = nullptr) {
   IRMapping map;
   map.map(arg, with);
-  return cloneExpr(b, v, map, indexValue);
+  return cloneBodyExpr(b, v, map, indexValue);
 }
 
 /// The indices of an operand (its map's dims) at the loop values `ivs`.
@@ -212,12 +196,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Value zero = f32Const(b, loc, 0.0);
 
   // The block's batch (grid y over the batch dims, the last fastest).
-  SmallVector<Value> batchIvs(a.batch.size());
-  Value linear = launch.getBlockIds().y;
-  for (int64_t k = a.batch.size() - 1; k >= 0; --k) {
-    batchIvs[k] = k == 0 ? linear : kb.rem(linear, a.batch[k]);
-    linear = k == 0 ? linear : kb.div(linear, a.batch[k]);
-  }
+  SmallVector<Value> batchIvs = batchIndices(kb, launch.getBlockIds().y, a.batch);
   // The loop values of an op whose loops have `roles`.
   auto ivsOf = [&](ArrayRef<int> roles, Value row, Value key, Value col, Value red) {
     SmallVector<Value> ivs;
@@ -314,7 +293,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
                                             ivsOf(roles, lastRow, lastKey, nullptr, nullptr));
           map.map(arg, memref::LoadOp::create(b, loc, in.get(), at).getResult());
         }
-        return cloneExpr(b, expr, map, indexOf(roles));
+        return cloneBodyExpr(b, expr, map, indexOf(roles));
       };
       Value score = dLoop.getResult(w);
       if (a.epilogue) {

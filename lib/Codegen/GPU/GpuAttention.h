@@ -119,7 +119,10 @@ void findMasks(Attention &a);
 
 /// The attention whose o is `out` (an op of `func`'s body), when the fused
 /// kernel computes exactly what the ops do.
-std::optional<Attention> matchAttention(linalg::GenericOp out, func::FuncOp func);
+/// With `ignore`, as if those ops (which read s; a score-tile program's,
+/// GpuScoreTiles.h) were gone.
+std::optional<Attention> matchAttention(linalg::GenericOp out, func::FuncOp func,
+                                        const llvm::DenseSet<Operation *> *ignore = nullptr);
 
 } // namespace attention
 } // namespace neo

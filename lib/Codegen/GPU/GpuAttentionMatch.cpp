@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuAttention.h"
+#include "GpuBodyMatch.h"
 #include "GpuKernelBuilder.h"
 #include "neo/Codegen/Utils/BufferEffects.h"
 
@@ -35,6 +36,7 @@
 using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::attention;
+using namespace mlir::neo::bodymatch;
 
 namespace {
 
@@ -138,65 +140,9 @@ bool perScore(ArrayRef<int> axes) {
       axes, [&](int r) { return seen.insert(r).second && (r >= 0 || r == kRow || r == kKey); });
 }
 
-/// Whether `v` is an argument of `body`.
-bool isArgOf(Value v, Block *body) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  return arg && arg.getOwner() == body;
-}
-
-/// Splits a product of mulf and divf into its factors and divisors.
-void flatten(Value v, Block *body, SmallVectorImpl<Value> &factors,
-             SmallVectorImpl<Value> &divisors, bool inverted = false) {
-  Operation *def = v.getDefiningOp();
-  if (def && def->getBlock() == body && isa<arith::MulFOp, arith::DivFOp>(def)) {
-    flatten(def->getOperand(0), body, factors, divisors, inverted);
-    flatten(def->getOperand(1), body, factors, divisors,
-            isa<arith::DivFOp>(def) ? !inverted : inverted);
-    return;
-  }
-  (inverted ? divisors : factors).push_back(v);
-}
-
-/// The yielded value of a one-output reduction body `combine(out, x)`:
-/// x, with the combiner, when out is used there only.
-Value reduced(linalg::GenericOp op, Operation *&combiner) {
-  if (op.getNumDpsInits() != 1)
-    return nullptr;
-  Block *body = op.getBody();
-  Value out = body->getArguments().back();
-  Operation *def = body->getTerminator()->getOperand(0).getDefiningOp();
-  if (!def || def->getBlock() != body || def->getNumOperands() != 2 || !out.hasOneUse())
-    return nullptr;
-  combiner = def;
-  if (def->getOperand(0) == out)
-    return def->getOperand(1);
-  if (def->getOperand(1) == out)
-    return def->getOperand(0);
-  return nullptr;
-}
-
-/// Whether every op of `op`'s body is pure (the kernel keeps only what
-/// computes the yielded values, and runs the contraction's body at o).
-bool pureBody(linalg::GenericOp op) {
-  return llvm::all_of(op.getBody()->without_terminator(),
-                      [](Operation &inner) { return isPure(&inner); });
-}
-
 //===----------------------------------------------------------------------===//
 // Maps, buffers and effects
 //===----------------------------------------------------------------------===//
-
-/// The positions of a map's results, when they are all dims.
-std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
-  SmallVector<unsigned> dims;
-  for (AffineExpr e : map.getResults()) {
-    auto d = dyn_cast<AffineDimExpr>(e);
-    if (!d)
-      return std::nullopt;
-    dims.push_back(d.getPosition());
-  }
-  return dims;
-}
 
 /// Merges into `roles` (an op's loops) the roles `axes` of the operand axes
 /// that the loops `dims` index; false on a conflict.
@@ -428,11 +374,11 @@ bool matchOutput(Attention &a, func::FuncOp func) {
 
 /// The ops that read or write s: its init, the contraction, the epilogue,
 /// max and sum (nothing else), and the row loop around max and sum.
-bool findScoreOps(Attention &a, func::FuncOp func) {
+bool findScoreOps(Attention &a, func::FuncOp func, const llvm::DenseSet<Operation *> *ignore) {
   bool unknown = false;
   func.walk([&](Operation *op) {
     if (op == a.out || isa<memref::SubViewOp, memref::DeallocOp>(op) ||
-        llvm::none_of(op->getOperands(), [&](Value v) {
+        (ignore && ignore->contains(op)) || llvm::none_of(op->getOperands(), [&](Value v) {
           return isa<BaseMemRefType>(v.getType()) && baseBuffer(v) == a.scores;
         }))
       return;
@@ -747,11 +693,12 @@ Tiles mlir::neo::attention::tilesOf(const Attention &a) {
   }
 }
 
-std::optional<Attention> mlir::neo::attention::matchAttention(linalg::GenericOp out,
-                                                              func::FuncOp func) {
+std::optional<Attention>
+mlir::neo::attention::matchAttention(linalg::GenericOp out, func::FuncOp func,
+                                     const llvm::DenseSet<Operation *> *ignore) {
   Attention a;
   a.out = out;
-  if (!matchOutput(a, func) || !findScoreOps(a, func) ||
+  if (!matchOutput(a, func) || !findScoreOps(a, func, ignore) ||
       !matchRowReduction(a, a.max, a.m, /*isSum=*/false) ||
       !matchRowReduction(a, a.sum, a.z, /*isSum=*/true) || !matchInits(a, func) ||
       !matchRowLoop(a) || !matchContraction(a, func) || !checkOrder(a, func))

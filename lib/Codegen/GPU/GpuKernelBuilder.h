@@ -9,9 +9,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <string>
 
@@ -130,6 +132,35 @@ inline GemmThread gemmThread(KB &kb, gpu::LaunchOp launch, int64_t bm, int64_t b
   t.m0 = kb.mul(launch.getBlockIds().y, bm);
   t.n0 = kb.mul(launch.getBlockIds().x, bn);
   return t;
+}
+
+/// The indices of the batch dims `batch` (the last fastest) of a linear
+/// index (a grid dim over all of them).
+inline SmallVector<Value> batchIndices(KB &kb, Value linear, ArrayRef<int64_t> batch) {
+  SmallVector<Value> ivs(batch.size());
+  for (int64_t k = batch.size() - 1; k >= 0; --k) {
+    ivs[k] = k == 0 ? linear : kb.rem(linear, batch[k]);
+    linear = k == 0 ? linear : kb.div(linear, batch[k]);
+  }
+  return ivs;
+}
+
+/// Clones the expression `v` of a linalg body (its block arguments, and
+/// outer constants if wanted, already in `map`) at the builder's point,
+/// each linalg.index op replaced by `indexValue(dim)`.
+inline Value cloneBodyExpr(OpBuilder &b, Value v, IRMapping &map,
+                           llvm::function_ref<Value(unsigned)> indexValue) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+    map.map(v, indexValue(index.getDim()));
+    return map.lookup(v);
+  }
+  for (Value operand : def->getOperands())
+    cloneBodyExpr(b, operand, map, indexValue);
+  Operation *copy = b.clone(*def, map);
+  return copy->getResult(cast<OpResult>(v).getResultNumber());
 }
 
 /// The launch's dynamic shared memory as bytes (memref<?xi8, workgroup>).

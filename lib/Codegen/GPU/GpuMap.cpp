@@ -102,7 +102,11 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
-    // Softmax attention first: its row reductions may sit in a row-block
+    // Score-tile programs (attention's backward) first: what they remove
+    // leaves the forward's scores to the fused attention.
+    if (scoreTiles && failed(generateGpuScoreTiles(rewriter, func, attention)))
+      return signalPassFailure();
+    // Softmax attention next: its row reductions may sit in a row-block
     // loop, which would otherwise become a launch of its own.
     if (attention && failed(generateGpuAttentions(rewriter, func)))
       return signalPassFailure();

@@ -327,13 +327,15 @@ module {
 #map6 = affine_map<(d0, d1, d2) -> (d2, d1)>
 // A causal mask written in place on the scores (an elementwise op reading
 // the loop indices, as without eqsat) joins the kernel: each score goes
-// through it with its row and key before the softmax.
+// through it with its row and key before the softmax; a block visits only
+// the key tiles up to its last row (the mask j - i > 0, GpuAttentionMask.cpp).
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT: memref.alloc
 // CHECK: gpu.launch
+// CHECK: arith.floordivsi
 // CHECK: arith.cmpi sle
 // CHECK: arith.select
-// CHECK: {neo.kernel = "attention"}
+// CHECK: {neo.kernel = "attention", neo.key_masks = array<i64: 1, -1, 0>}
 // CHECK-NOT: gpu.launch
 // CHECK: return
 module {

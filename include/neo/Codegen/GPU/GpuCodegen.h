@@ -166,6 +166,17 @@ LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall)
 LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
                                     int64_t *formed = nullptr);
 
+/// Runs each score-tile program of `func` (GpuScoreTiles.h: L x L
+/// temporaries made from a contraction s = q k^T, elementwise or by short
+/// contractions, and outputs that reduce them along the rows or keys, such
+/// as attention's backward: dq, dk, dv) as one launch per side: a block per
+/// 32 rows (keys), the other side in tiles, the L x L values in registers
+/// and never written (GpuScoreTiles.cpp). With `leaveAttention`, a softmax
+/// attention's o stays for generateGpuAttentions. `formed` counts the
+/// programs.
+LogicalResult generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func, bool leaveAttention,
+                                    int64_t *formed = nullptr);
+
 } // namespace neo
 } // namespace mlir
 

@@ -87,10 +87,20 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     nothing else reads (the contraction, the row max and sum and the
     weighted sum of v) first becomes one fused kernel with an online
     softmax, the scores never written (GpuAttention.cpp).
+    With `score-tiles` (the default), before it, L x L temporaries made from
+    a contraction s = q k^T (elementwise, or by contractions over a short
+    dim) and the outputs that reduce them along the rows or the keys, such
+    as attention's backward (dq, dk, dv), become a kernel per side that
+    computes the L x L values tile by tile in registers and never writes
+    them (GpuScoreTiles.cpp).
   }];
   let options = [Option<"attention", "attention", "bool", /*default=*/"true",
                         "Run softmax attention (scores, row max and sum, weighted sum) "
-                        "as one fused kernel">];
+                        "as one fused kernel">,
+                 Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
+                        "Run L x L temporaries of a contraction s = q k^T and the "
+                        "outputs that reduce them along rows or keys (attention's "
+                        "backward) as a kernel per side, the L x L values never written">];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",

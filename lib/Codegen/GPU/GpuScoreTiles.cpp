@@ -1,0 +1,470 @@
+//===- GpuScoreTiles.cpp - Score-tile programs as fused GPU kernels -------===//
+//
+// The kernels of a score-tile program (GpuScoreTiles.h): one per side that
+// has consumers. A kernel for the keys (attention's dk and dv) is a thread
+// block per 32 keys (grid y: the batch dims) with 4 threads per key (8 or
+// 16 when the blocks are few); the block's staged operands of its side (k,
+// v) in shared memory once, then per tile of 32 rows (16 or 8 where the
+// tiles pass 48 KiB; past it at 8, dynamic shared memory) the other side's
+// operands (q, do). Each thread computes its key's tile values for rows
+// sub, sub + 4, ... in registers, in program order: a contraction as
+// sum_x G over the staged tiles, then init + F * sum; an elementwise op
+// its body. Each consumer's F goes through a 32 x (tile + 1) shared tile
+// to the threads of its key, which accumulate F * G(operand row) into
+// their x / lanes columns; the outputs are written once at the end. The
+// kernel for the rows (dq) is the same with rows and keys swapped. The
+// L x L values are never written; kept tile ops still run where they were.
+//
+// Three barriers per tile: before staging (the previous tile's readers are
+// done), after it, and between the F stores and their reads.
+//
+//===----------------------------------------------------------------------===//
+#include "GpuScoreTiles.h"
+#include "GpuAttention.h"
+#include "GpuKernelBuilder.h"
+#include "neo/Codegen/GPU/GpuCodegen.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::neo;
+using namespace mlir::neo::scoretiles;
+using namespace mlir::neo::gpukernel;
+
+namespace {
+
+Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
+              ArrayRef<Value> divisors = {}) {
+  for (Value f : factors)
+    x = x ? arith::MulFOp::create(b, loc, x, f).getResult() : f;
+  if (!x)
+    x = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+  for (Value d : divisors)
+    x = arith::DivFOp::create(b, loc, x, d);
+  return x;
+}
+
+/// The shape of one side's kernel.
+struct Plan {
+  int side, other;
+  int64_t lanes = kLanes, tile = kTile, bytes = 0;
+  bool dynamic = false;
+  SmallVector<int> tiles;             // the tile values it computes, in order
+  SmallVector<int> consumers;         // its consumers
+  SmallVector<int> blockStages;       // staged once: the side's operands
+  SmallVector<int> tileStages;        // staged per tile: the other side's
+  llvm::DenseMap<int, int64_t> pitch; // per stage
+  SmallVector<int64_t> offsets;       // dynamic: per shared buffer
+};
+
+int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// The tile values, stages and tiles of the kernel for `side`; false when
+/// its tiles pass even dynamic shared memory.
+bool plan(const Program &p, int side, Plan &k) {
+  k.side = side, k.other = side == kRow ? kKey : kRow;
+  llvm::SmallDenseSet<int, 8> need;
+  SmallVector<int> work;
+  for (auto [i, c] : llvm::enumerate(p.consumers))
+    if (c.side == side) {
+      k.consumers.push_back(i);
+      for (const Read &r : c.reads)
+        if (r.kind == Read::Tile)
+          work.push_back(r.tile);
+    }
+  while (!work.empty()) {
+    int t = work.pop_back_val();
+    if (!need.insert(t).second)
+      continue;
+    for (const Read &r : p.tiles[t].reads)
+      if (r.kind == Read::Tile)
+        work.push_back(r.tile);
+    if (p.tiles[t].init >= 0)
+      work.push_back(p.tiles[t].init);
+  }
+  for (int t = 0, e = p.tiles.size(); t < e; ++t)
+    if (need.contains(t))
+      k.tiles.push_back(t);
+  llvm::SetVector<int> blockStages, tileStages;
+  auto addStage = [&](int s) { (p.stages[s].side == side ? blockStages : tileStages).insert(s); };
+  for (int t : k.tiles)
+    for (const Read &r : p.tiles[t].reads)
+      if (r.kind == Read::Staged)
+        addStage(r.stage);
+  for (int c : k.consumers)
+    addStage(p.consumers[c].stage);
+  k.blockStages.assign(blockStages.begin(), blockStages.end());
+  k.tileStages.assign(tileStages.begin(), tileStages.end());
+  int64_t blocks = (p.extentOf(side) + kBlock - 1) / kBlock * p.batches();
+  while (k.lanes < kMaxLanes && blocks * kBlock * k.lanes < kBusyThreads)
+    k.lanes *= 2;
+  auto bytesOf = [&]() {
+    SmallVector<int64_t> sizes;
+    for (int s : k.blockStages) {
+      k.pitch[s] = p.stages[s].extent | 1;
+      sizes.push_back(kBlock * k.pitch[s] * 4);
+    }
+    for (int s : k.tileStages) {
+      k.pitch[s] = roundUp(p.stages[s].extent, k.lanes) | 1;
+      sizes.push_back(k.tile * k.pitch[s] * 4);
+    }
+    for (size_t c = 0; c < k.consumers.size(); ++c)
+      sizes.push_back(kBlock * (k.tile + 1) * 4);
+    k.offsets.clear();
+    k.bytes = 0;
+    for (int64_t size : sizes) {
+      k.offsets.push_back(k.bytes);
+      k.bytes += roundUp(size, 16);
+    }
+    return k.bytes;
+  };
+  for (;;) {
+    for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxShared;)
+      k.tile /= 2;
+    if (bytesOf() <= kMaxShared)
+      return true;
+    if (k.lanes == kLanes)
+      break;
+    k.lanes /= 2;
+  }
+  k.dynamic = true;
+  return bytesOf() <= kMaxDynamicShared;
+}
+
+/// Emits the kernel of `k` at the builder's point.
+void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
+  KB kb{b, loc};
+  Type f32 = b.getF32Type();
+  int64_t lanes = k.lanes, T = k.tile, threads = kBlock * lanes, perLane = T / lanes;
+  int64_t statExtent = p.extentOf(k.side), otherExtent = p.extentOf(k.other);
+  SmallVector<Type> shared;
+  for (int s : k.blockStages)
+    shared.push_back(sharedType({kBlock, k.pitch.lookup(s)}, f32));
+  for (int s : k.tileStages)
+    shared.push_back(sharedType({T, k.pitch.lookup(s)}, f32));
+  for (size_t c = 0; c < k.consumers.size(); ++c)
+    shared.push_back(sharedType({kBlock, T + 1}, f32));
+  int64_t blocks = (statExtent + kBlock - 1) / kBlock;
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {blocks, p.batches()}, {threads},
+                   k.dynamic ? TypeRange{} : TypeRange(shared), k.dynamic ? k.bytes : 0);
+  launch->setAttr("neo.kernel", b.getStringAttr("score_tiles"));
+  launch->setAttr("neo.side", b.getStringAttr(k.side == kRow ? "rows" : "keys"));
+  SmallVector<Value> mem;
+  if (k.dynamic) {
+    Value smem = dynamicSharedBytes(b, loc);
+    for (auto [type, offset] : llvm::zip(shared, k.offsets))
+      mem.push_back(memref::ViewOp::create(b, loc, cast<MemRefType>(type), smem, kb.idx(offset),
+                                           ValueRange{}));
+  } else {
+    llvm::append_range(mem, launch.getWorkgroupAttributions());
+  }
+  llvm::DenseMap<int, Value> stageMem;
+  size_t next = 0;
+  for (int s : k.blockStages)
+    stageMem[s] = mem[next++];
+  for (int s : k.tileStages)
+    stageMem[s] = mem[next++];
+  SmallVector<Value> fTiles(mem.begin() + next, mem.end());
+
+  Value tid = launch.getThreadIds().x;
+  Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
+  Value s0 = kb.mul(launch.getBlockIds().x, kBlock);
+  Value stat = kb.add(s0, r);
+  SmallVector<Value> batchIvs = batchIndices(kb, launch.getBlockIds().y, p.batch);
+  // Indices of a buffer with `axes` at a row, key and short index.
+  auto indicesAt = [&](ArrayRef<int> axes, Value row, Value key, Value x) {
+    SmallVector<Value> out;
+    for (int role : axes)
+      out.push_back(role >= 0 ? batchIvs[role] : role == kRow ? row : role == kKey ? key : x);
+    return out;
+  };
+  // Stages `rows` rows from `first` of stage s: zero past its side's
+  // extent and past its x.
+  auto stage = [&](int s, Value first, int64_t rows) {
+    const Stage &st = p.stages[s];
+    int64_t cols = k.pitch.lookup(s);
+    int64_t limit = p.extentOf(st.side);
+    auto loop = scf::ForOp::create(b, loc, tid, kb.idx(rows * cols), kb.idx(threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVar();
+    Value rr = kb.div(e, cols), c = kb.rem(e, cols);
+    Value at = kb.add(first, rr);
+    Value inRange = kb.andI(kb.lt(at, limit), kb.lt(c, st.extent));
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32}, inRange, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<Value> idx = indicesAt(st.axes, at, at, c);
+      scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, st.buffer, idx).getResult());
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, kb.zero(f32));
+    }
+    memref::StoreOp::create(b, loc, ifOp.getResult(0), stageMem[s], ValueRange{rr, c});
+  };
+  for (int s : k.blockStages)
+    stage(s, s0, kBlock);
+
+  // The consumers' accumulators: x / lanes columns each.
+  SmallVector<int64_t> perThread;
+  SmallVector<Value> inits;
+  for (int c : k.consumers) {
+    perThread.push_back(roundUp(p.consumers[c].extent, lanes) / lanes);
+    inits.append(perThread.back(), kb.zero(f32));
+  }
+  int64_t tiles = (otherExtent + T - 1) / T;
+  auto tileLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(tiles), kb.idx(1), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tileLoop.getBody());
+    Value o0 = kb.mul(tileLoop.getInductionVar(), T);
+    gpu::BarrierOp::create(b, loc);
+    for (int s : k.tileStages)
+      stage(s, o0, T);
+    gpu::BarrierOp::create(b, loc);
+
+    // The tile values at (stat, o0 + sub + w * lanes).
+    llvm::DenseMap<int, SmallVector<Value>> values;
+    SmallVector<Value> rowOf(perLane), keyOf(perLane), others(perLane), valid(perLane);
+    for (int64_t w = 0; w < perLane; ++w) {
+      others[w] = kb.add(sub, w * lanes);
+      Value o = kb.add(o0, others[w]);
+      valid[w] = kb.lt(o, otherExtent);
+      rowOf[w] = k.side == kRow ? stat : o;
+      keyOf[w] = k.side == kRow ? o : stat;
+    }
+    // A body's argument reads and index values at score w.
+    auto mapReads = [&](ArrayRef<Read> reads, Block *body, int64_t w, IRMapping &map) {
+      Value row = kb.min(rowOf[w], p.rows - 1), key = kb.min(keyOf[w], p.keys - 1);
+      for (auto [n, read] : llvm::enumerate(reads)) {
+        if (read.kind == Read::Tile)
+          map.map(body->getArgument(n), values[read.tile][w]);
+        else if (read.kind == Read::Vector)
+          map.map(
+              body->getArgument(n),
+              memref::LoadOp::create(b, loc, read.buffer, indicesAt(read.axes, row, key, nullptr))
+                  .getResult());
+      }
+    };
+    auto indexAt = [&](ArrayRef<int> roles, int64_t w) {
+      return [&, roles, w](unsigned dim) -> Value {
+        int role = roles[dim];
+        return role >= 0 ? batchIvs[role] : role == kRow ? rowOf[w] : keyOf[w];
+      };
+    };
+    for (int t : k.tiles) {
+      const TileOp &op = p.tiles[t];
+      Block *body = op.op.getBody();
+      SmallVector<Value> sums;
+      if (op.contraction) {
+        // sum_x G over the staged operands, a sum per score.
+        SmallVector<Value> zeros(perLane, kb.zero(f32));
+        auto xLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(op.extent), kb.idx(1), zeros);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(xLoop.getBody());
+        Value x = xLoop.getInductionVar();
+        SmallVector<Value> nextSums;
+        for (int64_t w = 0; w < perLane; ++w) {
+          IRMapping map;
+          for (auto [n, read] : llvm::enumerate(op.reads)) {
+            if (read.kind != Read::Staged)
+              continue;
+            bool mine = p.stages[read.stage].side == k.side;
+            Value at = mine ? r : others[w];
+            map.map(body->getArgument(n),
+                    memref::LoadOp::create(b, loc, stageMem[read.stage], ValueRange{at, x})
+                        .getResult());
+          }
+          SmallVector<Value> g;
+          for (Value v : op.g)
+            g.push_back(cloneBodyExpr(b, v, map, nullptr));
+          nextSums.push_back(
+              arith::AddFOp::create(b, loc, xLoop.getRegionIterArgs()[w], product(b, loc, {}, g)));
+        }
+        scf::YieldOp::create(b, loc, nextSums);
+        b.setInsertionPointAfter(xLoop);
+        sums.assign(xLoop.getResults().begin(), xLoop.getResults().end());
+      }
+      SmallVector<Value> &out = values[t];
+      for (int64_t w = 0; w < perLane; ++w) {
+        IRMapping map;
+        mapReads(op.reads, body, w, map);
+        auto index = indexAt(op.roles, w);
+        if (op.contraction) {
+          SmallVector<Value> f, d;
+          for (Value v : op.f)
+            f.push_back(cloneBodyExpr(b, v, map, index));
+          for (Value v : op.fDivisors)
+            d.push_back(cloneBodyExpr(b, v, map, index));
+          Value term =
+              op.f.empty() && op.fDivisors.empty() ? sums[w] : product(b, loc, sums[w], f, d);
+          Value init =
+              op.init >= 0
+                  ? values[op.init][w]
+                  : arith::ConstantOp::create(b, loc, cast<TypedAttr>(op.initValue)).getResult();
+          out.push_back(arith::AddFOp::create(b, loc, init, term));
+        } else {
+          out.push_back(cloneBodyExpr(b, body->getTerminator()->getOperand(0), map, index));
+        }
+      }
+    }
+    // Each consumer's F, through shared memory to its side's threads.
+    for (auto [i, c] : llvm::enumerate(k.consumers)) {
+      const Consumer &op = p.consumers[c];
+      Block *body = op.op.getBody();
+      for (int64_t w = 0; w < perLane; ++w) {
+        IRMapping map;
+        mapReads(op.reads, body, w, map);
+        auto index = indexAt(op.roles, w);
+        SmallVector<Value> f, d;
+        for (Value v : op.f)
+          f.push_back(cloneBodyExpr(b, v, map, index));
+        for (Value v : op.fDivisors)
+          d.push_back(cloneBodyExpr(b, v, map, index));
+        Value fv = product(b, loc, nullptr, f, d);
+        fv = arith::SelectOp::create(b, loc, valid[w], fv, kb.zero(f32));
+        memref::StoreOp::create(b, loc, fv, fTiles[i], ValueRange{r, others[w]});
+      }
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value here = kb.min(kb.sub(kb.idx(otherExtent), o0), T);
+    auto oLoop =
+        scf::ForOp::create(b, loc, kb.idx(0), here, kb.idx(1), tileLoop.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(oLoop.getBody());
+      Value o = oLoop.getInductionVar();
+      SmallVector<Value> nextAcc;
+      size_t a = 0;
+      for (auto [i, c] : llvm::enumerate(k.consumers)) {
+        const Consumer &op = p.consumers[c];
+        Value f = memref::LoadOp::create(b, loc, fTiles[i], ValueRange{r, o});
+        for (int64_t u = 0; u < perThread[i]; ++u, ++a) {
+          Value col = kb.add(sub, u * lanes);
+          IRMapping map;
+          map.map(
+              op.gArg,
+              memref::LoadOp::create(b, loc, stageMem[op.stage], ValueRange{o, col}).getResult());
+          SmallVector<Value> g;
+          for (Value v : op.g)
+            g.push_back(cloneBodyExpr(b, v, map, nullptr));
+          Value term = arith::MulFOp::create(b, loc, f, product(b, loc, {}, g));
+          nextAcc.push_back(arith::AddFOp::create(b, loc, oLoop.getRegionIterArgs()[a], term));
+        }
+      }
+      scf::YieldOp::create(b, loc, nextAcc);
+    }
+    scf::YieldOp::create(b, loc, oLoop.getResults());
+  }
+  // The outputs: init + the sums, written once.
+  auto statIf = scf::IfOp::create(b, loc, kb.lt(stat, statExtent), /*withElse=*/false);
+  b.setInsertionPointToStart(statIf.thenBlock());
+  size_t a = 0;
+  for (auto [i, c] : llvm::enumerate(k.consumers)) {
+    const Consumer &op = p.consumers[c];
+    Value out = op.op.getDpsInits()[0];
+    AffineMap outMap = op.op.getIndexingMapsArray().back();
+    Value init = arith::ConstantOp::create(b, loc, cast<TypedAttr>(op.initValue));
+    for (int64_t u = 0; u < perThread[i]; ++u, ++a) {
+      Value col = kb.add(sub, u * lanes);
+      SmallVector<Value> ivs;
+      for (int role : op.roles)
+        ivs.push_back(role >= 0 ? batchIvs[role] : role == kShort ? col : stat);
+      SmallVector<Value> idx;
+      for (AffineExpr e : outMap.getResults())
+        idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+      Value v = arith::AddFOp::create(b, loc, init, tileLoop.getResult(a));
+      OpBuilder::InsertionGuard guard(b);
+      if (op.extent % lanes) {
+        auto colIf = scf::IfOp::create(b, loc, kb.lt(col, op.extent), /*withElse=*/false);
+        b.setInsertionPointToStart(colIf.thenBlock());
+      }
+      memref::StoreOp::create(b, loc, v, out, idx);
+    }
+  }
+}
+
+/// Erases the temporaries (allocations) that nothing reads any more, with
+/// the fills and copies that write them; a copy's source may then be one.
+void eraseDeadTemporaries(RewriterBase &rewriter, llvm::SetVector<Value> &temporaries) {
+  auto isWriteOf = [](Operation *user, Value buffer) {
+    if (auto fill = dyn_cast<linalg::FillOp>(user))
+      return fill.getOutputs()[0] == buffer;
+    if (isa<memref::CopyOp, linalg::CopyOp>(user))
+      return user->getOperand(1) == buffer && user->getOperand(0) != buffer;
+    return isa<memref::DeallocOp>(user);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Value t : temporaries) {
+      Operation *alloc = t.getDefiningOp();
+      if (!alloc || llvm::any_of(t.getUsers(), [&](Operation *u) { return !isWriteOf(u, t); }))
+        continue;
+      for (Operation *u : llvm::make_early_inc_range(t.getUsers())) {
+        if (isa<memref::CopyOp, linalg::CopyOp>(u))
+          if (Value source = u->getOperand(0); source.getDefiningOp<memref::AllocOp>())
+            temporaries.insert(source);
+        rewriter.eraseOp(u);
+      }
+      rewriter.eraseOp(alloc);
+      temporaries.remove(t);
+      changed = true;
+      break; // (the set changed)
+    }
+  }
+}
+
+} // namespace
+
+LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func,
+                                               bool leaveAttention, int64_t *formed) {
+  // A softmax attention's o is the fused attention kernel's, which computes
+  // m, z and o in one pass.
+  auto leave = [&](linalg::GenericOp consumer, const llvm::DenseSet<Operation *> &others) {
+    return leaveAttention && attention::matchAttention(consumer, func, &others).has_value();
+  };
+  // One program at a time (emitting one erases ops the others matched),
+  // matched again after each; anchors whose kernels do not fit are refused.
+  llvm::DenseSet<Operation *> refused;
+  for (bool emitted = true; emitted;) {
+    emitted = false;
+    for (Program &p : matchPrograms(func, leave, refused)) {
+      std::vector<Plan> plans;
+      bool fits = true;
+      for (int side : {kRow, kKey}) {
+        if (llvm::none_of(p.consumers, [&](const Consumer &c) { return c.side == side; }))
+          continue;
+        Plan k;
+        fits &= plan(p, side, k) &&
+                gridLimitError((p.extentOf(side) + kBlock - 1) / kBlock, p.batches()).empty();
+        plans.push_back(std::move(k));
+      }
+      if (!fits) {
+        refused.insert(p.tiles.front().op);
+        continue;
+      }
+      Location loc = p.last->getLoc();
+      for (const Plan &k : plans) {
+        rewriter.setInsertionPointAfter(p.last);
+        emitKernel(rewriter, loc, p, k);
+      }
+      llvm::SetVector<Value> temporaries;
+      for (Operation *op : p.erase) {
+        for (Value v : op->getOperands())
+          if (v.getDefiningOp<memref::AllocOp>())
+            temporaries.insert(v);
+        rewriter.eraseOp(op);
+      }
+      eraseDeadTemporaries(rewriter, temporaries);
+      if (formed)
+        ++*formed;
+      emitted = true;
+      break;
+    }
+  }
+  return success();
+}

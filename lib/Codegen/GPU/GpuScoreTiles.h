@@ -1,0 +1,125 @@
+//===- GpuScoreTiles.h - Score-tile programs as fused kernels ---*- C++ -*-===//
+//
+// A score-tile program (GpuScoreTilesMatch.cpp finds it, GpuScoreTiles.cpp
+// emits it): the linalg ops that compute L x L temporaries ("tiles": the
+// scores s = q k^T, and values made of them elementwise or by contractions
+// over a short dim, such as attention's probabilities and their gradient)
+// and the ops that reduce them into outputs along the rows or the keys
+// ("consumers": o[i, x] = sum_j F(i, j) * G(v[j, x]) and the same with rows
+// and keys swapped, such as attention's dq, dk and dv). The kernels compute
+// the tiles in registers, tile by tile, and never write the L x L values.
+//
+//===----------------------------------------------------------------------===//
+#ifndef NEO_LIB_CODEGEN_GPU_GPUSCORETILES_H
+#define NEO_LIB_CODEGEN_GPU_GPUSCORETILES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+#include <vector>
+
+namespace mlir {
+namespace neo {
+namespace scoretiles {
+
+/// Roles of loops and axes: a batch dim (0, 1, ...), the rows, the keys,
+/// the short dim of a contraction or of a consumer's output.
+enum Role : int { kRow = -1, kKey = -2, kShort = -3 };
+
+/// Rows (or keys) of a block; the most of the other side a tile holds.
+constexpr int64_t kBlock = 32;
+constexpr int64_t kTile = 32;
+constexpr int64_t kMinTile = 8;
+constexpr int64_t kLanes = 4;
+constexpr int64_t kMaxLanes = 16;
+/// The longest short dim (a consumer's accumulators: x / lanes registers).
+constexpr int64_t kMaxShort = 256;
+/// Threads that keep an H100/H200's 132 SMs issuing (4 warps each).
+constexpr int64_t kBusyThreads = 132 * 4 * 32;
+constexpr int64_t kMaxShared = 48 * 1024;
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
+
+/// How a body argument of a program's op is read at a score.
+struct Read {
+  enum Kind { Tile, Vector, Staged, Unused } kind = Unused;
+  int tile = -1;         // Tile: the tile value
+  Value buffer;          // Vector: read from global memory
+  SmallVector<int> axes; // Vector: the roles of its axes
+  int stage = -1;        // Staged: the staged operand
+};
+
+/// An operand [batch, side, x] staged in shared memory: `side`'s block
+/// once (the stationary side) or a tile at a time (the other side).
+struct Stage {
+  Value buffer;
+  SmallVector<int> axes; // roles of its axes: all batch dims, side, kShort
+  int side = kRow;
+  int64_t extent = 0; // x
+};
+
+/// A tile value: an op writing an L x L buffer, elementwise (its body at
+/// each score) or a contraction over a short dim x, computed as
+/// init + F * sum_x G (G: the factors of the body's product that read the
+/// staged operands, F: the others, which read no x).
+struct TileOp {
+  mutable linalg::GenericOp op; // (its accessors are not const)
+  SmallVector<int> roles;
+  SmallVector<Read> reads; // per block argument (the init's last)
+  bool contraction = false;
+  int64_t extent = 0;  // x
+  int init = -1;       // the tile value it accumulates onto, or:
+  Attribute initValue; // the constant its buffer was filled with
+  SmallVector<Value> f, fDivisors, g;
+  bool kept = false; // read by ops outside the program (not erased)
+};
+
+/// An output [batch, side, x] = init + sum over the other side of
+/// F(score) * G(staged operand [batch, other, x]).
+struct Consumer {
+  mutable linalg::GenericOp op;
+  SmallVector<int> roles;
+  SmallVector<Read> reads;
+  int side = kRow;
+  int64_t extent = 0;
+  int stage = -1; // G's operand
+  Value gArg;
+  SmallVector<Value> f, fDivisors, g;
+  Operation *fill = nullptr;
+  Attribute initValue;
+};
+
+struct Program {
+  std::vector<TileOp> tiles;
+  std::vector<Consumer> consumers;
+  SmallVector<Stage> stages;
+  SmallVector<int64_t> batch;
+  int64_t rows = 0, keys = 0;
+  Operation *last = nullptr; // the kernels go after it
+  SmallVector<Operation *> erase;
+
+  int64_t batches() const {
+    int64_t n = 1;
+    for (int64_t e : batch)
+      n *= e;
+    return n;
+  }
+  int64_t extentOf(int side) const { return side == kRow ? rows : keys; }
+};
+
+/// Whether a consumer goes to another kernel (the fused softmax attention's
+/// o) once the program's other ops (`others`) are gone.
+using LeaveFn =
+    llvm::function_ref<bool(linalg::GenericOp consumer, const llvm::DenseSet<Operation *> &others)>;
+
+/// The programs of `func` (top-level ops only), anchored each on a
+/// contraction into an L x L temporary (not one of `refused`); at most one
+/// kernel per side.
+std::vector<Program> matchPrograms(func::FuncOp func, LeaveFn leave,
+                                   const llvm::DenseSet<Operation *> &refused);
+
+} // namespace scoretiles
+} // namespace neo
+} // namespace mlir
+
+#endif // NEO_LIB_CODEGEN_GPU_GPUSCORETILES_H
