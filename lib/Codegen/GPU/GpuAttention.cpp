@@ -394,8 +394,11 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Operation *> erased = dead;
   for (Operation *op : dead)
     rewriter.eraseOp(op);
-  for (Value buffer : {a.scores, a.m, a.z}) {
-    if (buffer.getDefiningOp<memref::AllocOp>() && (buffer == a.scores || !a.writeStats)) {
+  for (Value buffer : {a.scores, a.source, a.m, a.z}) {
+    if (!buffer)
+      continue;
+    if (buffer.getDefiningOp<memref::AllocOp>() &&
+        (buffer == a.scores || buffer == a.source || !a.writeStats)) {
       SmallVector<Operation *> users(buffer.getUsers().begin(), buffer.getUsers().end());
       if (llvm::all_of(users, [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
         for (Operation *u : users)

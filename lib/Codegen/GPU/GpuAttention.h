@@ -62,6 +62,9 @@ struct Attention {
   Operation *scoreFill = nullptr, *maxFill = nullptr, *sumFill = nullptr, *outFill = nullptr;
   Attribute scoreInit, maxInit;
   Value scores, m, z;      // the L x L buffer and the row statistics
+  // With an epilogue writing the scores into another buffer (bufferization
+  // does so when it reuses the scores' buffer later): the contraction's.
+  Value source;
   bool writeStats = false; // m or z is read after o, or is a result
   // The role of each loop of o, the contraction and the epilogue, and of
   // each axis of s and of m (and z).

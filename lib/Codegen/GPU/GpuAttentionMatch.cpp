@@ -324,13 +324,17 @@ bool matchOutput(Attention &a, func::FuncOp func) {
     return false;
   // phi's reads: the scores (a temporary that a contraction writes, over
   // all batch dims, rows and keys) and biases read per score.
+  // (A contraction writes it, or an elementwise op writes it from another
+  // temporary; findScoreOps checks which.)
   auto isScores = [&](Value arg) {
     Value buffer = a.operandOf(arg);
     return buffer.getDefiningOp<memref::AllocOp>() &&
            llvm::any_of(buffer.getUsers(), [&](Operation *user) {
              auto g = dyn_cast<linalg::GenericOp>(user);
              return g && g.getNumDpsInits() == 1 && g.getDpsInits()[0] == buffer &&
-                    g.getNumReductionLoops() == 1;
+                    (g.getNumReductionLoops() == 1 ||
+                     (g.getNumReductionLoops() == 0 && g.getNumDpsInputs() >= 1 &&
+                      g.getDpsInputs()[0].getDefiningOp<memref::AllocOp>()));
            });
   };
   std::optional<SmallVector<unsigned>> sDims;
@@ -373,32 +377,65 @@ bool matchOutput(Attention &a, func::FuncOp func) {
 }
 
 /// The ops that read or write s: its init, the contraction, the epilogue,
-/// max and sum (nothing else), and the row loop around max and sum.
+/// max and sum (nothing else), and the row loop around max and sum. With
+/// the epilogue writing s from another temporary (`source`), that one's
+/// init, the contraction and the epilogue (nothing else).
 bool findScoreOps(Attention &a, func::FuncOp func, const llvm::DenseSet<Operation *> *ignore) {
   bool unknown = false;
-  func.walk([&](Operation *op) {
-    if (op == a.out || isa<memref::SubViewOp, memref::DeallocOp>(op) ||
-        (ignore && ignore->contains(op)) || llvm::none_of(op->getOperands(), [&](Value v) {
-          return isa<BaseMemRefType>(v.getType()) && baseBuffer(v) == a.scores;
-        }))
-      return;
+  auto walkUsers = [&](Value buffer, llvm::function_ref<void(Operation *)> fn) {
+    func.walk([&](Operation *op) {
+      if (op == a.out || isa<memref::SubViewOp, memref::DeallocOp>(op) ||
+          (ignore && ignore->contains(op)) || llvm::none_of(op->getOperands(), [&](Value v) {
+            return isa<BaseMemRefType>(v.getType()) && baseBuffer(v) == buffer;
+          }))
+        return;
+      fn(op);
+    });
+  };
+  walkUsers(a.scores, [&](Operation *op) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
     bool one = generic && generic.getNumDpsInits() == 1;
     bool writesScores = one && generic.getDpsInits()[0] == a.scores;
+    Value source = writesScores && generic.getNumDpsInputs() >= 1
+                       ? baseBuffer(generic.getDpsInputs()[0])
+                       : Value();
     if (isa<linalg::FillOp, memref::CopyOp, linalg::CopyOp>(op) && !a.scoreFill &&
         op->getParentOp() == func)
       a.scoreFill = op; // checked by matchInits: the contraction's init
     else if (writesScores && generic.getNumReductionLoops() == 1 && !a.gemm)
       a.gemm = generic;
-    else if (writesScores && generic.getNumReductionLoops() == 0 && a.gemm && !a.epilogue)
+    else if (writesScores && generic.getNumReductionLoops() == 0 && !a.epilogue &&
+             (a.gemm || (source != a.scores && source.getDefiningOp<memref::AllocOp>()))) {
       a.epilogue = generic; // checked by matchContraction
-    else if (one && baseBuffer(generic.getDpsInits()[0]) == a.m && !a.max)
+      if (!a.gemm)
+        a.source = source;
+    } else if (one && baseBuffer(generic.getDpsInits()[0]) == a.m && !a.max)
       a.max = generic;
     else if (one && baseBuffer(generic.getDpsInits()[0]) == a.z && !a.sum)
       a.sum = generic;
     else
       unknown = true;
   });
+  if (a.source) {
+    // s itself is written by the epilogue only, the contraction writes the
+    // source.
+    if (a.gemm || a.scoreFill || !isStaticF32(a.source, a.batch.size() + 2))
+      return false;
+    walkUsers(a.source, [&](Operation *op) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      bool writes =
+          generic && generic.getNumDpsInits() == 1 && generic.getDpsInits()[0] == a.source;
+      if (op == a.epilogue.getOperation())
+        return;
+      if (isa<linalg::FillOp, memref::CopyOp, linalg::CopyOp>(op) && !a.scoreFill &&
+          op->getParentOp() == func)
+        a.scoreFill = op;
+      else if (writes && generic.getNumReductionLoops() == 1 && !a.gemm)
+        a.gemm = generic;
+      else
+        unknown = true;
+    });
+  }
   if (unknown || !a.scoreFill || !a.gemm || !a.max || !a.sum || a.gemm->getParentOp() != func)
     return false;
   // max and sum: both at the top, or both in one row-block loop.
@@ -497,7 +534,7 @@ bool matchInits(Attention &a, func::FuncOp func) {
   std::tie(a.maxFill, a.maxInit) = initOf(a.m, a.max, iv);
   std::tie(a.sumFill, sumInit) = initOf(a.z, a.sum, iv);
   std::tie(a.outFill, outInit) = initOf(a.out.getDpsInits()[0], a.out);
-  std::tie(scoreInit, a.scoreInit) = initOf(a.scores, a.gemm);
+  std::tie(scoreInit, a.scoreInit) = initOf(a.source ? a.source : a.scores, a.gemm);
   auto isZero = [](Attribute value) {
     return isF32Constant(value) && cast<FloatAttr>(value).getValue().isZero();
   };
@@ -596,16 +633,17 @@ bool matchContraction(Attention &a, func::FuncOp func) {
   auto inDims = ep.getNumDpsInputs() >= 1 ? dimsOf(ep.getIndexingMapsArray()[0]) : std::nullopt;
   auto outDims = dimsOf(ep.getIndexingMapsArray().back());
   a.epilogueRoles.assign(ep.getNumLoops(), INT_MIN);
-  if (!inDims || !outDims || *inDims != *outDims || ep.getDpsInputs()[0] != a.scores ||
-      ep->getParentOp() != func || !pureBody(ep) ||
-      !assignRoles(*outDims, a.scoreAxes, a.epilogueRoles) ||
+  if (!inDims || !outDims || *inDims != *outDims ||
+      ep.getDpsInputs()[0] != (a.source ? a.source : a.scores) || ep->getParentOp() != func ||
+      !pureBody(ep) || !assignRoles(*outDims, a.scoreAxes, a.epilogueRoles) ||
       llvm::is_contained(a.epilogueRoles, INT_MIN))
     return false;
   SmallVector<Value> others;
   SmallVector<OpOperand *> inputs = ep.getDpsInputOperands(); // (a vector: kept alive)
   for (OpOperand *in : llvm::drop_begin(inputs)) {
     auto dims = dimsOf(ep.getMatchingIndexingMap(in));
-    if (!dims || in->get() == a.scores || !perScore(axesOf(*dims, a.epilogueRoles)))
+    if (!dims || in->get() == a.scores || (a.source && baseBuffer(in->get()) == a.source) ||
+        !perScore(axesOf(*dims, a.epilogueRoles)))
       return false;
     others.push_back(ep.getBody()->getArgument(in->getOperandNumber()));
   }
@@ -628,7 +666,10 @@ bool checkOrder(Attention &a, func::FuncOp func) {
     read = baseBuffer(read);
   Value o = baseBuffer(a.out.getDpsInits()[0]);
   llvm::SmallPtrSet<Value, 4> written = {a.scores, a.m, a.z, o};
-  if (written.size() != 4 || llvm::any_of(reads, [&](Value r) { return written.contains(r); }))
+  if (a.source)
+    written.insert(a.source);
+  if (written.size() != (a.source ? 5u : 4u) ||
+      llvm::any_of(reads, [&](Value r) { return written.contains(r); }))
     return false;
   Operation *max = topLevel(a.max, func), *sum = topLevel(a.sum, func);
   Operation *gemm = a.gemm, *out = a.out;
