@@ -300,6 +300,23 @@ struct Matcher {
   }
 
   bool addTile(TileOp t, Value out) {
+    // A fresh temporary must not be a buffer the program reads otherwise
+    // or writes as an output (bufferization may reuse one).
+    if (!isScoreBuffer(out)) {
+      for (const Stage &s : p.stages)
+        if (s.buffer == out)
+          return false;
+      auto readsAsVector = [&](ArrayRef<Read> reads) {
+        return llvm::any_of(
+            reads, [&](const Read &r) { return r.kind == Read::Vector && r.buffer == out; });
+      };
+      for (const TileOp &other : p.tiles)
+        if (readsAsVector(other.reads))
+          return false;
+      for (const Consumer &c : p.consumers)
+        if (readsAsVector(c.reads) || c.op.getDpsInits()[0] == out)
+          return false;
+    }
     p.tiles.push_back(std::move(t));
     tileBuffers.push_back(out);
     current[out] = p.tiles.size() - 1;
@@ -325,12 +342,18 @@ struct Matcher {
     auto outDims = dimsOf(op.getIndexingMapsArray().back());
     if (!outDims || out != baseBuffer(out) || !isStaticF32(out))
       return Kind::Fail;
+    // A fresh temporary of the scores' axes: each loop of its map has that
+    // role already, or is a parallel loop that no other loop's role is
+    // (else it is a consumer's output, such as an intermediate dq).
+    auto iterators = op.getIteratorTypesArray();
     bool scoresOut = isScoreBuffer(out) ||
                      (out.getDefiningOp<memref::AllocOp>() &&
                       cast<MemRefType>(out.getType()).getRank() == (int64_t)scoreAxes.size() &&
                       llvm::all_of(llvm::zip(*outDims, scoreAxes), [&](auto pair) {
                         auto [d, role] = pair;
-                        return roles[d] == INT_MIN || roles[d] == role;
+                        return roles[d] == role ||
+                               (roles[d] == INT_MIN && !llvm::is_contained(roles, role) &&
+                                iterators[d] == utils::IteratorType::parallel);
                       }));
     // Loops of known roles span the program's extents.
     auto spans = [&](ArrayRef<int> roles) {
@@ -360,12 +383,18 @@ struct Matcher {
         t.contraction = true;
         return finishContraction(t, out) ? Kind::Tile : Kind::Fail;
       }
-      // Elementwise: its init argument is the buffer's tile value, when used.
+      // Elementwise: its init argument is the buffer's tile value, when used;
+      // its body reads its arguments, constants and indices only (the
+      // kernel clones it).
       Read &init = t.reads.back();
       Value initArg = op.getBody()->getArguments().back();
       if (isScoreBuffer(out))
         init.kind = Read::Tile, init.tile = current.lookup(out);
       else if (!initArg.use_empty())
+        return Kind::Fail;
+      llvm::SmallSetVector<Value, 4> args;
+      llvm::SmallSetVector<unsigned, 4> dims;
+      if (!readsOf(op.getBody()->getTerminator()->getOperand(0), op.getBody(), args, dims))
         return Kind::Fail;
       return addTile(std::move(t), out) ? Kind::Tile : Kind::Fail;
     }
@@ -566,7 +595,7 @@ mlir::neo::scoretiles::matchPrograms(func::FuncOp func, LeaveFn leave,
       SmallVector<int> outsideReads; // tile values read outside
       bool failed = false;
       for (Operation *op = anchor->getNextNode(); op && !failed; op = op->getNextNode()) {
-        if (isa<func::ReturnOp, memref::DeallocOp>(op) || !m.touchesScores(op))
+        if (isa<memref::DeallocOp>(op) || !m.touchesScores(op))
           continue;
         auto generic = dyn_cast<linalg::GenericOp>(op);
         bool candidate = generic && !taken.contains(op) && !left.contains(op);

@@ -29,14 +29,20 @@ inline Value baseBuffer(Value v) {
   return v;
 }
 
+/// Whether `op` only orders memory accesses between the threads of a GPU
+/// block (gpu.barrier, which declares no effects): it reads and writes
+/// nothing itself.
+inline bool isThreadBarrier(Operation *op) { return op->getName().getStringRef() == "gpu.barrier"; }
+
 /// Whether `op` (or an op inside it) may read or write `buffer`: it uses the
 /// buffer or a view of it, or it is an op whose effects are unknown.
 inline bool mayTouch(Operation *op, Value buffer) {
   bool touches = false;
   op->walk([&](Operation *inner) {
-    if (isa<CallOpInterface>(inner) || (!isa<MemoryEffectOpInterface>(inner) &&
-                                        !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-                                        inner->getNumRegions() == 0 && !isPure(inner))) {
+    if (isa<CallOpInterface>(inner) ||
+        (!isa<MemoryEffectOpInterface>(inner) &&
+         !inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() && inner->getNumRegions() == 0 &&
+         !isPure(inner) && !isThreadBarrier(inner))) {
       touches = true;
       return WalkResult::interrupt();
     }
@@ -63,7 +69,7 @@ inline bool mayWrite(Operation *op, Value buffer) {
             (!e.getValue() || baseBuffer(e.getValue()) == buffer))
           writes = true;
     } else if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-               inner->getNumRegions() == 0 && !isPure(inner)) {
+               inner->getNumRegions() == 0 && !isPure(inner) && !isThreadBarrier(inner)) {
       writes = true;
     }
     return writes ? WalkResult::interrupt() : WalkResult::advance();
