@@ -51,6 +51,7 @@ Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
 struct Plan {
   int side, other;
   int64_t lanes = kLanes, tile = kTile, bytes = 0;
+  int64_t split = 1; // blocks over the other side's tiles (grid z)
   bool dynamic = false;
   SmallVector<int> tiles;             // the tile values it computes, in order
   SmallVector<int> consumers;         // its consumers
@@ -121,16 +122,26 @@ bool plan(const Program &p, int side, Plan &k) {
     }
     return k.bytes;
   };
+  // Too few blocks for the SMs (a single head): the other side's tiles in
+  // `split` parts, each block adding its part to the outputs atomically.
+  auto splitTiles = [&]() {
+    int64_t tiles = (p.extentOf(k.other) + k.tile - 1) / k.tile;
+    while (blocks * k.split < kSMs && k.split * 2 <= tiles)
+      k.split *= 2;
+  };
   for (;;) {
     for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxShared;)
       k.tile /= 2;
-    if (bytesOf() <= kMaxShared)
+    if (bytesOf() <= kMaxShared) {
+      splitTiles();
       return true;
+    }
     if (k.lanes == kLanes)
       break;
     k.lanes /= 2;
   }
   k.dynamic = true;
+  splitTiles();
   return bytesOf() <= kMaxDynamicShared;
 }
 
@@ -149,7 +160,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
     shared.push_back(sharedType({kBlock, T + 1}, f32));
   int64_t blocks = (statExtent + kBlock - 1) / kBlock;
   gpu::LaunchOp launch =
-      createLaunch(b, loc, {blocks, p.batches()}, {threads},
+      createLaunch(b, loc, {blocks, p.batches(), k.split}, {threads},
                    k.dynamic ? TypeRange{} : TypeRange(shared), k.dynamic ? k.bytes : 0);
   launch->setAttr("neo.kernel", b.getStringAttr("score_tiles"));
   launch->setAttr("neo.side", b.getStringAttr(k.side == kRow ? "rows" : "keys"));
@@ -216,8 +227,11 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
     perThread.push_back(roundUp(p.consumers[c].extent, lanes) / lanes);
     inits.append(perThread.back(), kb.zero(f32));
   }
-  int64_t tiles = (otherExtent + T - 1) / T;
-  auto tileLoop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(tiles), kb.idx(1), inits);
+  // This block's tiles: part blockIdx.z of `split`.
+  int64_t tiles = (otherExtent + T - 1) / T, perPart = (tiles + k.split - 1) / k.split;
+  Value firstTile = kb.mul(launch.getBlockIds().z, perPart);
+  Value endTile = arith::MinUIOp::create(b, loc, kb.add(firstTile, perPart), kb.idx(tiles));
+  auto tileLoop = scf::ForOp::create(b, loc, firstTile, endTile, kb.idx(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tileLoop.getBody());
@@ -377,12 +391,18 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
       SmallVector<Value> idx;
       for (AffineExpr e : outMap.getResults())
         idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-      Value v = arith::AddFOp::create(b, loc, init, tileLoop.getResult(a));
       OpBuilder::InsertionGuard guard(b);
       if (op.extent % lanes) {
         auto colIf = scf::IfOp::create(b, loc, kb.lt(col, op.extent), /*withElse=*/false);
         b.setInsertionPointToStart(colIf.thenBlock());
       }
+      if (k.split > 1) {
+        // (The output holds the init: its fill stays.)
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, tileLoop.getResult(a), out,
+                                    idx);
+        continue;
+      }
+      Value v = arith::AddFOp::create(b, loc, init, tileLoop.getResult(a));
       memref::StoreOp::create(b, loc, v, out, idx);
     }
   }
@@ -447,6 +467,14 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
         refused.insert(p.tiles.front().op);
         continue;
       }
+      // The fills of outputs that split kernels add to stay.
+      llvm::DenseSet<Operation *> keep;
+      for (const Plan &k : plans)
+        if (k.split > 1)
+          for (int c : k.consumers)
+            if (p.consumers[c].fill)
+              keep.insert(p.consumers[c].fill);
+      llvm::erase_if(p.erase, [&](Operation *op) { return keep.contains(op); });
       Location loc = p.last->getLoc();
       for (const Plan &k : plans) {
         rewriter.setInsertionPointAfter(p.last);
