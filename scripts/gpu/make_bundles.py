@@ -247,6 +247,20 @@ def check_jobs(out, quick, reference="interpreter"):
         index[name] = dict(kind="check", function=att_fn, options=opts)
         jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(att_src), att_fn, dest,
                                                              reference, opts)))
+    # Softmax attention forward and backward: the fused forward and the two
+    # score-tile kernels of the backward (split over grid z at this size),
+    # plain and causal; with eqsat, the row-block kernels. (Not in the quick
+    # set: test/Integration/GPU/sim/attention-backward.neo simulates smaller
+    # ones.)
+    for name, causal, opts in ([] if quick else (
+            ("attention_l256_fwdbwd", False, ""),
+            ("attention_l256_causal_fwdbwd", True, ""),
+            ("attention_l256_fwdbwd_eqsat", False, "eqsat=true"))):
+        src, fn, _ = models.attention(256, 64, causal=causal)
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function=fn + "_fwdbwd", options=opts)
+        jobs.append((name, lambda src=src, fn=fn, opts=opts, dest=dest: emit(
+            autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, opts)))
     # Mixed precision: a bf16 training step (tensor cores forward, f32
     # accumulation of the bf16 gradients); bf16's tolerance for every output.
     name = "mlp_bf16_fwdbwd"
