@@ -52,39 +52,6 @@ SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs) {
   return out;
 }
 
-/// Loads `mem[indices]` when `inRange`, else zero.
-Value loadOrZero(OpBuilder &b, Location loc, Value mem, ValueRange indices, Value inRange) {
-  Type elem = cast<MemRefType>(mem.getType()).getElementType();
-  auto ifOp = scf::IfOp::create(b, loc, TypeRange{elem}, inRange, /*withElse=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, mem, indices).getResult());
-  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  scf::YieldOp::create(b, loc, arith::ConstantOp::create(b, loc, b.getZeroAttr(elem)).getResult());
-  return ifOp.getResult(0);
-}
-
-/// Stages `rows` x `cols` elements of a global operand into the shared
-/// buffer `tile` (row pitch from its type), zero past `valid` rows or `cols`
-/// columns: element (r, c) reads `global` at indicesOf(first + r, c).
-void stageTile(OpBuilder &b, Location loc, Value tid, int64_t threads, Value tile, int64_t rows,
-               int64_t cols, int64_t validCols, int64_t rowLimit,
-               llvm::function_ref<SmallVector<Value>(Value row, Value col)> indicesOf, Value global,
-               Value first) {
-  KB kb{b, loc};
-  auto loop = scf::ForOp::create(b, loc, tid, kb.idx(rows * cols), kb.idx(threads));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value idx = loop.getInductionVar();
-  Value r = kb.div(idx, cols), c = kb.rem(idx, cols);
-  Value row = kb.add(first, r);
-  Value inRange = kb.lt(row, rowLimit);
-  if (validCols < cols)
-    inRange = kb.andI(inRange, kb.lt(c, validCols));
-  Value v = loadOrZero(b, loc, global, indicesOf(row, c), inRange);
-  memref::StoreOp::create(b, loc, v, tile, ValueRange{r, c});
-}
-
 Value f32Const(OpBuilder &b, Location loc, double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }

@@ -197,25 +197,9 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   // extent and past its x.
   auto stage = [&](int s, Value first, int64_t rows) {
     const Stage &st = p.stages[s];
-    int64_t cols = k.pitch.lookup(s);
-    int64_t limit = p.extentOf(st.side);
-    auto loop = scf::ForOp::create(b, loc, tid, kb.idx(rows * cols), kb.idx(threads));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value e = loop.getInductionVar();
-    Value rr = kb.div(e, cols), c = kb.rem(e, cols);
-    Value at = kb.add(first, rr);
-    Value inRange = kb.andI(kb.lt(at, limit), kb.lt(c, st.extent));
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{f32}, inRange, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      SmallVector<Value> idx = indicesAt(st.axes, at, at, c);
-      scf::YieldOp::create(b, loc, memref::LoadOp::create(b, loc, st.buffer, idx).getResult());
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, kb.zero(f32));
-    }
-    memref::StoreOp::create(b, loc, ifOp.getResult(0), stageMem[s], ValueRange{rr, c});
+    stageTile(
+        b, loc, tid, threads, stageMem[s], rows, k.pitch.lookup(s), st.extent, p.extentOf(st.side),
+        [&](Value at, Value c) { return indicesAt(st.axes, at, at, c); }, st.buffer, first);
   };
   for (int s : k.blockStages)
     stage(s, s0, kBlock);
