@@ -451,6 +451,14 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
         refused.insert(p.tiles.front().op);
         continue;
       }
+      // Two kernels of one block size: both in dynamic shared memory of the
+      // larger's size, so that neo-gpu-batch-launches runs them as one
+      // launch (they are independent).
+      if (plans.size() == 2 && plans[0].lanes == plans[1].lanes) {
+        int64_t bytes = std::max(plans[0].bytes, plans[1].bytes);
+        for (Plan &k : plans)
+          k.dynamic = true, k.bytes = bytes;
+      }
       // The fills of outputs that split kernels add to stay.
       llvm::DenseSet<Operation *> keep;
       for (const Plan &k : plans)
