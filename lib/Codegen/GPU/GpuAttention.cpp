@@ -142,16 +142,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   }
   OpBuilder &b = rewriter;
   KB kb{b, loc};
-  SmallVector<Value, 4> shared;
-  if (tiles.dynamic) {
-    // Views of the dynamic shared memory (wide heads past 48 KiB).
-    Value smem = dynamicSharedBytes(b, loc);
-    for (auto [type, offset] : llvm::zip(workgroup, tiles.offsets))
-      shared.push_back(memref::ViewOp::create(b, loc, cast<MemRefType>(type), smem, kb.idx(offset),
-                                              ValueRange{}));
-  } else {
-    llvm::append_range(shared, launch.getWorkgroupAttributions());
-  }
+  // (Views of the dynamic shared memory for wide heads past 48 KiB.)
+  SmallVector<Value> shared = sharedBuffers(b, loc, launch, workgroup, tiles.offsets);
   Value qs = shared[0], ks = shared[1], vs = shared[2], ps = shared[3];
   Value tid = launch.getThreadIds().x;
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);

@@ -11,11 +11,19 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include "GpuKernelBuilder.h"
+
 #include <optional>
 
 namespace mlir {
 namespace neo {
 namespace attention {
+
+// (Past kMaxStaticShared the tiles go in dynamic shared memory; the launch
+// opts in.)
+using gpukernel::kBusyThreads;
+using gpukernel::kMaxDynamicShared;
+using gpukernel::kMaxStaticShared;
 
 /// Query rows per thread block; threads per row (4, or 8 or 16 when the
 /// rows of all batches are too few to give every SM four warps); the most
@@ -25,14 +33,8 @@ constexpr int64_t kMinLanes = 4;
 constexpr int64_t kMaxLanes = 16;
 constexpr int64_t kKeys = 32;
 constexpr int64_t kMinKeys = 8;
-/// Threads that keep an H100/H200's 132 SMs issuing FMAs (4 warps each).
-constexpr int64_t kBusyThreads = 132 * 4 * 32;
 /// The most columns of v (a row's accumulator: E / 4 registers a thread).
 constexpr int64_t kMaxValueCols = 256;
-constexpr int64_t kMaxShared = 48 * 1024;
-/// Past 48 KiB the tiles go in dynamic shared memory (the launch opts in,
-/// up to sm_90's 227 KiB a block).
-constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
 /// A mask in phi: phi is a constant of at most -1e9 (or -inf), whatever
 /// the score, wherever key * j + row * i + offset > 0 (j the key, i the

@@ -180,57 +180,6 @@ Operation *topLevel(Operation *op, func::FuncOp func) {
   return func.getBody().front().findAncestorOpInBlock(*op);
 }
 
-/// Whether `view` is row `iv` of `source` along `rowAxis` (all of its other
-/// axes).
-bool isRowOf(Value view, Value source, Value iv, unsigned rowAxis) {
-  auto sub = view.getDefiningOp<memref::SubViewOp>();
-  if (!sub || sub.getSource() != source)
-    return false;
-  auto type = cast<MemRefType>(source.getType());
-  for (unsigned a = 0; a < type.getRank(); ++a) {
-    OpFoldResult offset = sub.getMixedOffsets()[a], size = sub.getMixedSizes()[a];
-    std::optional<int64_t> stride = getConstantIntValue(sub.getMixedStrides()[a]);
-    if (!stride || *stride != 1)
-      return false;
-    if (a == rowAxis) {
-      if (dyn_cast_if_present<Value>(offset) != iv || getConstantIntValue(size) != 1)
-        return false;
-    } else if (getConstantIntValue(offset) != 0 ||
-               getConstantIntValue(size) != type.getDimSize(a)) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/// The op that initializes all of `buffer` (or, given the row loop's `iv`,
-/// row `iv` of it along `rowAxis`) with a constant before `user`, and the
-/// constant: a linalg.fill, or a copy of a whole buffer so filled
-/// (bufferization reuses a zero-filled output). Nothing in between may
-/// touch the buffer (with `readsOk`, write it).
-std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, Value iv = {},
-                                         unsigned rowAxis = 0, bool readsOk = false,
-                                         unsigned depth = 0) {
-  for (Operation *op = user->getPrevNode(); op && depth < 4; op = op->getPrevNode()) {
-    if (isa<memref::SubViewOp>(op) || !(readsOk ? mayWrite(op, buffer) : mayTouch(op, buffer)))
-      continue;
-    Attribute value;
-    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-      Value target = fill.getOutputs()[0];
-      bool all = target == buffer || (iv && isRowOf(target, buffer, iv, rowAxis));
-      if (all && matchPattern(fill.value(), m_Constant(&value)))
-        return {fill, value};
-    } else if (isa<memref::CopyOp, linalg::CopyOp>(op) && op->getOperand(1) == buffer) {
-      std::tie(std::ignore, value) =
-          initOf(op->getOperand(0), op, {}, 0, /*readsOk=*/true, depth + 1);
-      if (value)
-        return {op, value};
-    }
-    break;
-  }
-  return {nullptr, nullptr};
-}
-
 //===----------------------------------------------------------------------===//
 // The four ops
 //===----------------------------------------------------------------------===//
@@ -719,17 +668,13 @@ Tiles mlir::neo::attention::tilesOf(const Attention &a) {
                        t.keys * t.pitch * bytesOf(a.key->get()),
                        t.keys * t.cols * bytesOf(a.operandOf(a.vArg)), kRows * (t.keys + 1) * 4};
     t.bytes = sizes[0] + sizes[1] + sizes[2] + sizes[3];
-    if (t.bytes <= kMaxShared)
+    if (t.bytes <= kMaxStaticShared)
       return t;
     if (t.keys > std::max(kMinKeys, a.lanes))
       continue;
     // Dynamic shared memory: the tiles one after another, 16-byte aligned.
     t.dynamic = true;
-    t.bytes = 0;
-    for (int64_t size : sizes) {
-      t.offsets.push_back(t.bytes);
-      t.bytes += llvm::alignTo(size, 16);
-    }
+    t.bytes = gpukernel::alignedOffsets(sizes, t.offsets);
     return t;
   }
 }

@@ -2,7 +2,8 @@
 //
 // Small readers of linalg ops shared by the matchers of the fused softmax
 // attention (GpuAttentionMatch.cpp) and of score-tile programs
-// (GpuScoreTilesMatch.cpp): a body's products, its reduction, maps of dims.
+// (GpuScoreTilesMatch.cpp): a body's products, its reduction, maps of dims,
+// the constant a buffer holds before an op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef NEO_LIB_CODEGEN_GPU_GPUBODYMATCH_H
@@ -10,6 +11,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
 
 #include <optional>
 
@@ -71,6 +75,57 @@ inline std::optional<SmallVector<unsigned>> dimsOf(AffineMap map) {
     dims.push_back(d.getPosition());
   }
   return dims;
+}
+
+/// Whether `view` is row `iv` of `source` along `rowAxis` (all of its other
+/// axes).
+inline bool isRowOf(Value view, Value source, Value iv, unsigned rowAxis) {
+  auto sub = view.getDefiningOp<memref::SubViewOp>();
+  if (!sub || sub.getSource() != source)
+    return false;
+  auto type = cast<MemRefType>(source.getType());
+  for (unsigned a = 0; a < type.getRank(); ++a) {
+    OpFoldResult offset = sub.getMixedOffsets()[a], size = sub.getMixedSizes()[a];
+    std::optional<int64_t> stride = getConstantIntValue(sub.getMixedStrides()[a]);
+    if (!stride || *stride != 1)
+      return false;
+    if (a == rowAxis) {
+      if (dyn_cast_if_present<Value>(offset) != iv || getConstantIntValue(size) != 1)
+        return false;
+    } else if (getConstantIntValue(offset) != 0 ||
+               getConstantIntValue(size) != type.getDimSize(a)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The op that initializes all of `buffer` (or, given the row loop's `iv`,
+/// row `iv` of it along `rowAxis`) with a constant before `user`, and the
+/// constant: a linalg.fill, or a copy of a whole buffer so filled
+/// (bufferization reuses a zero-filled output). Nothing in between may
+/// touch the buffer (with `readsOk`, write it).
+inline std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, Value iv = {},
+                                                unsigned rowAxis = 0, bool readsOk = false,
+                                                unsigned depth = 0) {
+  for (Operation *op = user->getPrevNode(); op && depth < 4; op = op->getPrevNode()) {
+    if (isa<memref::SubViewOp>(op) || !(readsOk ? mayWrite(op, buffer) : mayTouch(op, buffer)))
+      continue;
+    Attribute value;
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      Value target = fill.getOutputs()[0];
+      bool all = target == buffer || (iv && isRowOf(target, buffer, iv, rowAxis));
+      if (all && matchPattern(fill.value(), m_Constant(&value)))
+        return {fill, value};
+    } else if (isa<memref::CopyOp, linalg::CopyOp>(op) && op->getOperand(1) == buffer) {
+      std::tie(std::ignore, value) =
+          initOf(op->getOperand(0), op, {}, 0, /*readsOk=*/true, depth + 1);
+      if (value)
+        return {op, value};
+    }
+    break;
+  }
+  return {nullptr, nullptr};
 }
 
 } // namespace bodymatch

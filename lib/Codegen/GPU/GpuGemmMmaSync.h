@@ -49,9 +49,6 @@ struct GemmBuffers {
   const int64_t *strideA, *strideB, *strideC;
 };
 
-/// The most dynamic shared memory a block may ask for on sm_90 (227 KiB).
-constexpr int64_t kMaxDynamicShared = 227 * 1024;
-
 /// Why `stages` stages of `bytes` in all do not fit in kMaxDynamicShared.
 inline std::string sharedMemoryError(int64_t stages, int64_t bytes) {
   return "its " + std::to_string(stages) + " stages need " + std::to_string(bytes) +

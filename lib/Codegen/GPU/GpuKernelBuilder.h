@@ -134,6 +134,26 @@ inline GemmThread gemmThread(KB &kb, gpu::LaunchOp launch, int64_t bm, int64_t b
   return t;
 }
 
+/// Limits of the sm_90 GPUs the kernels target (H100/H200): static shared
+/// memory a block has without opting in, dynamic shared memory it may opt in
+/// to, SMs, and threads that keep every SM issuing (4 warps each).
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
+constexpr int64_t kSMs = 132;
+constexpr int64_t kBusyThreads = kSMs * 4 * 32;
+
+/// Byte offsets of buffers of `sizes` laid out one after another in shared
+/// memory, each 16-byte aligned; returns the bytes in all.
+inline int64_t alignedOffsets(ArrayRef<int64_t> sizes, SmallVectorImpl<int64_t> &offsets) {
+  int64_t bytes = 0;
+  offsets.clear();
+  for (int64_t size : sizes) {
+    offsets.push_back(bytes);
+    bytes += llvm::alignTo(size, 16);
+  }
+  return bytes;
+}
+
 /// The indices of the batch dims `batch` (the last fastest) of a linear
 /// index (a grid dim over all of them).
 inline SmallVector<Value> batchIndices(KB &kb, Value linear, ArrayRef<int64_t> batch) {
@@ -201,6 +221,24 @@ inline Value dynamicSharedBytes(OpBuilder &b, Location loc) {
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   return gpu::DynamicSharedMemoryOp::create(
       b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
+}
+
+/// The shared buffers of `types` of a launch: its workgroup attributions,
+/// or (with `offsets`, from alignedOffsets) views of its dynamic shared
+/// memory.
+inline SmallVector<Value> sharedBuffers(OpBuilder &b, Location loc, gpu::LaunchOp launch,
+                                        ArrayRef<Type> types, ArrayRef<int64_t> offsets) {
+  SmallVector<Value> buffers;
+  if (offsets.empty()) {
+    llvm::append_range(buffers, launch.getWorkgroupAttributions());
+    return buffers;
+  }
+  Value smem = dynamicSharedBytes(b, loc);
+  for (auto [type, offset] : llvm::zip(types, offsets))
+    buffers.push_back(memref::ViewOp::create(b, loc, cast<MemRefType>(type), smem,
+                                             arith::ConstantIndexOp::create(b, loc, offset),
+                                             ValueRange{}));
+  return buffers;
 }
 
 } // namespace gpukernel

@@ -61,8 +61,6 @@ struct Plan {
   SmallVector<int64_t> offsets;       // dynamic: per shared buffer
 };
 
-int64_t roundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
 /// The tile values, stages and tiles of the kernel for `side`; false when
 /// its tiles pass even dynamic shared memory.
 bool plan(const Program &p, int side, Plan &k) {
@@ -109,17 +107,12 @@ bool plan(const Program &p, int side, Plan &k) {
       sizes.push_back(kBlock * k.pitch[s] * 4);
     }
     for (int s : k.tileStages) {
-      k.pitch[s] = roundUp(p.stages[s].extent, k.lanes) | 1;
+      k.pitch[s] = llvm::alignTo(p.stages[s].extent, k.lanes) | 1;
       sizes.push_back(k.tile * k.pitch[s] * 4);
     }
     for (size_t c = 0; c < k.consumers.size(); ++c)
       sizes.push_back(kBlock * (k.tile + 1) * 4);
-    k.offsets.clear();
-    k.bytes = 0;
-    for (int64_t size : sizes) {
-      k.offsets.push_back(k.bytes);
-      k.bytes += roundUp(size, 16);
-    }
+    k.bytes = alignedOffsets(sizes, k.offsets);
     return k.bytes;
   };
   // Too few blocks for the SMs (a single head): the other side's tiles in
@@ -130,9 +123,9 @@ bool plan(const Program &p, int side, Plan &k) {
       k.split *= 2;
   };
   for (;;) {
-    for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxShared;)
+    for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxStaticShared;)
       k.tile /= 2;
-    if (bytesOf() <= kMaxShared) {
+    if (bytesOf() <= kMaxStaticShared) {
       splitTiles();
       return true;
     }
@@ -164,15 +157,8 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
                    k.dynamic ? TypeRange{} : TypeRange(shared), k.dynamic ? k.bytes : 0);
   launch->setAttr("neo.kernel", b.getStringAttr("score_tiles"));
   launch->setAttr("neo.side", b.getStringAttr(k.side == kRow ? "rows" : "keys"));
-  SmallVector<Value> mem;
-  if (k.dynamic) {
-    Value smem = dynamicSharedBytes(b, loc);
-    for (auto [type, offset] : llvm::zip(shared, k.offsets))
-      mem.push_back(memref::ViewOp::create(b, loc, cast<MemRefType>(type), smem, kb.idx(offset),
-                                           ValueRange{}));
-  } else {
-    llvm::append_range(mem, launch.getWorkgroupAttributions());
-  }
+  SmallVector<Value> mem =
+      sharedBuffers(b, loc, launch, shared, k.dynamic ? ArrayRef(k.offsets) : ArrayRef<int64_t>());
   llvm::DenseMap<int, Value> stageMem;
   size_t next = 0;
   for (int s : k.blockStages)
@@ -208,7 +194,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   SmallVector<int64_t> perThread;
   SmallVector<Value> inits;
   for (int c : k.consumers) {
-    perThread.push_back(roundUp(p.consumers[c].extent, lanes) / lanes);
+    perThread.push_back(llvm::alignTo(p.consumers[c].extent, lanes) / lanes);
     inits.append(perThread.back(), kb.zero(f32));
   }
   // This block's tiles: part blockIdx.z of `split`.

@@ -35,12 +35,6 @@ constexpr int64_t kLanes = 4;
 constexpr int64_t kMaxLanes = 16;
 /// The longest short dim (a consumer's accumulators: x / lanes registers).
 constexpr int64_t kMaxShort = 256;
-/// Threads that keep an H100/H200's 132 SMs issuing (4 warps each); blocks
-/// that give each SM one.
-constexpr int64_t kBusyThreads = 132 * 4 * 32;
-constexpr int64_t kSMs = 132;
-constexpr int64_t kMaxShared = 48 * 1024;
-constexpr int64_t kMaxDynamicShared = 227 * 1024;
 
 /// How a body argument of a program's op is read at a score.
 struct Read {

@@ -41,24 +41,12 @@ using namespace mlir::neo::bodymatch;
 
 namespace {
 
-/// The f32 constant that `buffer` holds before `user`: the op that last
-/// wrote it (nothing else in between) is a linalg.fill of a constant, or a
-/// copy of a buffer that holds one.
-Attribute constantInit(Value buffer, Operation *user, unsigned depth = 0) {
-  for (Operation *op = user->getPrevNode(); op && depth < 4; op = op->getPrevNode()) {
-    if (!mayWrite(op, buffer))
-      continue;
-    Attribute value;
-    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-      if (fill.getOutputs()[0] == buffer && matchPattern(fill.value(), m_Constant(&value)) &&
-          isa<FloatAttr>(value) && cast<FloatAttr>(value).getType().isF32())
-        return value;
-    } else if (isa<memref::CopyOp, linalg::CopyOp>(op) && op->getOperand(1) == buffer) {
-      return constantInit(op->getOperand(0), op, depth + 1);
-    }
-    return nullptr;
-  }
-  return nullptr;
+/// The f32 constant that `buffer` holds before `user` (initOf: the op that
+/// last wrote it is a constant fill, or a copy of a buffer so filled).
+Attribute constantInit(Value buffer, Operation *user) {
+  Attribute value = initOf(buffer, user, {}, 0, /*readsOk=*/true).second;
+  auto f = dyn_cast_or_null<FloatAttr>(value);
+  return f && f.getType().isF32() ? value : Attribute();
 }
 
 /// The block arguments `v` reads and the loops its linalg.index ops read,
