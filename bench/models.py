@@ -195,16 +195,19 @@ TRAINING = [
 ]
 
 
-def attention(L, D, causal=False):
+def attention(L, D, causal=False, dtype="f32"):
     """softmax(q k^T / sqrt(D)) v over L positions, with causal=True keys
     after the query masked (to -1e30 by index, which the fused GPU kernel
     reads as a mask: it skips the key tiles after a block's rows); PyTorch's
     reference is its fused scaled_dot_product_attention (what a user would
-    call), is_causal=causal."""
+    call), is_causal=causal. With dtype="bf16", q, k and v are bf16 (the
+    scores, statistics and o f32; on the GPU the fused kernel runs on tensor
+    cores) and PyTorch's reference takes bf16 tensors (its flash kernel)."""
     scores = "s[i, j]"
     if causal:
         scores = "t[i, j]"
-    src = f"""def attn(q: f32[{L}, {D}], k: f32[{L}, {D}], v: f32[{L}, {D}]) -> o {{
+    out = "o" if dtype == "f32" else f"(o: f32[{L}, {D}])"
+    src = f"""def attn(q: {dtype}[{L}, {D}], k: {dtype}[{L}, {D}], v: {dtype}[{L}, {D}]) -> {out} {{
   s[i, j] = sum(d) q[i, d] * k[j, d] * {1.0 / D ** 0.5!r}
 """ + ("  t[i, j] = select(j <= i, s[i, j], -1e30)\n" if causal else "") + f"""  m[i] = max(j) {scores}
   z[i] = sum(j) exp({scores} - m[i])
@@ -219,6 +222,7 @@ def attention(L, D, causal=False):
 # Training graphs that the GPU benchmark adds to TRAINING (scripts/gpu).
 GPU_TRAINING = [
     ("conv2d 3x3 N8 C=K=64 56x56 bf16", "conv", lambda: conv2d_bf16(8, 64, 64, 56)),
+    ("attention L1024 D64 bf16", "norm", lambda: attention(1024, 64, dtype="bf16")),
 ]
 
 # Forward-only graphs that the GPU benchmark times against PyTorch's
@@ -230,6 +234,9 @@ GPU_FORWARD = [
     ("attention forward L1024 D64", "norm", lambda: attention(1024, 64)),
     ("attention forward L4096 D64", "norm", lambda: attention(4096, 64)),
     ("causal attention forward L4096 D64", "norm", lambda: attention(4096, 64, causal=True)),
+    ("attention forward L4096 D64 bf16", "norm", lambda: attention(4096, 64, dtype="bf16")),
+    ("causal attention forward L4096 D64 bf16", "norm",
+     lambda: attention(4096, 64, causal=True, dtype="bf16")),
 ]
 
 # (M, N, K)

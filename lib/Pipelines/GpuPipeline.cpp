@@ -57,6 +57,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   pm.addNestedPass<func::FuncOp>(createNeoGpuSelectSchedules(select));
   NeoGpuMapOptions map;
   map.attention = options.fusedAttention;
+  map.attentionTensorCores = options.mma != "none";
   map.scoreTiles = options.fusedScoreTiles;
   pm.addNestedPass<func::FuncOp>(createNeoGpuMap(map));
   pm.addPass(createCanonicalizerPass());

@@ -261,6 +261,20 @@ def check_jobs(out, quick, reference="interpreter"):
         index[name] = dict(kind="check", function=fn + "_fwdbwd", options=opts)
         jobs.append((name, lambda src=src, fn=fn, opts=opts, dest=dest: emit(
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, opts)))
+    # bf16 attention on tensor cores (GpuAttentionMma.cpp: p rounded to bf16
+    # before it multiplies v), forward and (not in the quick set) forward and
+    # backward, with bf16's tolerance; the forward also on the SIMT kernel.
+    for name, fwdbwd, opts in (("attention_fwd_bf16", False, ""),
+                               ("attention_fwd_bf16_simt", False, "tensor-cores=none")) + (
+            () if quick else (("attention_l256_fwdbwd_bf16", True, ""),
+                              ("attention_l256_causal_fwdbwd_bf16", True, ""))):
+        src, fn, _ = models.attention(256, 64, causal="causal" in name, dtype="bf16")
+        function = fn + "_fwdbwd" if fwdbwd else fn
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function=function, rtol=3e-2, atol=3e-2, options=opts)
+        jobs.append((name, lambda src=src, fn=fn, function=function, fwdbwd=fwdbwd, opts=opts,
+                     dest=dest: emit(autodiff(import_neo(src), fn) if fwdbwd else import_neo(src),
+                                     function, dest, reference, opts)))
     # Mixed precision: a bf16 training step (tensor cores forward, f32
     # accumulation of the bf16 gradients); bf16's tolerance for every output.
     name = "mlp_bf16_fwdbwd"
@@ -362,7 +376,8 @@ def bench_jobs(out, quick):
                 "chip=sm_90a tensor-cores=tf32": ("_tf32_sm90a", " (tf32, sm_90a)"),
                 "eqsat=true reuse-contractions=false": ("_eqsat_noreuse",
                                                         " (eqsat, no reuse-contractions)"),
-                "fused-score-tiles=false": ("_noscoretiles", " (no score tiles)")}
+                "fused-score-tiles=false": ("_noscoretiles", " (no score tiles)"),
+                "tensor-cores=none": ("_simt", " (SIMT)")}
 
     def case_options(label):
         # Attention's backward with its row term summed over keys again
@@ -402,9 +417,11 @@ def bench_jobs(out, quick):
         jobs.append((name, job))
     # Forward-only graphs (inference), plain and with eqsat: softmax
     # attention as one fused kernel either way.
+    # bf16 attention also on the exact SIMT kernel (tensor-cores=none).
     for label, group, build in ([] if quick else models.GPU_FORWARD):
         src, fn, _ = build()
-        for opts in ("", "eqsat=true"):
+        for opts in ("", "eqsat=true") + (("tensor-cores=none",) if label.endswith("bf16")
+                                           else ()):
             suffix, label_suffix = variants[opts]
             name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + suffix
             index[name] = dict(kind="train", forward=True, label=label + label_suffix,

@@ -222,7 +222,8 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                                     llvm::cl::init(3)};
   PassOptions::Option<std::string> mma{
       *this, "tensor-cores",
-      llvm::cl::desc("Tensor cores for contractions: auto (f16/bf16 operands; on chip=sm_90a "
+      llvm::cl::desc("Tensor cores for contractions and the fused attention: auto (f16/bf16 "
+                     "operands; on chip=sm_90a "
                      "warpgroup MMA where it applies), wgmma (sm_90a only; f32 operands as "
                      "tf32), tf32 (also f32 operands, with tf32 rounding; on chip=sm_90a "
                      "convolutions on warpgroup MMA), none"),

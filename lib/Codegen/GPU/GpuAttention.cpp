@@ -44,22 +44,21 @@ Value cloneExpr(OpBuilder &b, Value v, Value arg, Value with,
   return cloneBodyExpr(b, v, map, indexValue);
 }
 
-/// The indices of an operand (its map's dims) at the loop values `ivs`.
-SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs) {
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+} // namespace
+
+SmallVector<Value> mlir::neo::attention::indicesAt(AffineMap map, ArrayRef<Value> ivs) {
   SmallVector<Value> out;
   for (AffineExpr e : map.getResults())
     out.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
   return out;
 }
 
-Value f32Const(OpBuilder &b, Location loc, double v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-}
-
-/// `v` combined across the `lanes` lanes of a row (aligned groups of a
-/// warp) by xor shuffles.
-Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
-                     llvm::function_ref<Value(Value, Value)> combineFn) {
+Value mlir::neo::attention::shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
+                                           llvm::function_ref<Value(Value, Value)> combineFn) {
   for (int32_t offset = 1; offset < lanes; offset *= 2) {
     Value other =
         gpu::ShuffleOp::create(b, loc, v, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
@@ -68,16 +67,17 @@ Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
   return v;
 }
 
-/// The key tiles [first, end) of the block whose first query row is `q0`
-/// that no mask hides from all of its rows. A mask hides tile t from rows
-/// [q0, q0 + kRows) when key * j + row * i + offset > 0 at its least over
-/// them: with key > 0 at j = t * keys, the tiles from
-/// floor(-B / (key * keys)) + 1 on (B = row * i + offset at its least);
-/// with key < 0 at j = t * keys + keys - 1, the tiles up to
-/// floor((floor((B - 1) / -key) - keys + 1) / keys); with key = 0, all when
-/// B > 0 (never for a block with a row, findMasks checked).
-std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMask> masks, Value q0,
-                                      int64_t keys, int64_t keyTiles) {
+// A mask hides tile t from rows [q0, q0 + rows) when
+// key * j + row * i + offset > 0 at its least over them: with key > 0 at
+// j = t * keys, the tiles from floor(-B / (key * keys)) + 1 on
+// (B = row * i + offset at its least); with key < 0 at
+// j = t * keys + keys - 1, the tiles up to
+// floor((floor((B - 1) / -key) - keys + 1) / keys); with key = 0, all when
+// B > 0 (never for a block with a row, findMasks checked).
+std::pair<Value, Value> mlir::neo::attention::unmaskedTiles(OpBuilder &b, Location loc,
+                                                            ArrayRef<KeyMask> masks, Value q0,
+                                                            int64_t rows, int64_t keys,
+                                                            int64_t keyTiles) {
   KB kb{b, loc};
   Value first = kb.idx(0), end = kb.idx(keyTiles);
   if (masks.empty())
@@ -89,7 +89,7 @@ std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMa
   auto minS = [&](Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y).getResult(); };
   for (const KeyMask &m : masks) {
     // B: the row term at its least over the block's rows.
-    Value row = m.row >= 0 ? q0 : kb.add(q0, kRows - 1);
+    Value row = m.row >= 0 ? q0 : kb.add(q0, rows - 1);
     Value least = kb.add(kb.mul(row, kb.idx(m.row)), kb.idx(m.offset));
     if (m.key > 0) {
       Value negated = kb.sub(kb.idx(0), least);
@@ -106,6 +106,119 @@ std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMa
   return {first, maxS(first, end)};
 }
 
+gpu::LaunchOp mlir::neo::attention::createAttentionLaunch(OpBuilder &b, Location loc,
+                                                          const Attention &a, StringRef kernel,
+                                                          int64_t rows, int64_t threads,
+                                                          ArrayRef<Type> workgroup, bool dynamic,
+                                                          int64_t bytes) {
+  int64_t blocks = (a.lq + rows - 1) / rows;
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {blocks, a.batches()}, {threads},
+                   dynamic ? TypeRange{} : TypeRange(workgroup), dynamic ? bytes : 0);
+  launch->setAttr("neo.kernel", b.getStringAttr(kernel));
+  if (!a.masks.empty()) {
+    // (key, row, offset) of each mask whose hidden tiles the blocks skip.
+    SmallVector<int64_t> masks;
+    for (const KeyMask &m : a.masks)
+      masks.append({m.key, m.row, m.offset});
+    launch->setAttr("neo.key_masks", b.getDenseI64ArrayAttr(masks));
+  }
+  return launch;
+}
+
+SmallVector<Value> RoleIvs::operator()(ArrayRef<int> roles, Value row, Value key, Value col,
+                                       Value red) const {
+  SmallVector<Value> ivs;
+  for (int role : roles)
+    ivs.push_back(role >= 0      ? batch[role]
+                  : role == kRow ? row
+                  : role == kKey ? key
+                  : role == kCol ? col
+                                 : red);
+  return ivs;
+}
+
+Value mlir::neo::attention::phiOf(OpBuilder &b, Location loc, const Attention &a,
+                                  const RoleIvs &ivsOf, Value score, Value row, Value key,
+                                  Value lastRow, Value lastKey) {
+  auto indexOf = [&](ArrayRef<int> roles) {
+    return [&, roles](unsigned dim) { return ivsOf(roles, row, key, nullptr, nullptr)[dim]; };
+  };
+  // An expression (in `op`'s body, loops of `roles`) of the score and of
+  // `reads` (block arguments of inputs read per score: biases, a mask), read
+  // at the score's batch, row and key (rows past the queries and keys past
+  // the end read the last ones', in bounds; their scores are discarded).
+  auto apply = [&](linalg::GenericOp op, ArrayRef<int> roles, Value expr, Value scoreArg,
+                   Value score, ArrayRef<Value> reads) {
+    IRMapping map;
+    map.map(scoreArg, score);
+    for (Value arg : reads) {
+      OpOperand &in = op->getOpOperand(cast<BlockArgument>(arg).getArgNumber());
+      SmallVector<Value> at = indicesAt(op.getMatchingIndexingMap(&in),
+                                        ivsOf(roles, lastRow, lastKey, nullptr, nullptr));
+      map.map(arg, memref::LoadOp::create(b, loc, in.get(), at).getResult());
+    }
+    return cloneBodyExpr(b, expr, map, indexOf(roles));
+  };
+  if (a.epilogue) {
+    linalg::GenericOp epilogue = a.epilogue;
+    Block *body = epilogue.getBody();
+    SmallVector<Value> reads;
+    // (getDpsInputOperands returns a vector: kept alive for the loop.)
+    SmallVector<OpOperand *> inputs = epilogue.getDpsInputOperands();
+    for (OpOperand *in : llvm::drop_begin(inputs))
+      reads.push_back(body->getArgument(in->getOperandNumber()));
+    score = apply(epilogue, a.epilogueRoles, a.psi, body->getArgument(0), score, reads);
+  }
+  return apply(a.out, a.outRoles, a.phi, a.sArg, score, a.biasArgs);
+}
+
+void mlir::neo::attention::storeStats(OpBuilder &b, Location loc, const Attention &a,
+                                      const RoleIvs &ivsOf, Value row, Value m, Value z) {
+  Type f32 = b.getF32Type();
+  SmallVector<Value> at =
+      indicesAt(a.mapOf(a.mArg), ivsOf(a.outRoles, row, nullptr, nullptr, nullptr));
+  // A row without a finite score sums exp(-inf - -inf) = NaN as written.
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
+  Value noMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value nan = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(f32, APFloat::getNaN(APFloat::IEEEsingle())));
+  memref::StoreOp::create(b, loc, m, a.m, at);
+  memref::StoreOp::create(b, loc, arith::SelectOp::create(b, loc, noMax, nan, z), a.z, at);
+}
+
+SmallVector<Operation *> mlir::neo::attention::eraseAttentionOps(RewriterBase &rewriter,
+                                                                 Attention &a) {
+  // The ops it replaces (the row loop with max, sum and their fills).
+  SmallVector<Operation *> dead = {a.out, a.outFill, a.gemm, a.scoreFill};
+  if (a.epilogue)
+    dead.push_back(a.epilogue);
+  if (a.rows)
+    dead.push_back(a.rows);
+  else
+    dead.append({a.max, a.sum, a.maxFill, a.sumFill});
+  SmallVector<Operation *> erased = dead;
+  for (Operation *op : dead)
+    rewriter.eraseOp(op);
+  for (Value buffer : {a.scores, a.source, a.m, a.z}) {
+    if (!buffer)
+      continue;
+    if (buffer.getDefiningOp<memref::AllocOp>() &&
+        (buffer == a.scores || buffer == a.source || !a.writeStats)) {
+      SmallVector<Operation *> users(buffer.getUsers().begin(), buffer.getUsers().end());
+      if (llvm::all_of(users, [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+        for (Operation *u : users)
+          rewriter.eraseOp(u);
+        rewriter.eraseOp(buffer.getDefiningOp());
+      }
+    }
+  }
+  return erased;
+}
+
+namespace {
+
 /// Replaces the ops of `a` by the kernel; returns the ops it erased.
 SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   linalg::GenericOp gemm = a.gemm, out = a.out;
@@ -116,7 +229,6 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   AffineMap vMap = out.getIndexingMapsArray()[vIndex];
   Value oGlobal = out.getDpsInits()[0];
   AffineMap oMap = out.getIndexingMapsArray().back();
-  AffineMap statMap = a.mapOf(a.mArg);
   Type qType = cast<MemRefType>(qOperand->get().getType()).getElementType();
   Type kType = cast<MemRefType>(kOperand->get().getType()).getElementType();
   Type vType = cast<MemRefType>(vGlobal.getType()).getElementType();
@@ -128,18 +240,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Type> workgroup = {sharedType({kRows, pitch}, qType),
                                  sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
                                  sharedType({kRows, keys + 1}, rewriter.getF32Type())};
-  int64_t blocks = (a.lq + kRows - 1) / kRows;
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, {blocks, a.batches()}, {threads},
-                                      tiles.dynamic ? TypeRange{} : TypeRange(workgroup),
-                                      tiles.dynamic ? tiles.bytes : 0);
-  launch->setAttr("neo.kernel", rewriter.getStringAttr("attention"));
-  if (!a.masks.empty()) {
-    // (key, row, offset) of each mask whose hidden tiles the blocks skip.
-    SmallVector<int64_t> masks;
-    for (const KeyMask &m : a.masks)
-      masks.append({m.key, m.row, m.offset});
-    launch->setAttr("neo.key_masks", rewriter.getDenseI64ArrayAttr(masks));
-  }
+  gpu::LaunchOp launch = createAttentionLaunch(rewriter, loc, a, "attention", kRows, threads,
+                                               workgroup, tiles.dynamic, tiles.bytes);
   OpBuilder &b = rewriter;
   KB kb{b, loc};
   // (Views of the dynamic shared memory for wide heads past 48 KiB.)
@@ -155,18 +257,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Value zero = f32Const(b, loc, 0.0);
 
   // The block's batch (grid y over the batch dims, the last fastest).
-  SmallVector<Value> batchIvs = batchIndices(kb, launch.getBlockIds().y, a.batch);
-  // The loop values of an op whose loops have `roles`.
-  auto ivsOf = [&](ArrayRef<int> roles, Value row, Value key, Value col, Value red) {
-    SmallVector<Value> ivs;
-    for (int role : roles)
-      ivs.push_back(role >= 0      ? batchIvs[role]
-                    : role == kRow ? row
-                    : role == kKey ? key
-                    : role == kCol ? col
-                                   : red);
-    return ivs;
-  };
+  RoleIvs ivsOf{batchIndices(kb, launch.getBlockIds().y, a.batch)};
   auto gemmIndices = [&](OpOperand *operand, Value rowOrKey, Value dIdx) {
     return indicesAt(gemm.getMatchingIndexingMap(operand),
                      ivsOf(a.gemmRoles, rowOrKey, rowOrKey, nullptr, dIdx));
@@ -179,7 +270,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Value> inits = {arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.maxInit)), zero};
   inits.append(perThread, zero);
   int64_t keyTiles = (a.lk + keys - 1) / keys;
-  auto [firstTile, endTile] = unmaskedTiles(b, loc, a.masks, q0, keys, keyTiles);
+  auto [firstTile, endTile] = unmaskedTiles(b, loc, a.masks, q0, kRows, keys, keyTiles);
   auto tileLoop = scf::ForOp::create(b, loc, firstTile, endTile, kb.idx(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -235,36 +326,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     Value lastRow = kb.min(row, a.lq - 1);
     for (int64_t w = 0; w < perLane; ++w) {
       Value key = kb.add(k0, kb.add(sub, w * lanes));
-      Value lastKey = kb.min(key, a.lk - 1);
-      auto indexOf = [&](ArrayRef<int> roles) {
-        return [&, roles](unsigned dim) { return ivsOf(roles, row, key, nullptr, nullptr)[dim]; };
-      };
-      // An expression (in `op`'s body, loops of `roles`) of the score and
-      // of `reads` (block arguments of inputs read per score: biases, a
-      // mask), read at the score's batch, row and key.
-      auto apply = [&](linalg::GenericOp op, ArrayRef<int> roles, Value expr, Value scoreArg,
-                       Value score, ArrayRef<Value> reads) {
-        IRMapping map;
-        map.map(scoreArg, score);
-        for (Value arg : reads) {
-          OpOperand &in = op->getOpOperand(cast<BlockArgument>(arg).getArgNumber());
-          SmallVector<Value> at = indicesAt(op.getMatchingIndexingMap(&in),
-                                            ivsOf(roles, lastRow, lastKey, nullptr, nullptr));
-          map.map(arg, memref::LoadOp::create(b, loc, in.get(), at).getResult());
-        }
-        return cloneBodyExpr(b, expr, map, indexOf(roles));
-      };
-      Value score = dLoop.getResult(w);
-      if (a.epilogue) {
-        Block *body = a.epilogue.getBody();
-        SmallVector<Value> reads;
-        // (getDpsInputOperands returns a vector: kept alive for the loop.)
-        SmallVector<OpOperand *> inputs = a.epilogue.getDpsInputOperands();
-        for (OpOperand *in : llvm::drop_begin(inputs))
-          reads.push_back(body->getArgument(in->getOperandNumber()));
-        score = apply(a.epilogue, a.epilogueRoles, a.psi, body->getArgument(0), score, reads);
-      }
-      Value phi = apply(out, a.outRoles, a.phi, a.sArg, score, a.biasArgs);
+      Value phi =
+          phiOf(b, loc, a, ivsOf, dLoop.getResult(w), row, key, lastRow, kb.min(key, a.lk - 1));
       x.push_back(arith::SelectOp::create(b, loc, kb.lt(key, a.lk), phi, negInf));
       tileMax = maxOf(tileMax, x.back());
     }
@@ -332,47 +395,15 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, kb.idx(0));
     auto statIf = scf::IfOp::create(b, loc, first, /*withElse=*/false);
     b.setInsertionPointToStart(statIf.thenBlock());
-    SmallVector<Value> at = indicesAt(statMap, ivsOf(a.outRoles, row, nullptr, nullptr, nullptr));
-    // A row without a finite score sums exp(-inf - -inf) = NaN as written.
-    Value m = tileLoop.getResult(0);
-    Value noMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-    Value nan = arith::ConstantOp::create(
-        b, loc, b.getFloatAttr(f32, APFloat::getNaN(APFloat::IEEEsingle())));
-    memref::StoreOp::create(b, loc, m, a.m, at);
-    memref::StoreOp::create(b, loc, arith::SelectOp::create(b, loc, noMax, nan, z), a.z, at);
+    storeStats(b, loc, a, ivsOf, row, tileLoop.getResult(0), z);
   }
-
-  // The ops it replaces (the row loop with max, sum and their fills).
-  SmallVector<Operation *> dead = {out, a.outFill, a.gemm, a.scoreFill};
-  if (a.epilogue)
-    dead.push_back(a.epilogue);
-  if (a.rows)
-    dead.push_back(a.rows);
-  else
-    dead.append({a.max, a.sum, a.maxFill, a.sumFill});
-  SmallVector<Operation *> erased = dead;
-  for (Operation *op : dead)
-    rewriter.eraseOp(op);
-  for (Value buffer : {a.scores, a.source, a.m, a.z}) {
-    if (!buffer)
-      continue;
-    if (buffer.getDefiningOp<memref::AllocOp>() &&
-        (buffer == a.scores || buffer == a.source || !a.writeStats)) {
-      SmallVector<Operation *> users(buffer.getUsers().begin(), buffer.getUsers().end());
-      if (llvm::all_of(users, [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
-        for (Operation *u : users)
-          rewriter.eraseOp(u);
-        rewriter.eraseOp(buffer.getDefiningOp());
-      }
-    }
-  }
-  return erased;
+  return eraseAttentionOps(rewriter, a);
 }
 
 } // namespace
 
 LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
-                                               int64_t *formed) {
+                                               bool tensorCores, int64_t *formed) {
   SmallVector<linalg::GenericOp> candidates;
   for (Operation &op : func.getBody().front())
     if (auto generic = dyn_cast<linalg::GenericOp>(op))
@@ -385,7 +416,8 @@ LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::Fun
     std::optional<Attention> a = matchAttention(out, func);
     if (!a)
       continue;
-    for (Operation *op : emitAttention(rewriter, *a))
+    std::optional<MmaTiles> mma = tensorCores ? planMmaAttention(*a) : std::nullopt;
+    for (Operation *op : mma ? emitAttentionMma(rewriter, *a, *mma) : emitAttention(rewriter, *a))
       erased.insert(op);
     if (formed)
       ++*formed;

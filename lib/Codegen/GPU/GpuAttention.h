@@ -122,6 +122,78 @@ Tiles tilesOf(const Attention &a);
 /// (GpuAttentionMask.cpp).
 void findMasks(Attention &a);
 
+/// The kernel's loop values by role: the block's batch indices (`batch`),
+/// and the row, key, column and reduction values given.
+struct RoleIvs {
+  SmallVector<Value> batch;
+  SmallVector<Value> operator()(ArrayRef<int> roles, Value row, Value key, Value col,
+                                Value red) const;
+};
+
+/// The launch of an attention kernel `kernel`: a block per `rows` query
+/// rows (grid y: the batch dims) of `threads` threads, the shared buffers
+/// `workgroup` (in `bytes` of dynamic shared memory when `dynamic`), the
+/// masks' (key, row, offset) in `neo.key_masks`. The builder is left in its
+/// body.
+gpu::LaunchOp createAttentionLaunch(OpBuilder &b, Location loc, const Attention &a,
+                                    StringRef kernel, int64_t rows, int64_t threads,
+                                    ArrayRef<Type> workgroup, bool dynamic, int64_t bytes);
+
+/// The indices of an operand (its map's dims) at the loop values `ivs`.
+SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs);
+
+/// `v` combined across the `lanes` lanes of a row (aligned groups of a
+/// warp) by xor shuffles.
+Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
+                     llvm::function_ref<Value(Value, Value)> combineFn);
+
+/// The key tiles [first, end) of `keys` keys of the block whose `rows`
+/// query rows start at `q0` that no mask of `masks` hides from all of them.
+std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMask> masks, Value q0,
+                                      int64_t rows, int64_t keys, int64_t keyTiles);
+
+/// phi of the contraction's value `score` at (row, key), after the
+/// epilogue's psi; their bias reads at (lastRow, lastKey), in bounds.
+Value phiOf(OpBuilder &b, Location loc, const Attention &a, const RoleIvs &ivsOf, Value score,
+            Value row, Value key, Value lastRow, Value lastKey);
+
+/// Stores a row's m and z (z as NaN where m is -inf, as the ops compute).
+void storeStats(OpBuilder &b, Location loc, const Attention &a, const RoleIvs &ivsOf, Value row,
+                Value m, Value z);
+
+/// Erases the ops a kernel replaced (and the buffers only they used);
+/// returns the ops.
+SmallVector<Operation *> eraseAttentionOps(RewriterBase &rewriter, Attention &a);
+
+/// The tensor-core kernel (GpuAttentionMma.cpp): warps of 16 query rows,
+/// key tiles of `keys`, q, k and v tiles of the 16-bit input type `in` in
+/// shared memory with rows of `dp` (`ep`) elements plus 8 of padding.
+struct MmaTiles {
+  Type in;
+  double scale = 1.0; // the contraction's constant factors
+  int64_t warps = 4, keys = 64, dp = 0, ep = 0, bytes = 0;
+  bool dynamic = false;
+  SmallVector<int64_t, 4> offsets;
+  /// q, k and v travel by 16-byte cp.async (each contiguous along d, or v
+  /// along its columns, a multiple of 8 elements): k and v tiles in two
+  /// stages, one barrier per tile. Otherwise the threads stage them, two
+  /// barriers per tile.
+  bool async = false;
+  int64_t rows() const { return 16 * warps; }
+  int64_t stages() const { return async ? 2 : 1; }
+};
+
+/// The tensor-core kernel's tiles when it runs `a`: q, k and v of one
+/// 16-bit type (f16 or bf16), a contraction `init + sum_d c * q * k`
+/// (widened, c constant), o's factor of v v itself (widened), d and e at
+/// most 256.
+std::optional<MmaTiles> planMmaAttention(const Attention &a);
+
+/// Replaces the ops of `a` by the tensor-core kernel; returns the ops it
+/// erased.
+SmallVector<Operation *> emitAttentionMma(RewriterBase &rewriter, Attention &a,
+                                          const MmaTiles &tiles);
+
 /// The attention whose o is `out` (an op of `func`'s body), when the fused
 /// kernel computes exactly what the ops do.
 /// With `ignore`, as if those ops (which read s; a score-tile program's,

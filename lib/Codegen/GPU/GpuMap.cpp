@@ -108,7 +108,7 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       return signalPassFailure();
     // Softmax attention next: its row reductions may sit in a row-block
     // loop, which would otherwise become a launch of its own.
-    if (attention && failed(generateGpuAttentions(rewriter, func)))
+    if (attention && failed(generateGpuAttentions(rewriter, func, attentionTensorCores)))
       return signalPassFailure();
     // Copies between buffers become linalg.copy, mapped like any other op.
     convertCopiesToLinalg(func);

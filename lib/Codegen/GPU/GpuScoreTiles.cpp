@@ -23,6 +23,7 @@
 #include "GpuAttention.h"
 #include "GpuKernelBuilder.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
+#include "neo/Codegen/Utils/BufferEffects.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -35,6 +36,9 @@ using namespace mlir::neo::scoretiles;
 using namespace mlir::neo::gpukernel;
 
 namespace {
+
+Type elementOf(Value buffer) { return cast<MemRefType>(buffer.getType()).getElementType(); }
+int64_t elementBytes(Value buffer) { return elementOf(buffer).getIntOrFloatBitWidth() / 8; }
 
 Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
               ArrayRef<Value> divisors = {}) {
@@ -104,11 +108,11 @@ bool plan(const Program &p, int side, Plan &k) {
     SmallVector<int64_t> sizes;
     for (int s : k.blockStages) {
       k.pitch[s] = p.stages[s].extent | 1;
-      sizes.push_back(kBlock * k.pitch[s] * 4);
+      sizes.push_back(kBlock * k.pitch[s] * elementBytes(p.stages[s].buffer));
     }
     for (int s : k.tileStages) {
       k.pitch[s] = llvm::alignTo(p.stages[s].extent, k.lanes) | 1;
-      sizes.push_back(k.tile * k.pitch[s] * 4);
+      sizes.push_back(k.tile * k.pitch[s] * elementBytes(p.stages[s].buffer));
     }
     for (size_t c = 0; c < k.consumers.size(); ++c)
       sizes.push_back(kBlock * (k.tile + 1) * 4);
@@ -145,10 +149,11 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   int64_t lanes = k.lanes, T = k.tile, threads = kBlock * lanes, perLane = T / lanes;
   int64_t statExtent = p.extentOf(k.side), otherExtent = p.extentOf(k.other);
   SmallVector<Type> shared;
+  // Staged operands in their own type (16-bit ones stay 16-bit).
   for (int s : k.blockStages)
-    shared.push_back(sharedType({kBlock, k.pitch.lookup(s)}, f32));
+    shared.push_back(sharedType({kBlock, k.pitch.lookup(s)}, elementOf(p.stages[s].buffer)));
   for (int s : k.tileStages)
-    shared.push_back(sharedType({T, k.pitch.lookup(s)}, f32));
+    shared.push_back(sharedType({T, k.pitch.lookup(s)}, elementOf(p.stages[s].buffer)));
   for (size_t c = 0; c < k.consumers.size(); ++c)
     shared.push_back(sharedType({kBlock, T + 1}, f32));
   int64_t blocks = (statExtent + kBlock - 1) / kBlock;
@@ -410,6 +415,55 @@ void eraseDeadTemporaries(RewriterBase &rewriter, llvm::SetVector<Value> &tempor
 
 } // namespace
 
+namespace {
+
+/// Whether `op` converts one buffer into another element by element (a
+/// 16-bit training graph's gradients, computed in f32 and rounded).
+bool isConversion(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block *body = generic.getBody();
+  if (body->getOperations().size() != 2)
+    return false;
+  Operation *cast = &body->front();
+  return isa<arith::TruncFOp, arith::ExtFOp>(cast) && cast->getOperand(0) == body->getArgument(0) &&
+         body->getTerminator()->getOperand(0) == cast->getResult(0);
+}
+
+} // namespace
+
+/// Moves each conversion of what a reduction wrote as late as the ops
+/// after it allow (none writes what it reads or touches what it writes), so
+/// that it reads an output of a score-tile program after the program's end
+/// rather than making the output leave the program.
+void mlir::neo::scoretiles::sinkConversions(func::FuncOp func) {
+  SmallVector<Operation *> moving;
+  for (Operation &op : func.getBody().front()) {
+    Operation *producer = isConversion(&op) ? op.getPrevNode() : nullptr;
+    for (; producer; producer = producer->getPrevNode())
+      if (mayWrite(producer, baseBuffer(op.getOperand(0))))
+        break;
+    auto generic = dyn_cast_if_present<linalg::GenericOp>(producer);
+    if (generic && generic.getNumReductionLoops() > 0)
+      moving.push_back(&op);
+  }
+  for (Operation *op : llvm::reverse(moving)) {
+    Value in = baseBuffer(op->getOperand(0)), out = baseBuffer(op->getOperand(1));
+    Operation *after = nullptr;
+    for (Operation *x = op->getNextNode(); x && !x->hasTrait<OpTrait::IsTerminator>();
+         x = x->getNextNode()) {
+      if (mayWrite(x, in) || mayTouch(x, out))
+        break;
+      after = x;
+    }
+    if (after)
+      op->moveAfter(after);
+  }
+}
+
 LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func,
                                                bool leaveAttention, int64_t *formed) {
   // A softmax attention's o is the fused attention kernel's, which computes
@@ -417,6 +471,7 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
   auto leave = [&](linalg::GenericOp consumer, const llvm::DenseSet<Operation *> &others) {
     return leaveAttention && attention::matchAttention(consumer, func, &others).has_value();
   };
+  scoretiles::sinkConversions(func);
   // One program at a time (emitting one erases ops the others matched),
   // matched again after each; anchors whose kernels do not fit are refused.
   llvm::DenseSet<Operation *> refused;

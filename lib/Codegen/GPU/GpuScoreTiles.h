@@ -114,6 +114,13 @@ using LeaveFn =
 std::vector<Program> matchPrograms(func::FuncOp func, LeaveFn leave,
                                    const llvm::DenseSet<Operation *> &refused);
 
+/// Moves each conversion (an elementwise truncf or extf of one buffer into
+/// another) of what a reduction wrote as late as the ops in between allow,
+/// so that a 16-bit training graph's conversion of a program's output (a
+/// gradient) reads it after the program instead of keeping the output out
+/// of the program.
+void sinkConversions(func::FuncOp func);
+
 } // namespace scoretiles
 } // namespace neo
 } // namespace mlir

@@ -77,6 +77,14 @@ bool isStaticF32(Value v) {
   return t && t.hasStaticShape() && t.getElementType().isF32() && t.getLayout().isIdentity();
 }
 
+/// A staged operand may also hold 16-bit floats (a bf16 or f16 training
+/// graph's q, k and v; the bodies widen what they read).
+bool isStageable(Value v) {
+  auto t = dyn_cast<MemRefType>(v.getType());
+  return t && t.hasStaticShape() && t.getLayout().isIdentity() &&
+         isa<Float32Type, BFloat16Type, Float16Type>(t.getElementType());
+}
+
 struct Matcher {
   explicit Matcher(func::FuncOp func) : func(func) {}
   func::FuncOp func;
@@ -121,7 +129,7 @@ struct Matcher {
   /// The staged operand of `buffer` with axes `axes` (all batch dims, one
   /// side, kShort, each once), added if new; -1 if it is not one.
   int stageOf(Value buffer, ArrayRef<int> axes) {
-    if (!isStaticF32(buffer) || isScoreBuffer(buffer) || axes.size() != p.batch.size() + 2 ||
+    if (!isStageable(buffer) || isScoreBuffer(buffer) || axes.size() != p.batch.size() + 2 ||
         !llvm::is_contained(axes, kShort))
       return -1;
     int side = llvm::is_contained(axes, kRow) ? kRow : kKey;

@@ -161,10 +161,12 @@ LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall)
 /// reader (o = sum_j exp(phi(s) - m) / z * v with s = q k^T, m its row max
 /// and z its row sum, the row reductions at the top or in a row-block loop)
 /// as one launch: a block per 32 query rows, key tiles in shared memory, an
-/// online softmax (GpuAttention.cpp). The ops it does not match are left as
-/// they are; `formed` (if given) counts the kernels.
+/// online softmax (GpuAttention.cpp); with `tensorCores`, q, k and v of
+/// one 16-bit type on mma.sync, a warp per 16 rows (GpuAttentionMma.cpp).
+/// The ops it does not match are left as they are; `formed` (if given)
+/// counts the kernels.
 LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
-                                    int64_t *formed = nullptr);
+                                    bool tensorCores = true, int64_t *formed = nullptr);
 
 /// Runs each score-tile program of `func` (GpuScoreTiles.h: L x L
 /// temporaries made from a contraction s = q k^T, elementwise or by short

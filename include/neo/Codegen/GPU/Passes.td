@@ -86,7 +86,9 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     With `attention` (the default), a softmax attention whose L x L scores
     nothing else reads (the contraction, the row max and sum and the
     weighted sum of v) first becomes one fused kernel with an online
-    softmax, the scores never written (GpuAttention.cpp).
+    softmax, the scores never written (GpuAttention.cpp); with
+    `attention-tensor-cores` (the default), one of q, k and v of one 16-bit
+    type runs on mma.sync, a warp per 16 query rows (GpuAttentionMma.cpp).
     With `score-tiles` (the default), before it, L x L temporaries made from
     a contraction s = q k^T (elementwise, or by contractions over a short
     dim) and the outputs that reduce them along the rows or the keys, such
@@ -97,6 +99,11 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
   let options = [Option<"attention", "attention", "bool", /*default=*/"true",
                         "Run softmax attention (scores, row max and sum, weighted sum) "
                         "as one fused kernel">,
+                 Option<"attentionTensorCores", "attention-tensor-cores", "bool",
+                        /*default=*/"true",
+                        "The fused attention of q, k and v of one 16-bit type (f16, bf16) "
+                        "on tensor cores (mma.sync; the probabilities rounded to that "
+                        "type before they multiply v)">,
                  Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
                         "Run L x L temporaries of a contraction s = q k^T and the "
                         "outputs that reduce them along rows or keys (attention's "
