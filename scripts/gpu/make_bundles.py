@@ -263,12 +263,16 @@ def check_jobs(out, quick, reference="interpreter"):
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, opts)))
     # bf16 attention on tensor cores (GpuAttentionMma.cpp: p rounded to bf16
     # before it multiplies v), forward and (not in the quick set) forward and
-    # backward, with bf16's tolerance; the forward also on the SIMT kernel.
+    # backward, with bf16's tolerance; the forward also on the SIMT kernel;
+    # f32 on tensor cores in tf32, tf32's tolerance.
     for name, fwdbwd, opts in (("attention_fwd_bf16", False, ""),
-                               ("attention_fwd_bf16_simt", False, "tensor-cores=none")) + (
+                               ("attention_fwd_bf16_simt", False, "tensor-cores=none"),
+                               ("attention_fwd_tf32", False, "tensor-cores=tf32")) + (
             () if quick else (("attention_l256_fwdbwd_bf16", True, ""),
-                              ("attention_l256_causal_fwdbwd_bf16", True, ""))):
-        src, fn, _ = models.attention(256, 64, causal="causal" in name, dtype="bf16")
+                              ("attention_l256_causal_fwdbwd_bf16", True, ""),
+                              ("attention_l256_fwdbwd_tf32", True, "tensor-cores=tf32"))):
+        src, fn, _ = models.attention(256, 64, causal="causal" in name,
+                                      dtype="f32" if "tf32" in name else "bf16")
         function = fn + "_fwdbwd" if fwdbwd else fn
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function=function, rtol=3e-2, atol=3e-2, options=opts)
@@ -385,7 +389,9 @@ def bench_jobs(out, quick):
         # without eqsat, the GEMMs and L x L temporaries of before against
         # the score-tile kernels (the default).
         if label.startswith("attention"):
-            return ("eqsat=true reuse-contractions=false", "fused-score-tiles=false")
+            # (f32 also with its forward on tensor cores in tf32.)
+            return ("eqsat=true reuse-contractions=false", "fused-score-tiles=false") + (
+                () if label.endswith("bf16") else ("tensor-cores=tf32",))
         if not label.startswith("conv2d"):
             return ()
         if label.endswith("bf16"):
@@ -417,16 +423,18 @@ def bench_jobs(out, quick):
         jobs.append((name, job))
     # Forward-only graphs (inference), plain and with eqsat: softmax
     # attention as one fused kernel either way.
-    # bf16 attention also on the exact SIMT kernel (tensor-cores=none).
+    # bf16 attention also on the exact SIMT kernel (tensor-cores=none), f32
+    # also on tensor cores in tf32 (against PyTorch with TF32 allowed).
     for label, group, build in ([] if quick else models.GPU_FORWARD):
         src, fn, _ = build()
         for opts in ("", "eqsat=true") + (("tensor-cores=none",) if label.endswith("bf16")
-                                           else ()):
+                                           else ("tensor-cores=tf32",)):
             suffix, label_suffix = variants[opts]
             name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + suffix
             index[name] = dict(kind="train", forward=True, label=label + label_suffix,
                                model_label=label, group=group, function=fn, model=fn,
-                               shapes=param_shapes(src, fn), options=opts, tf32=False)
+                               shapes=param_shapes(src, fn), options=opts,
+                               tf32="tensor-cores=tf32" in opts)
             dest = os.path.join(out, "bench", name)
             jobs.append((name, lambda src=src, fn=fn, dest=dest, opts=opts: emit(
                 import_neo(src), fn, dest, "none", opts)))

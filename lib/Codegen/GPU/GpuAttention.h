@@ -179,15 +179,23 @@ struct MmaTiles {
   /// stages, one barrier per tile. Otherwise the threads stage them, two
   /// barriers per tile.
   bool async = false;
+  /// f32 q, k and v on m16n8k8 tf32 (scalar fragment loads; p stays f32,
+  /// the MMA rounds it to tf32).
+  bool tf32 = false;
   int64_t rows() const { return 16 * warps; }
   int64_t stages() const { return async ? 2 : 1; }
+  int64_t kStep() const { return tf32 ? 8 : 16; }
+  /// Row padding in elements: 16 bytes for ldmatrix's 8 rows in distinct
+  /// banks; 4 floats for tf32, whose scalar fragment loads (8 rows x 4
+  /// columns, or 4 rows 2 apart x 8 columns) then fall in distinct banks.
+  int64_t pad() const { return tf32 ? 4 : 8; }
 };
 
 /// The tensor-core kernel's tiles when it runs `a`: q, k and v of one
-/// 16-bit type (f16 or bf16), a contraction `init + sum_d c * q * k`
-/// (widened, c constant), o's factor of v v itself (widened), d and e at
-/// most 256.
-std::optional<MmaTiles> planMmaAttention(const Attention &a);
+/// 16-bit type (f16 or bf16), or f32 with `tf32`, a contraction
+/// `init + sum_d c * q * k` (widened, c constant), o's factor of v v itself
+/// (widened), d and e at most 256.
+std::optional<MmaTiles> planMmaAttention(const Attention &a, bool tf32);
 
 /// Replaces the ops of `a` by the tensor-core kernel; returns the ops it
 /// erased.

@@ -26,6 +26,12 @@
 // 2^-12 (f16) in each weight. `tensor-cores=none` keeps the exact f32 SIMT
 // kernel.
 //
+// f32 q, k and v run here only in tf32, when asked for (tensor-cores=tf32):
+// m16n8k8 with scalar fragment loads; p stays f32 (the MMA rounds it) and is
+// the A fragment as it lies in the accumulators, the thread's keys 2t and
+// 2t + 1 of each group of 8 taken as the fragment's columns t and t + 4
+// (v's rows loaded in that order).
+//
 //===----------------------------------------------------------------------===//
 #include "GpuAttention.h"
 #include "GpuBodyMatch.h"
@@ -53,8 +59,10 @@ constexpr int64_t kMaxMmaDim = 256;
 
 Type elementOf(Value v) { return cast<MemRefType>(v.getType()).getElementType(); }
 
-/// Whether `v` is `arg` (a 16-bit value) widened to f32.
+/// Whether `v` is `arg` (a 16-bit value) widened to f32, or an f32 `arg`.
 bool isWidened(Value v, Value arg) {
+  if (v == arg)
+    return arg.getType().isF32();
   auto ext = v.getDefiningOp<arith::ExtFOp>();
   return ext && ext.getIn() == arg && ext.getType().isF32();
 }
@@ -111,19 +119,27 @@ Value mma(KB &kb, Value a, Value b, Value c) {
   return nvgpu::MmaSyncOp::create(kb.b, kb.loc, a, b, c, ArrayRef<int64_t>{16, 8, 16});
 }
 
+Value mmaTf32(KB &kb, Value a, Value b, Value c) {
+  return nvgpu::MmaSyncOp::create(kb.b, kb.loc, a, b, c, ArrayRef<int64_t>{16, 8, 8},
+                                  /*tf32Enabled=*/true);
+}
+
+/// Elements of a 16-byte copy.
+int64_t vectorOf(Type elem) { return 128 / elem.getIntOrFloatBitWidth(); }
+
 /// Whether an operand read at `map` (dims of `roles`) can travel by 16-byte
 /// cp.async: a static identity-layout buffer whose last axis is the copied
-/// dim (`along`: d, or v's columns), of a multiple of 8 elements (its rows
-/// then start 16-byte aligned).
+/// dim (`along`: d, or v's columns), of a multiple of 16 bytes (its rows then
+/// start 16-byte aligned).
 bool copies16(Value buffer, AffineMap map, ArrayRef<int> roles, int along) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   std::optional<SmallVector<unsigned>> dims = dimsOf(map);
   return type && isFlatViewable(type) && dims && !dims->empty() && roles[dims->back()] == along &&
-         type.getShape().back() % 8 == 0;
+         type.getShape().back() % vectorOf(type.getElementType()) == 0;
 }
 
 /// Issues the 16-byte cp.async copies of `rows` x `cols` elements (cols a
-/// multiple of 16) of `global` into `tile` at [stage][r][c] (or [r][c]
+/// multiple of 16 bytes) of `global` into `tile` at [stage][r][c] (or [r][c]
 /// without a stage): element (r, c) is `global` at indicesOf(first + r, c),
 /// zero (src-size 0) past `rowLimit` rows or `valid` columns.
 void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64_t rows,
@@ -137,7 +153,7 @@ void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64
     strides[a] = strides[a + 1] * type.getDimSize(a + 1);
   Value flat = kb.flat(global);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  int64_t chunks = cols / 8, total = rows * chunks;
+  int64_t vec = vectorOf(type.getElementType()), chunks = cols / vec, total = rows * chunks;
   for (int64_t i = 0; i < (total + threads - 1) / threads; ++i) {
     OpBuilder::InsertionGuard guard(b);
     Value e = kb.add(tid, i * threads);
@@ -145,7 +161,7 @@ void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64
       auto inTile = scf::IfOp::create(b, loc, kb.lt(e, total), /*withElse=*/false);
       b.setInsertionPointToStart(inTile.thenBlock());
     }
-    Value r = kb.div(e, chunks), c = kb.mul(kb.rem(e, chunks), 8);
+    Value r = kb.div(e, chunks), c = kb.mul(kb.rem(e, chunks), vec);
     Value row = kb.add(first, r);
     Value ok = kb.lt(row, rowLimit);
     if (valid < cols)
@@ -154,22 +170,24 @@ void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64
     for (auto [index, stride] : llvm::zip(indicesOf(row, c), strides))
       offset = kb.add(offset, kb.mul(index, stride));
     Value from = arith::SelectOp::create(b, loc, ok, offset, kb.idx(0));
-    Value count = arith::SelectOp::create(b, loc, ok, kb.idx(8), kb.idx(0));
+    Value count = arith::SelectOp::create(b, loc, ok, kb.idx(vec), kb.idx(0));
     SmallVector<Value> at = {r, c};
     if (stage)
       at.insert(at.begin(), stage);
     nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, tile, at, flat, ValueRange{from},
-                                     b.getIndexAttr(8), count, b.getUnitAttr());
+                                     b.getIndexAttr(vec), count, b.getUnitAttr());
   }
 }
 
 } // namespace
 
-std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &a) {
+std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &a, bool tf32) {
   MmaTiles t;
   t.in = elementOf(a.query->get());
-  if (!isa<BFloat16Type, Float16Type>(t.in) || elementOf(a.key->get()) != t.in ||
-      elementOf(a.operandOf(a.vArg)) != t.in || a.d > kMaxMmaDim || a.e > kMaxMmaDim)
+  t.tf32 = t.in.isF32();
+  if (!(isa<BFloat16Type, Float16Type>(t.in) || (tf32 && t.tf32)) ||
+      elementOf(a.key->get()) != t.in || elementOf(a.operandOf(a.vArg)) != t.in ||
+      a.d > kMaxMmaDim || a.e > kMaxMmaDim)
     return std::nullopt;
   // o's factor of v is v widened; the contraction sums c * q * k widened.
   if (a.valueFactors.size() != 1 || !isWidened(a.valueFactors[0], a.vArg))
@@ -186,8 +204,10 @@ std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &
   if (!scale)
     return std::nullopt;
   t.scale = *scale;
-  t.dp = llvm::alignTo(a.d, 16);
-  t.ep = llvm::alignTo(a.e, 16);
+  // k steps of 16 (8 in tf32); v's fragments in pairs of 8 columns (single
+  // ones in tf32).
+  t.dp = llvm::alignTo(a.d, t.kStep());
+  t.ep = llvm::alignTo(a.e, t.tf32 ? 8 : 16);
   // q, k and v by 16-byte cp.async: k and v double-buffered, the next
   // tile's copies in flight while the warps compute on this one.
   t.async = copies16(a.query->get(), gemm.getMatchingIndexingMap(a.query), a.gemmRoles, kRed) &&
@@ -199,8 +219,10 @@ std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &
     t.warps = 2;
   for (t.keys = t.ep <= 128 ? 64 : 32; t.keys >= 16; t.keys /= 2) {
     // q, k and v rows padded by 16 bytes: ldmatrix's 8 rows in distinct banks.
-    int64_t sizes[] = {t.rows() * (t.dp + 8) * 2, t.stages() * t.keys * (t.dp + 8) * 2,
-                       t.stages() * t.keys * (t.ep + 8) * 2};
+    int64_t bytes = t.tf32 ? 4 : 2;
+    int64_t sizes[] = {t.rows() * (t.dp + t.pad()) * bytes,
+                       t.stages() * t.keys * (t.dp + t.pad()) * bytes,
+                       t.stages() * t.keys * (t.ep + t.pad()) * bytes};
     t.bytes = sizes[0] + sizes[1] + sizes[2];
     t.dynamic = false;
     t.offsets.clear();
@@ -230,10 +252,11 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   rewriter.setInsertionPoint(out);
   // k and v: [stage][key][d or e] when copied asynchronously.
   auto staged = [&](int64_t cols) {
-    return t.async ? sharedType({t.stages(), keys, cols + 8}, in)
-                   : sharedType({keys, cols + 8}, in);
+    return t.async ? sharedType({t.stages(), keys, cols + t.pad()}, in)
+                   : sharedType({keys, cols + t.pad()}, in);
   };
-  SmallVector<Type> workgroup = {sharedType({rows, t.dp + 8}, in), staged(t.dp), staged(t.ep)};
+  SmallVector<Type> workgroup = {sharedType({rows, t.dp + t.pad()}, in), staged(t.dp),
+                                 staged(t.ep)};
   gpu::LaunchOp launch = createAttentionLaunch(rewriter, loc, a, "attention_mma", rows, threads,
                                                workgroup, t.dynamic, t.bytes);
   OpBuilder &b = rewriter;
@@ -334,9 +357,29 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
       return stage ? SmallVector<Value>{stage, r, c} : SmallVector<Value>{r, c};
     };
 
-    // S = q k^T: the warp's 16 rows x keys, k steps of 16 along d.
+    // S = q k^T: the warp's 16 rows x keys, k steps of 16 along d (tf32: 8,
+    // scalar fragments: A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4); B
+    // (k = t, n = g), (k = t + 4, n = g)).
     SmallVector<Value> scores(scoreFrags, fragZero);
-    for (int64_t kc = 0; kc < t.dp / 16; ++kc) {
+    auto load = [&](Value mem, SmallVector<Value> idx) {
+      return memref::LoadOp::create(b, loc, mem, idx).getResult();
+    };
+    Value myRow = kb.add(warpRow, group), myRow8 = kb.add(myRow, 8);
+    for (int64_t kc = 0; t.tf32 && kc < t.dp / 8; ++kc) {
+      Value lo = kb.add(inGroup, kc * 8), hi = kb.add(inGroup, kc * 8 + 4);
+      Value qFrag =
+          vector::FromElementsOp::create(b, loc, VectorType::get({4, 1}, f32),
+                                         ValueRange{load(qs, {myRow, lo}), load(qs, {myRow8, lo}),
+                                                    load(qs, {myRow, hi}), load(qs, {myRow8, hi})});
+      for (int64_t j = 0; j < scoreFrags; ++j) {
+        Value key = kb.add(group, j * 8);
+        Value kFrag = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2, 1}, f32),
+            ValueRange{load(ks, at(key, lo)), load(ks, at(key, hi))});
+        scores[j] = mmaTf32(kb, qFrag, kFrag, scores[j]);
+      }
+    }
+    for (int64_t kc = 0; !t.tf32 && kc < t.dp / 16; ++kc) {
       Value qFrag = nvgpu::LdMatrixOp::create(
           b, loc, x4, qs, ValueRange{kb.add(warpRow, l16), kb.add(hi8, kc * 16)},
           /*transpose=*/false, 4);
@@ -409,10 +452,27 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
               arith::MulFOp::create(b, loc, element(kb, carried[4 + f], h, e), alpha[h]));
       acc.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
     }
-    // o += p v: per 16 keys, the probabilities of key groups 2c and 2c + 1
+    // o += p v. tf32: per key group j of 8, the thread's probabilities of
+    // keys 2t and 2t + 1 (rows g, g + 8) are the A fragment's columns t and
+    // t + 4, so B's rows t and t + 4 are v's keys 2t and 2t + 1 (the sum over
+    // keys taken in another order; no shuffles).
+    for (int64_t j = 0; t.tf32 && j < scoreFrags; ++j) {
+      Value pFrag = vector::FromElementsOp::create(
+          b, loc, VectorType::get({4, 1}, f32),
+          ValueRange{p[j * 4 + 0], p[j * 4 + 2], p[j * 4 + 1], p[j * 4 + 3]});
+      Value key = kb.add(kb.mul(inGroup, 2), j * 8), key1 = kb.add(key, 1);
+      for (int64_t f = 0; f < outFrags; ++f) {
+        Value col = kb.add(group, f * 8);
+        Value vFrag = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2, 1}, f32),
+            ValueRange{load(vs, at(key, col)), load(vs, at(key1, col))});
+        acc[f] = mmaTf32(kb, pFrag, vFrag, acc[f]);
+      }
+    }
+    // 16-bit: per 16 keys, the probabilities of key groups 2c and 2c + 1
     // (rounded to the input type) are an A fragment: rows (g, 2t..), (g + 8,
     // 2t..), (g, 8 + 2t..), (g + 8, 8 + 2t..).
-    for (int64_t c = 0; c < keys / 16; ++c) {
+    for (int64_t c = 0; !t.tf32 && c < keys / 16; ++c) {
       SmallVector<Value> elems;
       for (int64_t j : {2 * c, 2 * c + 1})
         for (int64_t h = 0; h < 2; ++h)

@@ -104,6 +104,10 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
                         "The fused attention of q, k and v of one 16-bit type (f16, bf16) "
                         "on tensor cores (mma.sync; the probabilities rounded to that "
                         "type before they multiply v)">,
+                 Option<"attentionTf32", "attention-tf32", "bool", /*default=*/"false",
+                        "With attention-tensor-cores, the fused attention of f32 q, k and "
+                        "v on tensor cores in tf32 (mma.sync m16n8k8; the operands and "
+                        "the probabilities rounded to tf32)">,
                  Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
                         "Run L x L temporaries of a contraction s = q k^T and the "
                         "outputs that reduce them along rows or keys (attention's "
