@@ -119,9 +119,16 @@ Value mma(KB &kb, Value a, Value b, Value c) {
   return nvgpu::MmaSyncOp::create(kb.b, kb.loc, a, b, c, ArrayRef<int64_t>{16, 8, 16});
 }
 
-Value mmaTf32(KB &kb, Value a, Value b, Value c) {
-  return nvgpu::MmaSyncOp::create(kb.b, kb.loc, a, b, c, ArrayRef<int64_t>{16, 8, 8},
-                                  /*tf32Enabled=*/true);
+/// a x b + c on m16n8k8 tf32, from the f32 elements of the A (4) and B (2)
+/// fragments.
+Value mmaTf32(KB &kb, ValueRange a, ValueRange b, Value c) {
+  auto fragment = [&](ValueRange elems) {
+    Type f32 = kb.b.getF32Type();
+    auto type = VectorType::get({(int64_t)elems.size(), 1}, f32);
+    return vector::FromElementsOp::create(kb.b, kb.loc, type, elems).getResult();
+  };
+  return nvgpu::MmaSyncOp::create(kb.b, kb.loc, fragment(a), fragment(b), c,
+                                  ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true);
 }
 
 /// Elements of a 16-byte copy.
@@ -367,16 +374,11 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     Value myRow = kb.add(warpRow, group), myRow8 = kb.add(myRow, 8);
     for (int64_t kc = 0; t.tf32 && kc < t.dp / 8; ++kc) {
       Value lo = kb.add(inGroup, kc * 8), hi = kb.add(inGroup, kc * 8 + 4);
-      Value qFrag =
-          vector::FromElementsOp::create(b, loc, VectorType::get({4, 1}, f32),
-                                         ValueRange{load(qs, {myRow, lo}), load(qs, {myRow8, lo}),
-                                                    load(qs, {myRow, hi}), load(qs, {myRow8, hi})});
+      SmallVector<Value> qFrag = {load(qs, {myRow, lo}), load(qs, {myRow8, lo}),
+                                  load(qs, {myRow, hi}), load(qs, {myRow8, hi})};
       for (int64_t j = 0; j < scoreFrags; ++j) {
         Value key = kb.add(group, j * 8);
-        Value kFrag = vector::FromElementsOp::create(
-            b, loc, VectorType::get({2, 1}, f32),
-            ValueRange{load(ks, at(key, lo)), load(ks, at(key, hi))});
-        scores[j] = mmaTf32(kb, qFrag, kFrag, scores[j]);
+        scores[j] = mmaTf32(kb, qFrag, {load(ks, at(key, lo)), load(ks, at(key, hi))}, scores[j]);
       }
     }
     for (int64_t kc = 0; !t.tf32 && kc < t.dp / 16; ++kc) {
@@ -457,16 +459,11 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     // t + 4, so B's rows t and t + 4 are v's keys 2t and 2t + 1 (the sum over
     // keys taken in another order; no shuffles).
     for (int64_t j = 0; t.tf32 && j < scoreFrags; ++j) {
-      Value pFrag = vector::FromElementsOp::create(
-          b, loc, VectorType::get({4, 1}, f32),
-          ValueRange{p[j * 4 + 0], p[j * 4 + 2], p[j * 4 + 1], p[j * 4 + 3]});
+      SmallVector<Value> pFrag = {p[j * 4 + 0], p[j * 4 + 2], p[j * 4 + 1], p[j * 4 + 3]};
       Value key = kb.add(kb.mul(inGroup, 2), j * 8), key1 = kb.add(key, 1);
       for (int64_t f = 0; f < outFrags; ++f) {
         Value col = kb.add(group, f * 8);
-        Value vFrag = vector::FromElementsOp::create(
-            b, loc, VectorType::get({2, 1}, f32),
-            ValueRange{load(vs, at(key, col)), load(vs, at(key1, col))});
-        acc[f] = mmaTf32(kb, pFrag, vFrag, acc[f]);
+        acc[f] = mmaTf32(kb, pFrag, {load(vs, at(key, col)), load(vs, at(key1, col))}, acc[f]);
       }
     }
     // 16-bit: per 16 keys, the probabilities of key groups 2c and 2c + 1
