@@ -31,7 +31,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -194,8 +196,11 @@ std::optional<Candidate> asCandidate(gpu::LaunchOp launch) {
       return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     // A barrier synchronizes the block's threads (every block runs one
-    // body, so it stays uniform); terminators touch nothing.
-    if (!effects && (isa<gpu::BarrierOp>(op) || op->hasTrait<OpTrait::IsTerminator>()))
+    // body, so it stays uniform); a thread's cp.async groups are its own
+    // (their copies' effects are the copies'); terminators touch nothing.
+    if (!effects &&
+        (isa<gpu::BarrierOp, NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op) ||
+         op->hasTrait<OpTrait::IsTerminator>()))
       return WalkResult::advance();
     if (!effects) {
       known = false;
@@ -207,6 +212,9 @@ std::optional<Candidate> asCandidate(gpu::LaunchOp launch) {
       if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(e.getEffect()))
         continue;
       Value v = e.getValue();
+      // (ldmatrix declares its read without the buffer: its source.)
+      if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op); ldmatrix && !v)
+        v = ldmatrix.getSrcMemref();
       std::optional<Value> root = v ? rootOf(v, launch) : std::nullopt;
       if (!root) {
         known = false;
