@@ -167,7 +167,7 @@ SmallVector<Operation *> eraseAttentionOps(RewriterBase &rewriter, Attention &a)
 
 /// The tensor-core kernel (GpuAttentionMma.cpp): warps of 16 query rows,
 /// key tiles of `keys`, q, k and v tiles of the 16-bit input type `in` in
-/// shared memory with rows of `dp` (`ep`) elements plus 8 of padding.
+/// shared memory with rows of `dp` (`ep`) elements plus `pad()`.
 struct MmaTiles {
   Type in;
   double scale = 1.0; // the contraction's constant factors

@@ -15,9 +15,12 @@
 // rounded to the input type as the A fragments of a second `mma.sync`
 // (the m16n8 accumulator layout of two key groups of 8 is the A layout of
 // one k step of 16), by the v tile (ldmatrix .trans fragments). o = acc / z
-// at the end. The probabilities never leave the registers: two barriers
-// per key tile (before staging, over the previous tile's readers; after,
-// before the fragments are read).
+// at the end. The probabilities never leave the registers. q, k and v
+// contiguous along d (v along its columns) travel by 16-byte cp.async, k
+// and v double-buffered: one wait and one barrier per key tile, the next
+// tile's copies in flight during this one's MMAs. Otherwise the threads
+// stage them: two barriers per key tile (before staging, over the previous
+// tile's readers; after, before the fragments are read).
 //
 // Precision (docs/gpu.md, mixed precision): the products q k and p v are
 // exact in f32 and accumulated in f32, as the ops compute them; p is
@@ -44,6 +47,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::neo;
@@ -208,7 +213,9 @@ std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &
   std::optional<double> scale =
       productScale(term, body, body->getArgument(a.query->getOperandNumber()),
                    body->getArgument(a.key->getOperandNumber()));
-  if (!scale)
+  // (Applied once to the sum, not per product: a constant inf or NaN would
+  // differ from the ops where a product is 0.)
+  if (!scale || !std::isfinite(*scale))
     return std::nullopt;
   t.scale = *scale;
   // k steps of 16 (8 in tf32); v's fragments in pairs of 8 columns (single

@@ -104,15 +104,25 @@ bool plan(const Program &p, int side, Plan &k) {
   int64_t blocks = (p.extentOf(side) + kBlock - 1) / kBlock * p.batches();
   while (k.lanes < kMaxLanes && blocks * kBlock * k.lanes < kBusyThreads)
     k.lanes *= 2;
+  // Pitches of an odd number of 32-bit words: a warp's reads of one column
+  // of its rows fall in distinct banks (16-bit elements: 2 mod 4).
+  auto pitchOf = [](int64_t extent, int64_t bytes) {
+    if (bytes >= 4)
+      return extent | 1;
+    int64_t pitch = llvm::alignTo(extent, 2);
+    return pitch % 4 == 2 ? pitch : pitch + 2;
+  };
   auto bytesOf = [&]() {
     SmallVector<int64_t> sizes;
     for (int s : k.blockStages) {
-      k.pitch[s] = p.stages[s].extent | 1;
-      sizes.push_back(kBlock * k.pitch[s] * elementBytes(p.stages[s].buffer));
+      int64_t bytes = elementBytes(p.stages[s].buffer);
+      k.pitch[s] = pitchOf(p.stages[s].extent, bytes);
+      sizes.push_back(kBlock * k.pitch[s] * bytes);
     }
     for (int s : k.tileStages) {
-      k.pitch[s] = llvm::alignTo(p.stages[s].extent, k.lanes) | 1;
-      sizes.push_back(k.tile * k.pitch[s] * elementBytes(p.stages[s].buffer));
+      int64_t bytes = elementBytes(p.stages[s].buffer);
+      k.pitch[s] = pitchOf(llvm::alignTo(p.stages[s].extent, k.lanes), bytes);
+      sizes.push_back(k.tile * k.pitch[s] * bytes);
     }
     for (size_t c = 0; c < k.consumers.size(); ++c)
       sizes.push_back(kBlock * (k.tile + 1) * 4);
@@ -421,8 +431,8 @@ namespace {
 /// 16-bit training graph's gradients, computed in f32 and rounded).
 bool isConversion(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getNumReductionLoops() != 0 ||
+  if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||
       !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
     return false;
   Block *body = generic.getBody();

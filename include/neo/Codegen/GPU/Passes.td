@@ -107,7 +107,7 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
                  Option<"attentionTf32", "attention-tf32", "bool", /*default=*/"false",
                         "With attention-tensor-cores, the fused attention of f32 q, k and "
                         "v on tensor cores in tf32 (mma.sync m16n8k8; the operands and "
-                        "the probabilities rounded to tf32)">,
+                        "the probabilities truncated to tf32 by the MMA)">,
                  Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
                         "Run L x L temporaries of a contraction s = q k^T and the "
                         "outputs that reduce them along rows or keys (attention's "
