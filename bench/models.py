@@ -195,23 +195,26 @@ TRAINING = [
 ]
 
 
-def attention(L, D, causal=False, dtype="f32"):
+def attention(L, D, causal=False, dtype="f32", heads=0):
     """softmax(q k^T / sqrt(D)) v over L positions, with causal=True keys
     after the query masked (to -1e30 by index, which the fused GPU kernel
     reads as a mask: it skips the key tiles after a block's rows); PyTorch's
     reference is its fused scaled_dot_product_attention (what a user would
     call), is_causal=causal. With dtype="bf16", q, k and v are bf16 (the
     scores, statistics and o f32; on the GPU the fused kernel runs on tensor
-    cores) and PyTorch's reference takes bf16 tensors (its flash kernel)."""
-    scores = "s[i, j]"
+    cores) and PyTorch's reference takes bf16 tensors (its flash kernel).
+    With heads > 0, that many independent heads (a leading dim: batch x
+    heads of a multi-head layer)."""
+    h, hc = ("h, ", f"{heads}, ") if heads else ("", "")
+    scores = f"s[{h}i, j]"
     if causal:
-        scores = "t[i, j]"
-    out = "o" if dtype == "f32" else f"(o: f32[{L}, {D}])"
-    src = f"""def attn(q: {dtype}[{L}, {D}], k: {dtype}[{L}, {D}], v: {dtype}[{L}, {D}]) -> {out} {{
-  s[i, j] = sum(d) q[i, d] * k[j, d] * {1.0 / D ** 0.5!r}
-""" + ("  t[i, j] = select(j <= i, s[i, j], -1e30)\n" if causal else "") + f"""  m[i] = max(j) {scores}
-  z[i] = sum(j) exp({scores} - m[i])
-  o[i, e] = sum(j) exp({scores} - m[i]) / z[i] * v[j, e]
+        scores = f"t[{h}i, j]"
+    out = "o" if dtype == "f32" else f"(o: f32[{hc}{L}, {D}])"
+    src = f"""def attn(q: {dtype}[{hc}{L}, {D}], k: {dtype}[{hc}{L}, {D}], v: {dtype}[{hc}{L}, {D}]) -> {out} {{
+  s[{h}i, j] = sum(d) q[{h}i, d] * k[{h}j, d] * {1.0 / D ** 0.5!r}
+""" + (f"  t[{h}i, j] = select(j <= i, s[{h}i, j], -1e30)\n" if causal else "") + f"""  m[{h}i] = max(j) {scores}
+  z[{h}i] = sum(j) exp({scores} - m[{h}i])
+  o[{h}i, e] = sum(j) exp({scores} - m[{h}i]) / z[{h}i] * v[{h}j, e]
 }}"""
 
     def ref(q, k, v):
@@ -237,6 +240,12 @@ GPU_FORWARD = [
     ("attention forward L4096 D64 bf16", "norm", lambda: attention(4096, 64, dtype="bf16")),
     ("causal attention forward L4096 D64 bf16", "norm",
      lambda: attention(4096, 64, causal=True, dtype="bf16")),
+    # A multi-head layer (batch 4 x 16 heads) in bf16: every SM busy, the
+    # setting FlashAttention's own benchmarks use.
+    ("attention forward 64 heads L1024 D64 bf16", "norm",
+     lambda: attention(1024, 64, dtype="bf16", heads=64)),
+    ("causal attention forward 64 heads L1024 D64 bf16", "norm",
+     lambda: attention(1024, 64, causal=True, dtype="bf16", heads=64)),
 ]
 
 # (M, N, K)
