@@ -200,21 +200,24 @@ def attention(L, D, causal=False, dtype="f32", heads=0):
     after the query masked (to -1e30 by index, which the fused GPU kernel
     reads as a mask: it skips the key tiles after a block's rows); PyTorch's
     reference is its fused scaled_dot_product_attention (what a user would
-    call), is_causal=causal. With dtype="bf16", q, k and v are bf16 (the
-    scores, statistics and o f32; on the GPU the fused kernel runs on tensor
-    cores) and PyTorch's reference takes bf16 tensors (its flash kernel).
+    call), is_causal=causal. With dtype="bf16", q, k, v and o are bf16 (the
+    scores, statistics and sums f32, o rounded once; on the GPU the fused
+    kernel runs on tensor cores) and PyTorch's reference takes bf16 tensors
+    (its flash kernel).
     With heads > 0, that many independent heads (a leading dim: batch x
     heads of a multi-head layer)."""
     h, hc = ("h, ", f"{heads}, ") if heads else ("", "")
     scores = f"s[{h}i, j]"
     if causal:
         scores = f"t[{h}i, j]"
-    out = "o" if dtype == "f32" else f"(o: f32[{hc}{L}, {D}])"
+    out = "o" if dtype == "f32" else f"(o: {dtype}[{hc}{L}, {D}])"
+    # A 16-bit o is the f32 sum rounded once (the kernel stores it so).
+    rounded = (lambda x: x) if dtype == "f32" else (lambda x: f"{dtype}({x})")
     src = f"""def attn(q: {dtype}[{hc}{L}, {D}], k: {dtype}[{hc}{L}, {D}], v: {dtype}[{hc}{L}, {D}]) -> {out} {{
   s[{h}i, j] = sum(d) q[{h}i, d] * k[{h}j, d] * {1.0 / D ** 0.5!r}
 """ + (f"  t[{h}i, j] = select(j <= i, s[{h}i, j], -1e30)\n" if causal else "") + f"""  m[{h}i] = max(j) {scores}
   z[{h}i] = sum(j) exp({scores} - m[{h}i])
-  o[{h}i, e] = sum(j) exp({scores} - m[{h}i]) / z[{h}i] * v[{h}j, e]
+  o[{h}i, e] = {rounded(f"sum(j) exp({scores} - m[{h}i]) / z[{h}i] * v[{h}j, e]")}
 }}"""
 
     def ref(q, k, v):

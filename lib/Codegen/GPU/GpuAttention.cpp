@@ -173,6 +173,20 @@ Value mlir::neo::attention::phiOf(OpBuilder &b, Location loc, const Attention &a
   return apply(a.out, a.outRoles, a.phi, a.sArg, score, a.biasArgs);
 }
 
+void mlir::neo::attention::storeOutput(OpBuilder &b, Location loc, const Attention &a, Value v,
+                                       ValueRange indices) {
+  Value dst = linalg::GenericOp(a.out).getDpsInits()[0];
+  if (linalg::GenericOp convert = a.convert) {
+    // The conversion's own op (its rounding), on the value.
+    Block *body = convert.getBody();
+    IRMapping map;
+    map.map(body->getArgument(0), v);
+    v = b.clone(body->front(), map)->getResult(0);
+    dst = convert.getDpsInits()[0];
+  }
+  memref::StoreOp::create(b, loc, v, dst, indices);
+}
+
 void mlir::neo::attention::storeStats(OpBuilder &b, Location loc, const Attention &a,
                                       const RoleIvs &ivsOf, Value row, Value m, Value z) {
   Type f32 = b.getF32Type();
@@ -198,14 +212,17 @@ SmallVector<Operation *> mlir::neo::attention::eraseAttentionOps(RewriterBase &r
     dead.push_back(a.rows);
   else
     dead.append({a.max, a.sum, a.maxFill, a.sumFill});
+  Value o = a.convert ? a.out.getDpsInits()[0] : Value();
+  if (a.convert)
+    dead.push_back(a.convert);
   SmallVector<Operation *> erased = dead;
   for (Operation *op : dead)
     rewriter.eraseOp(op);
-  for (Value buffer : {a.scores, a.source, a.m, a.z}) {
+  for (Value buffer : {a.scores, a.source, a.m, a.z, o}) {
     if (!buffer)
       continue;
     if (buffer.getDefiningOp<memref::AllocOp>() &&
-        (buffer == a.scores || buffer == a.source || !a.writeStats)) {
+        (buffer == a.scores || buffer == a.source || buffer == o || !a.writeStats)) {
       SmallVector<Operation *> users(buffer.getUsers().begin(), buffer.getUsers().end());
       if (llvm::all_of(users, [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
         for (Operation *u : users)
@@ -227,7 +244,6 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   unsigned vIndex = cast<BlockArgument>(a.vArg).getArgNumber();
   Value vGlobal = out->getOperand(vIndex);
   AffineMap vMap = out.getIndexingMapsArray()[vIndex];
-  Value oGlobal = out.getDpsInits()[0];
   AffineMap oMap = out.getIndexingMapsArray().back();
   Type qType = cast<MemRefType>(qOperand->get().getType()).getElementType();
   Type kType = cast<MemRefType>(kOperand->get().getType()).getElementType();
@@ -383,13 +399,13 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     SmallVector<Value> ivs = ivsOf(a.outRoles, row, nullptr, col, nullptr);
     Value o = arith::DivFOp::create(b, loc, tileLoop.getResult(2 + u), z);
     if (a.e % lanes == 0) {
-      memref::StoreOp::create(b, loc, o, oGlobal, indicesAt(oMap, ivs));
+      storeOutput(b, loc, a, o, indicesAt(oMap, ivs));
       continue;
     }
     OpBuilder::InsertionGuard guard(b);
     auto colIf = scf::IfOp::create(b, loc, kb.lt(col, a.e), /*withElse=*/false);
     b.setInsertionPointToStart(colIf.thenBlock());
-    memref::StoreOp::create(b, loc, o, oGlobal, indicesAt(oMap, ivs));
+    storeOutput(b, loc, a, o, indicesAt(oMap, ivs));
   }
   if (a.writeStats) {
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, kb.idx(0));

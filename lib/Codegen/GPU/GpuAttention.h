@@ -88,6 +88,9 @@ struct Attention {
   // The masks of phi, when every query row keeps a key none of them masks
   // (empty otherwise: a fully masked row averages all of v).
   SmallVector<KeyMask> masks;
+  // The conversion of o (a temporary read by nothing else) into a 16-bit
+  // buffer (`o = bf16(sum ...)`), which the kernel then writes instead.
+  linalg::GenericOp convert;
 
   /// The product of the batch dims' extents (the grid's y).
   int64_t batches() const {
@@ -156,6 +159,10 @@ std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMa
 /// epilogue's psi; their bias reads at (lastRow, lastKey), in bounds.
 Value phiOf(OpBuilder &b, Location loc, const Attention &a, const RoleIvs &ivsOf, Value score,
             Value row, Value key, Value lastRow, Value lastKey);
+
+/// Stores o's value `v` at `indices` (of o's buffer): into o, or converted
+/// into the conversion's buffer (`a.convert`).
+void storeOutput(OpBuilder &b, Location loc, const Attention &a, Value v, ValueRange indices);
 
 /// Stores a row's m and z (z as NaN where m is -inf, as the ops compute).
 void storeStats(OpBuilder &b, Location loc, const Attention &a, const RoleIvs &ivsOf, Value row,

@@ -646,6 +646,44 @@ bool checkOrder(Attention &a, func::FuncOp func) {
   return true;
 }
 
+/// Sets `a.convert` when o's buffer is a temporary that only a later
+/// conversion into a 16-bit buffer reads (besides o's own init and frees),
+/// the two of one shape, and nothing between o and the conversion touches
+/// the conversion's buffer, which the kernel does not read either.
+void findConversion(Attention &a, func::FuncOp func) {
+  Value o = a.out.getDpsInits()[0];
+  if (!o.getDefiningOp<memref::AllocOp>())
+    return;
+  linalg::GenericOp convert;
+  for (Operation *user : o.getUsers()) {
+    if (user == a.out.getOperation() || user == a.outFill || isa<memref::DeallocOp>(user))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (convert || !generic || !isConversion(generic) || generic.getDpsInputs()[0] != o ||
+        !isa<arith::TruncFOp>(generic.getBody()->front()) || generic->getParentOp() != func ||
+        !a.out->isBeforeInBlock(generic))
+      return;
+    convert = generic;
+  }
+  if (!convert)
+    return;
+  Value target = convert.getDpsInits()[0];
+  if (cast<MemRefType>(target.getType()).getShape() != cast<MemRefType>(o.getType()).getShape())
+    return;
+  Value base = baseBuffer(target);
+  SmallVector<Value> reads = {a.query->get(), a.key->get(), a.operandOf(a.vArg),
+                              a.scores,       a.m,          a.z};
+  llvm::append_range(reads, a.biases);
+  if (a.epilogue)
+    llvm::append_range(reads, a.epilogue.getDpsInputs());
+  if (llvm::any_of(reads, [&](Value r) { return r && baseBuffer(r) == base; }))
+    return;
+  for (Operation *op = a.out->getNextNode(); op != convert.getOperation(); op = op->getNextNode())
+    if (mayTouch(op, base))
+      return;
+  a.convert = convert;
+}
+
 } // namespace
 
 Value Attention::operandOf(Value arg) const {
@@ -690,6 +728,7 @@ mlir::neo::attention::matchAttention(linalg::GenericOp out, func::FuncOp func,
       !matchRowLoop(a) || !matchContraction(a, func) || !checkOrder(a, func))
     return std::nullopt;
   findMasks(a);
+  findConversion(a, func);
   // Threads per row: more where the rows of all batches are few (a single
   // head of L = 1024: 1024 rows x 4 threads would keep a third of the SMs
   // busy), as long as the tiles fit.

@@ -257,7 +257,6 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   OpOperand *qOperand = a.query, *kOperand = a.key;
   Value vGlobal = a.operandOf(a.vArg);
   AffineMap vMap = a.mapOf(a.vArg);
-  Value oGlobal = out.getDpsInits()[0];
   AffineMap oMap = out.getIndexingMapsArray().back();
   Type in = t.in, f32 = rewriter.getF32Type();
   const int64_t rows = t.rows(), threads = 32 * t.warps, keys = t.keys;
@@ -511,7 +510,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
         Value o = arith::DivFOp::create(b, loc, element(kb, tileLoop.getResult(4 + f), h, e), z);
         SmallVector<Value> at = indicesAt(oMap, ivsOf(a.outRoles, rowOf[h], nullptr, col, nullptr));
         if (a.e % 8 == 0 && 8 * f < a.e) {
-          memref::StoreOp::create(b, loc, o, oGlobal, at);
+          storeOutput(b, loc, a, o, at);
           continue;
         }
         if (8 * f >= a.e)
@@ -519,7 +518,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
         OpBuilder::InsertionGuard inner(b);
         auto colIf = scf::IfOp::create(b, loc, kb.lt(col, a.e), /*withElse=*/false);
         b.setInsertionPointToStart(colIf.thenBlock());
-        memref::StoreOp::create(b, loc, o, oGlobal, at);
+        storeOutput(b, loc, a, o, at);
       }
     if (a.writeStats) {
       Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, inGroup, kb.idx(0));

@@ -128,6 +128,22 @@ inline std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, V
   return {nullptr, nullptr};
 }
 
+/// Whether `op` converts one buffer into another element by element (a
+/// 16-bit training graph's gradients, computed in f32 and rounded).
+inline bool isConversion(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block *body = generic.getBody();
+  if (body->getOperations().size() != 2)
+    return false;
+  Operation *cast = &body->front();
+  return isa<arith::TruncFOp, arith::ExtFOp>(cast) && cast->getOperand(0) == body->getArgument(0) &&
+         body->getTerminator()->getOperand(0) == cast->getResult(0);
+}
+
 } // namespace bodymatch
 } // namespace neo
 } // namespace mlir

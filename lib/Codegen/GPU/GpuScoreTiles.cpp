@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 #include "GpuScoreTiles.h"
 #include "GpuAttention.h"
+#include "GpuBodyMatch.h"
 #include "GpuKernelBuilder.h"
 #include "neo/Codegen/GPU/GpuCodegen.h"
 #include "neo/Codegen/Utils/BufferEffects.h"
@@ -425,26 +426,6 @@ void eraseDeadTemporaries(RewriterBase &rewriter, llvm::SetVector<Value> &tempor
 
 } // namespace
 
-namespace {
-
-/// Whether `op` converts one buffer into another element by element (a
-/// 16-bit training graph's gradients, computed in f32 and rounded).
-bool isConversion(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || !generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||
-      !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  Block *body = generic.getBody();
-  if (body->getOperations().size() != 2)
-    return false;
-  Operation *cast = &body->front();
-  return isa<arith::TruncFOp, arith::ExtFOp>(cast) && cast->getOperand(0) == body->getArgument(0) &&
-         body->getTerminator()->getOperand(0) == cast->getResult(0);
-}
-
-} // namespace
-
 /// Moves each conversion of what a reduction wrote as late as the ops
 /// after it allow (none writes what it reads or touches what it writes), so
 /// that it reads an output of a score-tile program after the program's end
@@ -452,7 +433,7 @@ bool isConversion(Operation *op) {
 void mlir::neo::scoretiles::sinkConversions(func::FuncOp func) {
   SmallVector<Operation *> moving;
   for (Operation &op : func.getBody().front()) {
-    Operation *producer = isConversion(&op) ? op.getPrevNode() : nullptr;
+    Operation *producer = bodymatch::isConversion(&op) ? op.getPrevNode() : nullptr;
     for (; producer; producer = producer->getPrevNode())
       if (mayWrite(producer, baseBuffer(op.getOperand(0))))
         break;
