@@ -62,8 +62,6 @@ namespace {
 /// a thread holds e / 2 output accumulators.
 constexpr int64_t kMaxMmaDim = 256;
 
-Type elementOf(Value v) { return cast<MemRefType>(v.getType()).getElementType(); }
-
 /// Whether `v` is `arg` (a 16-bit value) widened to f32, or an f32 `arg`.
 bool isWidened(Value v, Value arg) {
   if (v == arg)
@@ -160,9 +158,7 @@ void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto type = cast<MemRefType>(global.getType());
-  SmallVector<int64_t> strides(type.getRank(), 1);
-  for (int64_t a = type.getRank() - 2; a >= 0; --a)
-    strides[a] = strides[a + 1] * type.getDimSize(a + 1);
+  auto [strides, offset0] = type.getStridesAndOffset();
   Value flat = kb.flat(global);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   int64_t vec = vectorOf(type.getElementType()), chunks = cols / vec, total = rows * chunks;
@@ -195,11 +191,11 @@ void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64
 
 std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &a, bool tf32) {
   MmaTiles t;
-  t.in = elementOf(a.query->get());
+  t.in = getElementTypeOrSelf(a.query->get());
   t.tf32 = t.in.isF32();
   if (!(isa<BFloat16Type, Float16Type>(t.in) || (tf32 && t.tf32)) ||
-      elementOf(a.key->get()) != t.in || elementOf(a.operandOf(a.vArg)) != t.in ||
-      a.d > kMaxMmaDim || a.e > kMaxMmaDim)
+      getElementTypeOrSelf(a.key->get()) != t.in ||
+      getElementTypeOrSelf(a.operandOf(a.vArg)) != t.in || a.d > kMaxMmaDim || a.e > kMaxMmaDim)
     return std::nullopt;
   // o's factor of v is v widened; the contraction sums c * q * k widened.
   if (a.valueFactors.size() != 1 || !isWidened(a.valueFactors[0], a.vArg))

@@ -38,8 +38,9 @@ using namespace mlir::neo::gpukernel;
 
 namespace {
 
-Type elementOf(Value buffer) { return cast<MemRefType>(buffer.getType()).getElementType(); }
-int64_t elementBytes(Value buffer) { return elementOf(buffer).getIntOrFloatBitWidth() / 8; }
+int64_t elementBytes(Value buffer) {
+  return getElementTypeOrSelf(buffer.getType()).getIntOrFloatBitWidth() / 8;
+}
 
 Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
               ArrayRef<Value> divisors = {}) {
@@ -162,9 +163,11 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   SmallVector<Type> shared;
   // Staged operands in their own type (16-bit ones stay 16-bit).
   for (int s : k.blockStages)
-    shared.push_back(sharedType({kBlock, k.pitch.lookup(s)}, elementOf(p.stages[s].buffer)));
+    shared.push_back(sharedType({kBlock, k.pitch.lookup(s)},
+                                getElementTypeOrSelf(p.stages[s].buffer.getType())));
   for (int s : k.tileStages)
-    shared.push_back(sharedType({T, k.pitch.lookup(s)}, elementOf(p.stages[s].buffer)));
+    shared.push_back(
+        sharedType({T, k.pitch.lookup(s)}, getElementTypeOrSelf(p.stages[s].buffer.getType())));
   for (size_t c = 0; c < k.consumers.size(); ++c)
     shared.push_back(sharedType({kBlock, T + 1}, f32));
   int64_t blocks = (statExtent + kBlock - 1) / kBlock;
