@@ -389,9 +389,10 @@ def bench_jobs(out, quick):
         # without eqsat, the GEMMs and L x L temporaries of before against
         # the score-tile kernels (the default).
         if label.startswith("attention"):
-            # (f32 also with its forward on tensor cores in tf32.)
+            # (f32 also with its forward on tensor cores in tf32; bf16 also
+            # on the SIMT kernels, forward and score tiles.)
             return ("eqsat=true reuse-contractions=false", "fused-score-tiles=false") + (
-                () if label.endswith("bf16") else ("tensor-cores=tf32",))
+                ("tensor-cores=none",) if label.endswith("bf16") else ("tensor-cores=tf32",))
         if not label.startswith("conv2d"):
             return ()
         if label.endswith("bf16"):

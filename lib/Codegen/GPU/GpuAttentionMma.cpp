@@ -36,9 +36,11 @@
 // (v's rows loaded in that order).
 //
 //===----------------------------------------------------------------------===//
+#include "GpuAsyncCopy.h"
 #include "GpuAttention.h"
 #include "GpuBodyMatch.h"
 #include "GpuGenericKernel.h"
+#include "GpuMmaFragments.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -99,44 +101,6 @@ std::optional<double> productScale(Value term, Block *body, Value qArg, Value kA
   return scale;
 }
 
-/// Splits an ldmatrix.x4 result into the two B fragments of its n groups
-/// of 8 (rows 0-1 and 2-3; row extracts and inserts lower to LLVM
-/// aggregates where 2-D slices do not).
-std::pair<Value, Value> splitPair(KB &kb, Value pair, Type in) {
-  Value halves[2];
-  for (int64_t h = 0; h < 2; ++h) {
-    Value frag = kb.zero(VectorType::get({2, 2}, in));
-    for (int64_t r = 0; r < 2; ++r)
-      frag = vector::InsertOp::create(
-          kb.b, kb.loc, vector::ExtractOp::create(kb.b, kb.loc, pair, 2 * h + r), frag, r);
-    halves[h] = frag;
-  }
-  return {halves[0], halves[1]};
-}
-
-Value element(KB &kb, Value frag, int64_t h, int64_t e) {
-  return vector::ExtractOp::create(kb.b, kb.loc, frag, ArrayRef<int64_t>{h, e});
-}
-
-Value mma(KB &kb, Value a, Value b, Value c) {
-  return nvgpu::MmaSyncOp::create(kb.b, kb.loc, a, b, c, ArrayRef<int64_t>{16, 8, 16});
-}
-
-/// a x b + c on m16n8k8 tf32, from the f32 elements of the A (4) and B (2)
-/// fragments.
-Value mmaTf32(KB &kb, ValueRange a, ValueRange b, Value c) {
-  auto fragment = [&](ValueRange elems) {
-    Type f32 = kb.b.getF32Type();
-    auto type = VectorType::get({(int64_t)elems.size(), 1}, f32);
-    return vector::FromElementsOp::create(kb.b, kb.loc, type, elems).getResult();
-  };
-  return nvgpu::MmaSyncOp::create(kb.b, kb.loc, fragment(a), fragment(b), c,
-                                  ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true);
-}
-
-/// Elements of a 16-byte copy.
-int64_t vectorOf(Type elem) { return 128 / elem.getIntOrFloatBitWidth(); }
-
 /// Whether an operand read at `map` (dims of `roles`) can travel by 16-byte
 /// cp.async: a static identity-layout buffer whose last axis is the copied
 /// dim (`along`: d, or v's columns), of a multiple of 16 bytes (its rows then
@@ -146,45 +110,6 @@ bool copies16(Value buffer, AffineMap map, ArrayRef<int> roles, int along) {
   std::optional<SmallVector<unsigned>> dims = dimsOf(map);
   return type && isFlatViewable(type) && dims && !dims->empty() && roles[dims->back()] == along &&
          type.getShape().back() % vectorOf(type.getElementType()) == 0;
-}
-
-/// Issues the 16-byte cp.async copies of `rows` x `cols` elements (cols a
-/// multiple of 16 bytes) of `global` into `tile` at [stage][r][c] (or [r][c]
-/// without a stage): element (r, c) is `global` at indicesOf(first + r, c),
-/// zero (src-size 0) past `rowLimit` rows or `valid` columns.
-void copyTile(KB &kb, Value tid, int64_t threads, Value tile, Value stage, int64_t rows,
-              int64_t cols, int64_t valid, int64_t rowLimit,
-              function_ref<SmallVector<Value>(Value, Value)> indicesOf, Value global, Value first) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  auto type = cast<MemRefType>(global.getType());
-  auto [strides, offset0] = type.getStridesAndOffset();
-  Value flat = kb.flat(global);
-  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  int64_t vec = vectorOf(type.getElementType()), chunks = cols / vec, total = rows * chunks;
-  for (int64_t i = 0; i < (total + threads - 1) / threads; ++i) {
-    OpBuilder::InsertionGuard guard(b);
-    Value e = kb.add(tid, i * threads);
-    if ((i + 1) * threads > total) {
-      auto inTile = scf::IfOp::create(b, loc, kb.lt(e, total), /*withElse=*/false);
-      b.setInsertionPointToStart(inTile.thenBlock());
-    }
-    Value r = kb.div(e, chunks), c = kb.mul(kb.rem(e, chunks), vec);
-    Value row = kb.add(first, r);
-    Value ok = kb.lt(row, rowLimit);
-    if (valid < cols)
-      ok = kb.andI(ok, kb.lt(c, valid));
-    Value offset = kb.idx(0);
-    for (auto [index, stride] : llvm::zip(indicesOf(row, c), strides))
-      offset = kb.add(offset, kb.mul(index, stride));
-    Value from = arith::SelectOp::create(b, loc, ok, offset, kb.idx(0));
-    Value count = arith::SelectOp::create(b, loc, ok, kb.idx(vec), kb.idx(0));
-    SmallVector<Value> at = {r, c};
-    if (stage)
-      at.insert(at.begin(), stage);
-    nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, tile, at, flat, ValueRange{from},
-                                     b.getIndexAttr(vec), count, b.getUnitAttr());
-  }
 }
 
 } // namespace
@@ -277,15 +202,13 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   // The fragments' lanes: group (lane / 4) holds rows g and g + 8, its place
   // in the group (lane % 4) columns 2 t and 2 t + 1 of each group of 8.
   Value group = kb.div(lane, 4), inGroup = kb.rem(lane, 4);
-  Value l16 = kb.rem(lane, 16), hi8 = kb.mul(kb.div(lane, 16), 8);
-  Value l8 = kb.rem(lane, 8), mid8 = kb.mul(kb.rem(kb.div(lane, 8), 2), 8);
+  LdMatrixLanes lanes = LdMatrixLanes::of(kb, lane);
   Value q0 = kb.mul(launch.getBlockIds().x, rows);
   Value warpRow = kb.mul(warp, 16);
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   auto fragType = VectorType::get({2, 2}, f32);
-  auto x4 = VectorType::get({4, 2}, in);
   Value fragZero = kb.zero(fragType);
 
   RoleIvs ivsOf{batchIndices(kb, launch.getBlockIds().y, a.batch)};
@@ -303,8 +226,6 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     copyTile(kb, tid, threads, ks, stage, keys, t.dp, a.d, a.lk, kIndices, kOperand->get(), k0);
     copyTile(kb, tid, threads, vs, stage, keys, t.ep, a.e, a.lk, vIndices, vGlobal, k0);
   };
-  auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
-  auto waitAll = [&] { NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0)); };
   // The block's query rows, once (zero past the rows and past d).
   auto qIndices = [&](Value i, Value d) { return gemmIndices(qOperand, i, d); };
   if (t.async)
@@ -328,7 +249,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     // q and the first key tile in one group (a tile past the keys reads
     // nothing: src-size 0).
     copyKeys(kb.idx(0), firstTile);
-    commit();
+    commitCopies(kb);
   }
   auto tileLoop = scf::ForOp::create(b, loc, firstTile, endTile, kb.idx(1), inits);
   Value stage; // this tile's stage of k and v (async)
@@ -339,21 +260,8 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     Value tile = tileLoop.getInductionVar();
     Value k0 = kb.mul(tile, keys);
     if (t.async) {
-      // This tile has landed for every thread, and every warp is done with
-      // the previous tile, whose stage the next copies fill.
-      waitAll();
-      gpu::BarrierOp::create(b, loc);
-      stage = kb.rem(kb.sub(tile, firstTile), 2);
-      Value next = kb.add(tile, 1);
-      auto more = scf::IfOp::create(
-          b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, endTile),
-          /*withElse=*/false);
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(more.thenBlock());
-        copyKeys(kb.sub(kb.idx(1), stage), next);
-      }
-      commit();
+      stage = pipelineTile(kb, tile, firstTile, endTile,
+                           [&](Value next, Value buffer) { copyKeys(buffer, next); });
     } else {
       // The previous tile's fragments are read.
       gpu::BarrierOp::create(b, loc);
@@ -384,16 +292,12 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
       }
     }
     for (int64_t kc = 0; !t.tf32 && kc < t.dp / 16; ++kc) {
-      Value qFrag = nvgpu::LdMatrixOp::create(
-          b, loc, x4, qs, ValueRange{kb.add(warpRow, l16), kb.add(hi8, kc * 16)},
-          /*transpose=*/false, 4);
+      Value qFrag = ldmatrixX4(kb, in, qs, lanes.a(kb, warpRow, kb.idx(kc * 16)), false);
       for (int64_t jp = 0; jp < keys / 16; ++jp) {
-        Value pair = nvgpu::LdMatrixOp::create(
-            b, loc, x4, ks, at(kb.add(kb.add(l8, hi8), jp * 16), kb.add(mid8, kc * 16)),
-            /*transpose=*/false, 4);
-        auto [lo, hi] = splitPair(kb, pair, in);
-        scores[2 * jp] = mma(kb, qFrag, lo, scores[2 * jp]);
-        scores[2 * jp + 1] = mma(kb, qFrag, hi, scores[2 * jp + 1]);
+        SmallVector<Value> rc = lanes.bRowsN(kb, kb.idx(jp * 16), kb.idx(kc * 16));
+        auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, ks, at(rc[0], rc[1]), false), in);
+        scores[2 * jp] = mma16816(kb, qFrag, lo, scores[2 * jp]);
+        scores[2 * jp + 1] = mma16816(kb, qFrag, hi, scores[2 * jp + 1]);
       }
     }
 
@@ -413,7 +317,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
         Value lastKey = kb.min(key, a.lk - 1);
         Value inKeys = kb.lt(key, a.lk);
         for (int64_t h = 0; h < 2; ++h) {
-          Value s = element(kb, scores[j], h, e);
+          Value s = fragElement(kb, scores[j], h, e);
           if (t.scale != 1.0)
             s = arith::MulFOp::create(b, loc, s, scale);
           if (init != 0.0)
@@ -453,7 +357,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t e = 0; e < 2; ++e)
           elems.push_back(
-              arith::MulFOp::create(b, loc, element(kb, carried[4 + f], h, e), alpha[h]));
+              arith::MulFOp::create(b, loc, fragElement(kb, carried[4 + f], h, e), alpha[h]));
       acc.push_back(vector::FromElementsOp::create(b, loc, fragType, elems));
     }
     // o += p v. tf32: per key group j of 8, the thread's probabilities of
@@ -472,19 +376,13 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     // (rounded to the input type) are an A fragment: rows (g, 2t..), (g + 8,
     // 2t..), (g, 8 + 2t..), (g + 8, 8 + 2t..).
     for (int64_t c = 0; !t.tf32 && c < keys / 16; ++c) {
-      SmallVector<Value> elems;
-      for (int64_t j : {2 * c, 2 * c + 1})
-        for (int64_t h = 0; h < 2; ++h)
-          for (int64_t e = 0; e < 2; ++e)
-            elems.push_back(arith::TruncFOp::create(b, loc, in, p[j * 4 + h * 2 + e]));
-      Value pFrag = vector::FromElementsOp::create(b, loc, x4, elems);
+      Value pFrag =
+          aFromAccumulators(kb, in, ArrayRef(p).slice(8 * c, 4), ArrayRef(p).slice(8 * c + 4, 4));
       for (int64_t np = 0; np < t.ep / 16; ++np) {
-        Value pair =
-            nvgpu::LdMatrixOp::create(b, loc, x4, vs, at(kb.add(l16, c * 16), kb.add(hi8, np * 16)),
-                                      /*transpose=*/true, 4);
-        auto [lo, hi] = splitPair(kb, pair, in);
-        acc[2 * np] = mma(kb, pFrag, lo, acc[2 * np]);
-        acc[2 * np + 1] = mma(kb, pFrag, hi, acc[2 * np + 1]);
+        SmallVector<Value> rc = lanes.bRowsK(kb, kb.idx(c * 16), kb.idx(np * 16));
+        auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, vs, at(rc[0], rc[1]), true), in);
+        acc[2 * np] = mma16816(kb, pFrag, lo, acc[2 * np]);
+        acc[2 * np + 1] = mma16816(kb, pFrag, hi, acc[2 * np + 1]);
       }
     }
     llvm::append_range(next, acc);
@@ -493,7 +391,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
 
   // No copy is left in flight when the block ends.
   if (t.async)
-    waitAll();
+    waitCopies(kb);
   // The rows' outputs: o = acc / z (and m, z when read later).
   for (int64_t h = 0; h < 2; ++h) {
     OpBuilder::InsertionGuard guard(b);
@@ -503,7 +401,8 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     for (int64_t f = 0; f < outFrags; ++f)
       for (int64_t e = 0; e < 2; ++e) {
         Value col = kb.add(kb.mul(inGroup, 2), 8 * f + e);
-        Value o = arith::DivFOp::create(b, loc, element(kb, tileLoop.getResult(4 + f), h, e), z);
+        Value o =
+            arith::DivFOp::create(b, loc, fragElement(kb, tileLoop.getResult(4 + f), h, e), z);
         SmallVector<Value> at = indicesAt(oMap, ivsOf(a.outRoles, rowOf[h], nullptr, col, nullptr));
         if (a.e % 8 == 0 && 8 * f < a.e) {
           storeOutput(b, loc, a, o, at);

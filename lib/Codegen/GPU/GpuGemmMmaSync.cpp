@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmMmaSync.h"
+#include "GpuMmaFragments.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -148,33 +149,24 @@ void mlir::neo::gpukernel::mmaTile(KB &kb, const MmaSyncPlan &plan, Type in, Val
     int64_t k0 = ks * plan.kStep;
     SmallVector<Value> af, bf;
     if (half) {
-      auto x4 = VectorType::get({4, 2}, in);
-      Value l16 = kb.rem(lane, 16), hi8 = kb.mul(kb.div(lane, 16), 8);
-      Value l8 = kb.rem(lane, 8), mid8 = kb.mul(kb.rem(kb.div(lane, 8), 2), 8);
+      LdMatrixLanes lanes = LdMatrixLanes::of(kb, lane);
+      Value kAt = kb.idx(k0);
       for (int64_t i = 0; i < TI; ++i) {
         Value r = kb.add(aRow, i * 16);
-        SmallVector<Value> idx =
-            plan.aInnerK ? SmallVector<Value>{stage, kb.add(r, l16), kb.add(hi8, k0)}
-                         : SmallVector<Value>{stage, kb.add(kb.add(l8, hi8), k0), kb.add(r, mid8)};
-        af.push_back(
-            nvgpu::LdMatrixOp::create(b, loc, x4, As, idx, /*transpose=*/!plan.aInnerK, 4));
+        // A [m][k] as it lies, or [k][m] transposed (an [n][k] B tile's
+        // offsets with m for n).
+        SmallVector<Value> idx = plan.aInnerK ? lanes.a(kb, r, kAt) : lanes.bRowsN(kb, kAt, r);
+        idx.insert(idx.begin(), stage);
+        af.push_back(ldmatrixX4(kb, in, As, idx, /*transpose=*/!plan.aInnerK));
       }
       for (int64_t jp = 0; jp < TJ / 2; ++jp) {
         Value col = kb.add(bCol, jp * 16);
         SmallVector<Value> idx =
-            plan.bInnerN
-                ? SmallVector<Value>{stage, kb.add(l16, k0), kb.add(col, hi8)}
-                : SmallVector<Value>{stage, kb.add(col, kb.add(l8, hi8)), kb.add(mid8, k0)};
-        Value pair = nvgpu::LdMatrixOp::create(b, loc, x4, Bs, idx, /*transpose=*/plan.bInnerN, 4);
-        // Rows 0-1 and 2-3 (row extracts and inserts: they lower to
-        // LLVM aggregates, where 2-D slices do not).
-        for (int64_t h = 0; h < 2; ++h) {
-          Value frag = kb.zero(VectorType::get({2, 2}, in));
-          for (int64_t r = 0; r < 2; ++r)
-            frag = vector::InsertOp::create(
-                b, loc, vector::ExtractOp::create(b, loc, pair, 2 * h + r), frag, r);
-          bf.push_back(frag);
-        }
+            plan.bInnerN ? lanes.bRowsK(kb, kAt, col) : lanes.bRowsN(kb, col, kAt);
+        idx.insert(idx.begin(), stage);
+        auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, Bs, idx, /*transpose=*/plan.bInnerN), in);
+        bf.push_back(lo);
+        bf.push_back(hi);
       }
     } else {
       // tf32 fragments: A (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4);

@@ -104,7 +104,8 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
     IRRewriter rewriter(&getContext());
     // Score-tile programs (attention's backward) first: what they remove
     // leaves the forward's scores to the fused attention.
-    if (scoreTiles && failed(generateGpuScoreTiles(rewriter, func, attention)))
+    if (scoreTiles && failed(generateGpuScoreTiles(rewriter, func, attention, attentionTensorCores,
+                                                   attentionTf32)))
       return signalPassFailure();
     // Softmax attention next: its row reductions may sit in a row-block
     // loop, which would otherwise become a launch of its own.

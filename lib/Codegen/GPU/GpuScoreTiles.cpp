@@ -42,17 +42,6 @@ int64_t elementBytes(Value buffer) {
   return getElementTypeOrSelf(buffer.getType()).getIntOrFloatBitWidth() / 8;
 }
 
-Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
-              ArrayRef<Value> divisors = {}) {
-  for (Value f : factors)
-    x = x ? arith::MulFOp::create(b, loc, x, f).getResult() : f;
-  if (!x)
-    x = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
-  for (Value d : divisors)
-    x = arith::DivFOp::create(b, loc, x, d);
-  return x;
-}
-
 /// The shape of one side's kernel.
 struct Plan {
   int side, other;
@@ -70,39 +59,10 @@ struct Plan {
 /// The tile values, stages and tiles of the kernel for `side`; false when
 /// its tiles pass even dynamic shared memory.
 bool plan(const Program &p, int side, Plan &k) {
-  k.side = side, k.other = side == kRow ? kKey : kRow;
-  llvm::SmallDenseSet<int, 8> need;
-  SmallVector<int> work;
-  for (auto [i, c] : llvm::enumerate(p.consumers))
-    if (c.side == side) {
-      k.consumers.push_back(i);
-      for (const Read &r : c.reads)
-        if (r.kind == Read::Tile)
-          work.push_back(r.tile);
-    }
-  while (!work.empty()) {
-    int t = work.pop_back_val();
-    if (!need.insert(t).second)
-      continue;
-    for (const Read &r : p.tiles[t].reads)
-      if (r.kind == Read::Tile)
-        work.push_back(r.tile);
-    if (p.tiles[t].init >= 0)
-      work.push_back(p.tiles[t].init);
-  }
-  for (int t = 0, e = p.tiles.size(); t < e; ++t)
-    if (need.contains(t))
-      k.tiles.push_back(t);
-  llvm::SetVector<int> blockStages, tileStages;
-  auto addStage = [&](int s) { (p.stages[s].side == side ? blockStages : tileStages).insert(s); };
-  for (int t : k.tiles)
-    for (const Read &r : p.tiles[t].reads)
-      if (r.kind == Read::Staged)
-        addStage(r.stage);
-  for (int c : k.consumers)
-    addStage(p.consumers[c].stage);
-  k.blockStages.assign(blockStages.begin(), blockStages.end());
-  k.tileStages.assign(tileStages.begin(), tileStages.end());
+  Work w = workOf(p, side);
+  k.side = w.side, k.other = w.other;
+  k.tiles = w.tiles, k.consumers = w.consumers;
+  k.blockStages = w.blockStages, k.tileStages = w.tileStages;
   int64_t blocks = (p.extentOf(side) + kBlock - 1) / kBlock * p.batches();
   while (k.lanes < kMaxLanes && blocks * kBlock * k.lanes < kBusyThreads)
     k.lanes *= 2;
@@ -170,14 +130,10 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
         sharedType({T, k.pitch.lookup(s)}, getElementTypeOrSelf(p.stages[s].buffer.getType())));
   for (size_t c = 0; c < k.consumers.size(); ++c)
     shared.push_back(sharedType({kBlock, T + 1}, f32));
-  int64_t blocks = (statExtent + kBlock - 1) / kBlock;
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, {blocks, p.batches(), k.split}, {threads},
-                   k.dynamic ? TypeRange{} : TypeRange(shared), k.dynamic ? k.bytes : 0);
-  launch->setAttr("neo.kernel", b.getStringAttr("score_tiles"));
-  launch->setAttr("neo.side", b.getStringAttr(k.side == kRow ? "rows" : "keys"));
-  SmallVector<Value> mem =
-      sharedBuffers(b, loc, launch, shared, k.dynamic ? ArrayRef(k.offsets) : ArrayRef<int64_t>());
+  SmallVector<Value> mem;
+  SideIndices ivs;
+  gpu::LaunchOp launch = launchSide(b, loc, p, k.side, kBlock, k.split, threads, shared, k.dynamic,
+                                    k.bytes, k.offsets, "score_tiles", mem, ivs);
   llvm::DenseMap<int, Value> stageMem;
   size_t next = 0;
   for (int s : k.blockStages)
@@ -190,21 +146,13 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
   Value s0 = kb.mul(launch.getBlockIds().x, kBlock);
   Value stat = kb.add(s0, r);
-  SmallVector<Value> batchIvs = batchIndices(kb, launch.getBlockIds().y, p.batch);
-  // Indices of a buffer with `axes` at a row, key and short index.
-  auto indicesAt = [&](ArrayRef<int> axes, Value row, Value key, Value x) {
-    SmallVector<Value> out;
-    for (int role : axes)
-      out.push_back(role >= 0 ? batchIvs[role] : role == kRow ? row : role == kKey ? key : x);
-    return out;
-  };
   // Stages `rows` rows from `first` of stage s: zero past its side's
   // extent and past its x.
   auto stage = [&](int s, Value first, int64_t rows) {
     const Stage &st = p.stages[s];
     stageTile(
         b, loc, tid, threads, stageMem[s], rows, k.pitch.lookup(s), st.extent, p.extentOf(st.side),
-        [&](Value at, Value c) { return indicesAt(st.axes, at, at, c); }, st.buffer, first);
+        [&](Value at, Value c) { return ivs.at(st.axes, at, at, c); }, st.buffer, first);
   };
   for (int s : k.blockStages)
     stage(s, s0, kBlock);
@@ -247,16 +195,15 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
         if (read.kind == Read::Tile)
           map.map(body->getArgument(n), values[read.tile][w]);
         else if (read.kind == Read::Vector)
-          map.map(
-              body->getArgument(n),
-              memref::LoadOp::create(b, loc, read.buffer, indicesAt(read.axes, row, key, nullptr))
-                  .getResult());
+          map.map(body->getArgument(n),
+                  memref::LoadOp::create(b, loc, read.buffer, ivs.at(read.axes, row, key, nullptr))
+                      .getResult());
       }
     };
     auto indexAt = [&](ArrayRef<int> roles, int64_t w) {
       return [&, roles, w](unsigned dim) -> Value {
         int role = roles[dim];
-        return role >= 0 ? batchIvs[role] : role == kRow ? rowOf[w] : keyOf[w];
+        return role >= 0 ? ivs.batch[role] : role == kRow ? rowOf[w] : keyOf[w];
       };
     };
     for (int t : k.tiles) {
@@ -298,13 +245,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
         mapReads(op.reads, body, w, map);
         auto index = indexAt(op.roles, w);
         if (op.contraction) {
-          SmallVector<Value> f, d;
-          for (Value v : op.f)
-            f.push_back(cloneBodyExpr(b, v, map, index));
-          for (Value v : op.fDivisors)
-            d.push_back(cloneBodyExpr(b, v, map, index));
-          Value term =
-              op.f.empty() && op.fDivisors.empty() ? sums[w] : product(b, loc, sums[w], f, d);
+          Value term = timesF(b, loc, sums[w], op.f, op.fDivisors, map, index);
           Value init =
               op.init >= 0
                   ? values[op.init][w]
@@ -323,12 +264,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
         IRMapping map;
         mapReads(op.reads, body, w, map);
         auto index = indexAt(op.roles, w);
-        SmallVector<Value> f, d;
-        for (Value v : op.f)
-          f.push_back(cloneBodyExpr(b, v, map, index));
-        for (Value v : op.fDivisors)
-          d.push_back(cloneBodyExpr(b, v, map, index));
-        Value fv = product(b, loc, nullptr, f, d);
+        Value fv = timesF(b, loc, nullptr, op.f, op.fDivisors, map, index);
         fv = arith::SelectOp::create(b, loc, valid[w], fv, kb.zero(f32));
         memref::StoreOp::create(b, loc, fv, fTiles[i], ValueRange{r, others[w]});
       }
@@ -370,16 +306,10 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   for (auto [i, c] : llvm::enumerate(k.consumers)) {
     const Consumer &op = p.consumers[c];
     Value out = op.op.getDpsInits()[0];
-    AffineMap outMap = op.op.getIndexingMapsArray().back();
     Value init = arith::ConstantOp::create(b, loc, cast<TypedAttr>(op.initValue));
     for (int64_t u = 0; u < perThread[i]; ++u, ++a) {
       Value col = kb.add(sub, u * lanes);
-      SmallVector<Value> ivs;
-      for (int role : op.roles)
-        ivs.push_back(role >= 0 ? batchIvs[role] : role == kShort ? col : stat);
-      SmallVector<Value> idx;
-      for (AffineExpr e : outMap.getResults())
-        idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+      SmallVector<Value> idx = ivs.output(op, stat, col);
       OpBuilder::InsertionGuard guard(b);
       if (op.extent % lanes) {
         auto colIf = scf::IfOp::create(b, loc, kb.lt(col, op.extent), /*withElse=*/false);
@@ -396,6 +326,25 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
     }
   }
 }
+
+/// A side's kernel: on tensor cores (mma) or SIMT.
+struct Kernel {
+  std::optional<MmaPlan> mma;
+  Plan simt;
+
+  int64_t positions() const { return mma ? mma->positions() : kBlock; }
+  int64_t threads() const { return mma ? mma->threads() : kBlock * simt.lanes; }
+  int64_t bytes() const { return mma ? mma->bytes : simt.bytes; }
+  int64_t split() const { return mma ? mma->split : simt.split; }
+  ArrayRef<int> consumers() const { return mma ? mma->work.consumers : simt.consumers; }
+  /// In dynamic shared memory of `total` bytes.
+  void share(int64_t total) {
+    if (mma)
+      mma->dynamic = true, mma->bytes = total;
+    else
+      simt.dynamic = true, simt.bytes = total;
+  }
+};
 
 /// Erases the temporaries (allocations) that nothing reads any more, with
 /// the fills and copies that write them; a copy's source may then be one.
@@ -429,6 +378,103 @@ void eraseDeadTemporaries(RewriterBase &rewriter, llvm::SetVector<Value> &tempor
 
 } // namespace
 
+Work mlir::neo::scoretiles::workOf(const Program &p, int side) {
+  Work w;
+  w.side = side, w.other = side == kRow ? kKey : kRow;
+  llvm::SmallDenseSet<int, 8> need;
+  SmallVector<int> pending;
+  for (auto [i, c] : llvm::enumerate(p.consumers))
+    if (c.side == side) {
+      w.consumers.push_back(i);
+      for (const Read &r : c.reads)
+        if (r.kind == Read::Tile)
+          pending.push_back(r.tile);
+    }
+  while (!pending.empty()) {
+    int t = pending.pop_back_val();
+    if (!need.insert(t).second)
+      continue;
+    for (const Read &r : p.tiles[t].reads)
+      if (r.kind == Read::Tile)
+        pending.push_back(r.tile);
+    if (p.tiles[t].init >= 0)
+      pending.push_back(p.tiles[t].init);
+  }
+  for (int t = 0, e = p.tiles.size(); t < e; ++t)
+    if (need.contains(t))
+      w.tiles.push_back(t);
+  llvm::SetVector<int> blockStages, tileStages;
+  auto addStage = [&](int s) { (p.stages[s].side == side ? blockStages : tileStages).insert(s); };
+  for (int t : w.tiles)
+    for (const Read &r : p.tiles[t].reads)
+      if (r.kind == Read::Staged)
+        addStage(r.stage);
+  for (int c : w.consumers)
+    addStage(p.consumers[c].stage);
+  w.blockStages.assign(blockStages.begin(), blockStages.end());
+  w.tileStages.assign(tileStages.begin(), tileStages.end());
+  return w;
+}
+
+Value mlir::neo::scoretiles::timesF(OpBuilder &b, Location loc, Value x, ArrayRef<Value> f,
+                                    ArrayRef<Value> divisors, IRMapping &map,
+                                    llvm::function_ref<Value(unsigned)> index) {
+  if (x && f.empty() && divisors.empty())
+    return x;
+  SmallVector<Value> factors, below;
+  for (Value v : f)
+    factors.push_back(cloneBodyExpr(b, v, map, index));
+  for (Value v : divisors)
+    below.push_back(cloneBodyExpr(b, v, map, index));
+  return product(b, loc, x, factors, below);
+}
+
+SmallVector<Value> SideIndices::at(ArrayRef<int> axes, Value row, Value key, Value x) const {
+  SmallVector<Value> out;
+  for (int role : axes)
+    out.push_back(role >= 0 ? batch[role] : role == kRow ? row : role == kKey ? key : x);
+  return out;
+}
+
+SmallVector<Value> SideIndices::output(const Consumer &op, Value pos, Value col) const {
+  SmallVector<Value> ivs, idx;
+  for (int role : op.roles)
+    ivs.push_back(role >= 0 ? batch[role] : role == kShort ? col : pos);
+  for (AffineExpr e : op.op.getIndexingMapsArray().back().getResults())
+    idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+  return idx;
+}
+
+gpu::LaunchOp mlir::neo::scoretiles::launchSide(OpBuilder &b, Location loc, const Program &p,
+                                                int side, int64_t positions, int64_t split,
+                                                int64_t threads, ArrayRef<Type> shared,
+                                                bool dynamic, int64_t bytes,
+                                                ArrayRef<int64_t> offsets, StringRef kernel,
+                                                SmallVectorImpl<Value> &mem, SideIndices &ivs) {
+  int64_t blocks = (p.extentOf(side) + positions - 1) / positions;
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {blocks, p.batches(), split}, {threads},
+                   dynamic ? TypeRange{} : TypeRange(shared), dynamic ? bytes : 0);
+  launch->setAttr("neo.kernel", b.getStringAttr(kernel));
+  launch->setAttr("neo.side", b.getStringAttr(side == kRow ? "rows" : "keys"));
+  llvm::append_range(
+      mem, sharedBuffers(b, loc, launch, shared, dynamic ? offsets : ArrayRef<int64_t>()));
+  KB kb{b, loc};
+  ivs.batch = batchIndices(kb, launch.getBlockIds().y, p.batch);
+  return launch;
+}
+
+Value mlir::neo::scoretiles::product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
+                                     ArrayRef<Value> divisors) {
+  for (Value f : factors)
+    x = x ? arith::MulFOp::create(b, loc, x, f).getResult() : f;
+  if (!x)
+    x = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+  for (Value d : divisors)
+    x = arith::DivFOp::create(b, loc, x, d);
+  return x;
+}
+
 /// Moves each conversion of what a reduction wrote as late as the ops
 /// after it allow (none writes what it reads or touches what it writes), so
 /// that it reads an output of a score-tile program after the program's end
@@ -459,7 +505,8 @@ void mlir::neo::scoretiles::sinkConversions(func::FuncOp func) {
 }
 
 LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func,
-                                               bool leaveAttention, int64_t *formed) {
+                                               bool leaveAttention, bool tensorCores, bool tf32,
+                                               int64_t *formed) {
   // A softmax attention's o is the fused attention kernel's, which computes
   // m, z and o in one pass.
   auto leave = [&](linalg::GenericOp consumer, const llvm::DenseSet<Operation *> &others) {
@@ -472,15 +519,19 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
   for (bool emitted = true; emitted;) {
     emitted = false;
     for (Program &p : matchPrograms(func, leave, refused)) {
-      std::vector<Plan> plans;
+      // Each side's kernel: on tensor cores where it can, else SIMT.
+      std::vector<Kernel> kernels;
       bool fits = true;
       for (int side : {kRow, kKey}) {
         if (llvm::none_of(p.consumers, [&](const Consumer &c) { return c.side == side; }))
           continue;
-        Plan k;
-        fits &= plan(p, side, k) &&
-                gridLimitError((p.extentOf(side) + kBlock - 1) / kBlock, p.batches()).empty();
-        plans.push_back(std::move(k));
+        Kernel k;
+        if (tensorCores)
+          k.mma = planMma(p, side, tf32);
+        fits &= (k.mma || plan(p, side, k.simt)) &&
+                gridLimitError((p.extentOf(side) + k.positions() - 1) / k.positions(), p.batches())
+                    .empty();
+        kernels.push_back(std::move(k));
       }
       if (!fits) {
         refused.insert(p.tiles.front().op);
@@ -489,23 +540,26 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
       // Two kernels of one block size: both in dynamic shared memory of the
       // larger's size, so that neo-gpu-batch-launches runs them as one
       // launch (they are independent).
-      if (plans.size() == 2 && plans[0].lanes == plans[1].lanes) {
-        int64_t bytes = std::max(plans[0].bytes, plans[1].bytes);
-        for (Plan &k : plans)
-          k.dynamic = true, k.bytes = bytes;
+      if (kernels.size() == 2 && kernels[0].threads() == kernels[1].threads()) {
+        int64_t bytes = std::max(kernels[0].bytes(), kernels[1].bytes());
+        for (Kernel &k : kernels)
+          k.share(bytes);
       }
       // The fills of outputs that split kernels add to stay.
       llvm::DenseSet<Operation *> keep;
-      for (const Plan &k : plans)
-        if (k.split > 1)
-          for (int c : k.consumers)
+      for (const Kernel &k : kernels)
+        if (k.split() > 1)
+          for (int c : k.consumers())
             if (p.consumers[c].fill)
               keep.insert(p.consumers[c].fill);
       llvm::erase_if(p.erase, [&](Operation *op) { return keep.contains(op); });
       Location loc = p.last->getLoc();
-      for (const Plan &k : plans) {
+      for (const Kernel &k : kernels) {
         rewriter.setInsertionPointAfter(p.last);
-        emitKernel(rewriter, loc, p, k);
+        if (k.mma)
+          emitMmaKernel(rewriter, loc, p, *k.mma);
+        else
+          emitKernel(rewriter, loc, p, k.simt);
       }
       llvm::SetVector<Value> temporaries;
       for (Operation *op : p.erase) {

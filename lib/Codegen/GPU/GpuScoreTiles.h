@@ -14,7 +14,9 @@
 #define NEO_LIB_CODEGEN_GPU_GPUSCORETILES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 #include <vector>
@@ -113,6 +115,74 @@ using LeaveFn =
 /// kernel per side.
 std::vector<Program> matchPrograms(func::FuncOp func, LeaveFn leave,
                                    const llvm::DenseSet<Operation *> &refused);
+
+/// What one side's kernel computes: the tile values it needs (in program
+/// order), its consumers, and the staged operands it reads: its side's once
+/// (block stages), the other side's a tile at a time (tile stages).
+struct Work {
+  int side = kRow, other = kKey;
+  SmallVector<int> tiles, consumers, blockStages, tileStages;
+};
+Work workOf(const Program &p, int side);
+
+/// x * the factors / the divisors (1 when there are none).
+Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
+              ArrayRef<Value> divisors = {});
+
+/// x * F, F a tile op's or consumer's factors over its divisors cloned
+/// with the body's values from `map` and linalg.index from `index` (x when
+/// there are none; with a null x, F itself).
+Value timesF(OpBuilder &b, Location loc, Value x, ArrayRef<Value> f, ArrayRef<Value> divisors,
+             IRMapping &map, llvm::function_ref<Value(unsigned)> index);
+
+/// The indices of a side's kernel: its batch dims' (from grid y).
+struct SideIndices {
+  SmallVector<Value> batch;
+  /// Of a buffer whose axes have `axes` roles, at a row, key and short index.
+  SmallVector<Value> at(ArrayRef<int> axes, Value row, Value key, Value x) const;
+  /// Of a consumer's output at its side's position `pos` and column `col`.
+  SmallVector<Value> output(const Consumer &op, Value pos, Value col) const;
+};
+
+/// A side's launch (grid: its positions / `positions`, the batches, `split`;
+/// static shared buffers of `shared` or, when `dynamic`, views of `bytes` of
+/// dynamic shared memory at `offsets`) named `kernel`, its shared buffers
+/// in `mem` and its indices in `ivs`.
+gpu::LaunchOp launchSide(OpBuilder &b, Location loc, const Program &p, int side, int64_t positions,
+                         int64_t split, int64_t threads, ArrayRef<Type> shared, bool dynamic,
+                         int64_t bytes, ArrayRef<int64_t> offsets, StringRef kernel,
+                         SmallVectorImpl<Value> &mem, SideIndices &ivs);
+
+/// A side's kernel on tensor cores (GpuScoreTilesMma.cpp): a warp per 16
+/// of its side's positions, the other side in tiles of `tile`.
+struct MmaPlan {
+  Work work;
+  Type in; // the staged operands' 16-bit type
+  int64_t warps = 4, tile = 64, split = 1, bytes = 0;
+  bool dynamic = false;
+  bool async = false;           // 16-byte cp.async, the tiles double-buffered
+  SmallVector<int64_t> offsets; // dynamic: per shared buffer
+  bool tf32 = false;            // f32 operands on m16n8k8 tf32
+  int64_t positions() const { return 16 * warps; }
+  int64_t threads() const { return 32 * warps; }
+  int64_t buffers() const { return async ? 2 : 1; } // of the other side's tiles
+  int64_t kStep() const { return tf32 ? 8 : 16; }
+  /// The elements a shared row is padded by: 16 bytes (ldmatrix's 8 rows in
+  /// distinct banks), 4 floats in tf32 (a scalar fragment's 32 loads).
+  int64_t pad() const { return tf32 ? 4 : 8; }
+  /// The columns of an operand of x = `extent` in shared memory (padded to
+  /// k steps, and to 16 for the consumers' n fragments in pairs).
+  int64_t cols(int64_t extent) const { return llvm::alignTo(extent, tf32 ? 8 : 16); }
+};
+
+/// The tensor-core kernel of `side`, when its staged operands are of one
+/// 16-bit type (or, with `tf32`, all f32), its contractions products of one
+/// staged operand of each side and its consumers' G one staged operand
+/// (each possibly widened), and it fits.
+std::optional<MmaPlan> planMma(const Program &p, int side, bool tf32);
+
+/// Emits the kernel of `k` at the builder's point.
+void emitMmaKernel(OpBuilder &b, Location loc, const Program &p, const MmaPlan &k);
 
 /// Moves each conversion (an elementwise truncf or extf of one buffer into
 /// another) of what a reduction wrote as late as the ops in between allow,

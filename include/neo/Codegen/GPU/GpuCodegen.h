@@ -174,10 +174,13 @@ LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
 /// contractions, and outputs that reduce them along the rows or keys, such
 /// as attention's backward: dq, dk, dv) as one launch per side: a block per
 /// 32 rows (keys), the other side in tiles, the L x L values in registers
-/// and never written (GpuScoreTiles.cpp). With `leaveAttention`, a softmax
-/// attention's o stays for generateGpuAttentions. `formed` counts the
-/// programs.
+/// and never written (GpuScoreTiles.cpp); with `tensorCores`, a side whose
+/// staged operands are of one 16-bit type (with `tf32`, also f32) on
+/// mma.sync, a warp per 16 rows (keys) (GpuScoreTilesMma.cpp). With
+/// `leaveAttention`, a softmax attention's o stays for
+/// generateGpuAttentions. `formed` counts the programs.
 LogicalResult generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func, bool leaveAttention,
+                                    bool tensorCores = true, bool tf32 = false,
                                     int64_t *formed = nullptr);
 
 } // namespace neo

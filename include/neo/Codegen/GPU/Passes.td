@@ -94,7 +94,9 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     dim) and the outputs that reduce them along the rows or the keys, such
     as attention's backward (dq, dk, dv), become a kernel per side that
     computes the L x L values tile by tile in registers and never writes
-    them (GpuScoreTiles.cpp).
+    them (GpuScoreTiles.cpp); with `attention-tensor-cores`, a side whose
+    staged operands are of one 16-bit type runs on mma.sync, a warp per 16
+    rows or keys (GpuScoreTilesMma.cpp).
   }];
   let options = [Option<"attention", "attention", "bool", /*default=*/"true",
                         "Run softmax attention (scores, row max and sum, weighted sum) "
@@ -102,12 +104,14 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
                  Option<"attentionTensorCores", "attention-tensor-cores", "bool",
                         /*default=*/"true",
                         "The fused attention of q, k and v of one 16-bit type (f16, bf16) "
-                        "on tensor cores (mma.sync; the probabilities rounded to that "
-                        "type before they multiply v)">,
+                        "and score tiles of such operands on tensor cores (mma.sync; the "
+                        "probabilities, and the score tiles' weights, rounded to that "
+                        "type before they multiply v or the other side's operand)">,
                  Option<"attentionTf32", "attention-tf32", "bool", /*default=*/"false",
                         "With attention-tensor-cores, the fused attention of f32 q, k and "
-                        "v on tensor cores in tf32 (mma.sync m16n8k8; the operands and "
-                        "the probabilities truncated to tf32 by the MMA)">,
+                        "v and score tiles of f32 operands on tensor cores in tf32 "
+                        "(mma.sync m16n8k8; the operands and the probabilities or weights "
+                        "truncated to tf32 by the MMA)">,
                  Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
                         "Run L x L temporaries of a contraction s = q k^T and the "
                         "outputs that reduce them along rows or keys (attention's "
