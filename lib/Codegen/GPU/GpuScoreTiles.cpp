@@ -545,13 +545,35 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
         for (Kernel &k : kernels)
           k.share(bytes);
       }
-      // The fills of outputs that split kernels add to stay.
+      // The fills of outputs that split kernels add to stay; a copy of a
+      // filled buffer becomes a fill of its own (the copy waited on the
+      // source's fill, a launch of its own; the fill batches with others).
       llvm::DenseSet<Operation *> keep;
+      llvm::SetVector<Value> temporaries;
       for (const Kernel &k : kernels)
         if (k.split() > 1)
-          for (int c : k.consumers())
-            if (p.consumers[c].fill)
-              keep.insert(p.consumers[c].fill);
+          for (int c : k.consumers()) {
+            Operation *&fill = p.consumers[c].fill;
+            if (!fill || keep.contains(fill))
+              continue;
+            if (isa<memref::CopyOp, linalg::CopyOp>(fill)) {
+              rewriter.setInsertionPoint(fill);
+              Value init = arith::ConstantOp::create(rewriter, fill->getLoc(),
+                                                     cast<TypedAttr>(p.consumers[c].initValue));
+              auto own = linalg::FillOp::create(rewriter, fill->getLoc(), ValueRange{init},
+                                                ValueRange{fill->getOperand(1)});
+              // (Its schedule: the copy's, elementwise over the same buffer.)
+              own->setDiscardableAttrs(fill->getDiscardableAttrDictionary());
+              if (Value source = fill->getOperand(0); source.getDefiningOp<memref::AllocOp>())
+                temporaries.insert(source);
+              for (Operation *&op : p.erase)
+                if (op == fill)
+                  op = own;
+              rewriter.eraseOp(fill);
+              fill = own;
+            }
+            keep.insert(fill);
+          }
       llvm::erase_if(p.erase, [&](Operation *op) { return keep.contains(op); });
       Location loc = p.last->getLoc();
       for (const Kernel &k : kernels) {
@@ -561,7 +583,6 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
         else
           emitKernel(rewriter, loc, p, k.simt);
       }
-      llvm::SetVector<Value> temporaries;
       for (Operation *op : p.erase) {
         for (Value v : op->getOperands())
           if (v.getDefiningOp<memref::AllocOp>())
