@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "neo/Codegen/Utils/BufferEffects.h"
 
 #include <optional>
@@ -117,7 +118,10 @@ inline std::pair<Operation *, Attribute> initOf(Value buffer, Operation *user, V
       bool all = target == buffer || (iv && isRowOf(target, buffer, iv, rowAxis));
       if (all && matchPattern(fill.value(), m_Constant(&value)))
         return {fill, value};
-    } else if (isa<memref::CopyOp, linalg::CopyOp>(op) && op->getOperand(1) == buffer) {
+    } else if (isa<memref::CopyOp, linalg::CopyOp>(op) && op->getOperand(1) == buffer &&
+               getElementTypeOrSelf(op->getOperand(0).getType()) ==
+                   getElementTypeOrSelf(buffer.getType())) {
+      // (Not a casting copy: its value would be the constant converted.)
       std::tie(std::ignore, value) =
           initOf(op->getOperand(0), op, {}, 0, /*readsOk=*/true, depth + 1);
       if (value)

@@ -26,8 +26,10 @@
 // FlashAttention-2's backward does, a relative error of at most 2^-9 (bf16)
 // or 2^-12 (f16) per weight. `tensor-cores=none` keeps the SIMT kernel.
 //
-// Two barriers per tile: before staging (the previous tile's fragments are
-// read) and after it.
+// Per tile, staged by cp.async: one wait and one barrier (this tile has
+// landed, the previous one's fragments are read), then the next tile's
+// copies in flight. Staged by the threads: two barriers (before staging,
+// after it).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuAsyncCopy.h"
@@ -317,9 +319,9 @@ void mlir::neo::scoretiles::emitMmaKernel(OpBuilder &b, Location loc, const Prog
           SmallVector<Value> aFrag = {load(a, {row, lo}), load(a, {row8, lo}), load(a, {row, hi}),
                                       load(a, {row8, hi})};
           for (int64_t j = 0; j < frags; ++j) {
-            Value n = kb.add(group, j * 8);
-            sums[j] =
-                mmaTf32(kb, aFrag, {load(other, at({n, lo})), load(other, at({n, hi}))}, sums[j]);
+            Value pos = kb.add(group, j * 8);
+            sums[j] = mmaTf32(kb, aFrag, {load(other, at({pos, lo})), load(other, at({pos, hi}))},
+                              sums[j]);
           }
         }
         for (int64_t kc = 0; !k.tf32 && kc < steps; ++kc) {
