@@ -7,6 +7,7 @@
 #ifndef NEO_LIB_CODEGEN_GPU_GPUATTENTION_H
 #define NEO_LIB_CODEGEN_GPU_GPUATTENTION_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -41,6 +42,11 @@ constexpr int64_t kMaxValueCols = 256;
 /// query row). A causal `select(j <= i, s, -1e30)` is j - i > 0.
 struct KeyMask {
   int64_t key = 0, row = 0, offset = 0;
+  bool operator==(const KeyMask &o) const {
+    return key == o.key && row == o.row && offset == o.offset;
+  }
+  /// Rows and keys swapped (the mask as the keys' side sees it).
+  KeyMask transposed() const { return {row, key, offset}; }
 };
 /// Masked scores contribute exp(C - m) = 0 once a row has a score above
 /// C + 104, so a key tile masked for all of a block's rows is skipped.
@@ -124,6 +130,21 @@ Tiles tilesOf(const Attention &a);
 /// comparison of linear forms of the row and key indices holds or fails
 /// (GpuAttentionMask.cpp).
 void findMasks(Attention &a);
+
+/// The mask that `select` (in a body whose loops have `roles`, over rows
+/// [0, lq) and keys [0, lk)) applies: one branch a constant of at most
+/// kMaskAtMost, its condition a comparison of linear forms of the row and
+/// key indices; `kept` gets the other branch.
+std::optional<KeyMask> maskOf(arith::SelectOp select, ArrayRef<int> roles, int64_t lq, int64_t lk,
+                              Value *kept = nullptr);
+
+/// h with `cond` true exactly where h > 0 (as a KeyMask: key * j + row * i
+/// + offset), when `cond` is a comparison of linear forms of the row and key
+/// indices of a body whose loops have `roles`.
+std::optional<KeyMask> truthOf(Value cond, ArrayRef<int> roles, int64_t lq, int64_t lk);
+
+/// Whether every row in [0, lq) keeps a key in [0, lk) that no mask hides.
+bool everyRowKeepsAKey(ArrayRef<KeyMask> masks, int64_t lq, int64_t lk);
 
 /// The kernel's loop values by role: the block's batch indices (`batch`),
 /// and the row, key, column and reduction values given.

@@ -114,7 +114,7 @@ bool isMaskValue(Value v) {
 
 /// h with `cmp` true exactly where h > 0 (over rows [0, lq) and keys
 /// [0, lk)).
-std::optional<Linear> truthOf(arith::CmpIOp cmp, ArrayRef<int> roles, int64_t lq, int64_t lk) {
+std::optional<Linear> truthOfCmp(arith::CmpIOp cmp, ArrayRef<int> roles, int64_t lq, int64_t lk) {
   auto lhs = linearOf(cmp.getLhs(), roles), rhs = linearOf(cmp.getRhs(), roles);
   if (!lhs || !rhs)
     return std::nullopt;
@@ -142,22 +142,10 @@ void collectMasks(Value v, ArrayRef<int> roles, int64_t lq, int64_t lk,
                   SmallVectorImpl<KeyMask> &masks) {
   for (unsigned depth = 0; depth < 8; ++depth) {
     auto select = v.getDefiningOp<arith::SelectOp>();
-    if (!select)
+    std::optional<KeyMask> mask = select ? maskOf(select, roles, lq, lk, &v) : std::nullopt;
+    if (!mask)
       return;
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-    bool maskIfTrue = isMaskValue(select.getTrueValue());
-    bool maskIfFalse = isMaskValue(select.getFalseValue());
-    if (!cmp || maskIfTrue == maskIfFalse)
-      return;
-    std::optional<Linear> h = truthOf(cmp, roles, lq, lk);
-    if (!h)
-      return;
-    // Masked where h > 0, or where h <= 0, that is 1 - h > 0.
-    Linear f = maskIfTrue ? *h : *h * -1 + Linear{0, 0, 1};
-    if (!f.small())
-      return;
-    masks.push_back({f.key, f.row, f.offset});
-    v = maskIfTrue ? select.getFalseValue() : select.getTrueValue();
+    masks.push_back(*mask);
   }
 }
 
@@ -188,8 +176,41 @@ void mlir::neo::attention::findMasks(Attention &a) {
     collectMasks(a.psi, a.epilogueRoles, a.lq, a.lk, masks);
   else
     collectMasks(a.phi, a.outRoles, a.lq, a.lk, masks);
-  for (int64_t i = 0; i < a.lq; ++i)
-    if (!keepsAKey(masks, i, a.lk))
-      return;
-  a.masks = std::move(masks);
+  if (everyRowKeepsAKey(masks, a.lq, a.lk))
+    a.masks = std::move(masks);
+}
+
+std::optional<KeyMask> mlir::neo::attention::truthOf(Value cond, ArrayRef<int> roles, int64_t lq,
+                                                     int64_t lk) {
+  auto cmp = cond.getDefiningOp<arith::CmpIOp>();
+  std::optional<Linear> h = cmp ? truthOfCmp(cmp, roles, lq, lk) : std::nullopt;
+  if (!h || !h->small())
+    return std::nullopt;
+  return KeyMask{h->key, h->row, h->offset};
+}
+
+std::optional<KeyMask> mlir::neo::attention::maskOf(arith::SelectOp select, ArrayRef<int> roles,
+                                                    int64_t lq, int64_t lk, Value *kept) {
+  bool maskIfTrue = isMaskValue(select.getTrueValue());
+  bool maskIfFalse = isMaskValue(select.getFalseValue());
+  if (maskIfTrue == maskIfFalse)
+    return std::nullopt;
+  std::optional<KeyMask> h = truthOf(select.getCondition(), roles, lq, lk);
+  if (!h)
+    return std::nullopt;
+  // Masked where h > 0, or where h <= 0, that is 1 - h > 0.
+  Linear f =
+      maskIfTrue ? Linear{h->key, h->row, h->offset} : Linear{-h->key, -h->row, 1 - h->offset};
+  if (!f.small())
+    return std::nullopt;
+  if (kept)
+    *kept = maskIfTrue ? select.getFalseValue() : select.getTrueValue();
+  return KeyMask{f.key, f.row, f.offset};
+}
+
+bool mlir::neo::attention::everyRowKeepsAKey(ArrayRef<KeyMask> masks, int64_t lq, int64_t lk) {
+  for (int64_t i = 0; i < lq; ++i)
+    if (!keepsAKey(masks, i, lk))
+      return false;
+  return true;
 }

@@ -16,7 +16,9 @@
 // L x L values are never written; kept tile ops still run where they were.
 //
 // Three barriers per tile: before staging (the previous tile's readers are
-// done), after it, and between the F stores and their reads.
+// done), after it, and between the F stores and their reads. Both kernels
+// visit only the tiles that no mask of GpuScoreTilesMask.cpp hides from
+// all of a block's positions (tilesOfPart).
 //
 //===----------------------------------------------------------------------===//
 #include "GpuScoreTiles.h"
@@ -44,14 +46,10 @@ int64_t elementBytes(Value buffer) {
 
 /// The shape of one side's kernel.
 struct Plan {
-  int side, other;
+  Work work; // its tile values, consumers, stages and masks
   int64_t lanes = kLanes, tile = kTile, bytes = 0;
   int64_t split = 1; // blocks over the other side's tiles (grid z)
   bool dynamic = false;
-  SmallVector<int> tiles;             // the tile values it computes, in order
-  SmallVector<int> consumers;         // its consumers
-  SmallVector<int> blockStages;       // staged once: the side's operands
-  SmallVector<int> tileStages;        // staged per tile: the other side's
   llvm::DenseMap<int, int64_t> pitch; // per stage
   SmallVector<int64_t> offsets;       // dynamic: per shared buffer
 };
@@ -59,10 +57,8 @@ struct Plan {
 /// The tile values, stages and tiles of the kernel for `side`; false when
 /// its tiles pass even dynamic shared memory.
 bool plan(const Program &p, int side, Plan &k) {
-  Work w = workOf(p, side);
-  k.side = w.side, k.other = w.other;
-  k.tiles = w.tiles, k.consumers = w.consumers;
-  k.blockStages = w.blockStages, k.tileStages = w.tileStages;
+  k.work = workOf(p, side);
+  const Work &w = k.work;
   int64_t blocks = (p.extentOf(side) + kBlock - 1) / kBlock * p.batches();
   while (k.lanes < kMaxLanes && blocks * kBlock * k.lanes < kBusyThreads)
     k.lanes *= 2;
@@ -76,27 +72,23 @@ bool plan(const Program &p, int side, Plan &k) {
   };
   auto bytesOf = [&]() {
     SmallVector<int64_t> sizes;
-    for (int s : k.blockStages) {
+    for (int s : w.blockStages) {
       int64_t bytes = elementBytes(p.stages[s].buffer);
       k.pitch[s] = pitchOf(p.stages[s].extent, bytes);
       sizes.push_back(kBlock * k.pitch[s] * bytes);
     }
-    for (int s : k.tileStages) {
+    for (int s : w.tileStages) {
       int64_t bytes = elementBytes(p.stages[s].buffer);
       k.pitch[s] = pitchOf(llvm::alignTo(p.stages[s].extent, k.lanes), bytes);
       sizes.push_back(k.tile * k.pitch[s] * bytes);
     }
-    for (size_t c = 0; c < k.consumers.size(); ++c)
+    for (size_t c = 0; c < w.consumers.size(); ++c)
       sizes.push_back(kBlock * (k.tile + 1) * 4);
     k.bytes = alignedOffsets(sizes, k.offsets);
     return k.bytes;
   };
-  // Too few blocks for the SMs (a single head): the other side's tiles in
-  // `split` parts, each block adding its part to the outputs atomically.
   auto splitTiles = [&]() {
-    int64_t tiles = (p.extentOf(k.other) + k.tile - 1) / k.tile;
-    while (blocks * k.split < kSMs && k.split * 2 <= tiles)
-      k.split *= 2;
+    k.split = splitFor(blocks, (p.extentOf(w.other) + k.tile - 1) / k.tile);
   };
   for (;;) {
     for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxStaticShared;)
@@ -117,30 +109,26 @@ bool plan(const Program &p, int side, Plan &k) {
 /// Emits the kernel of `k` at the builder's point.
 void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   KB kb{b, loc};
+  const Work &work = k.work;
   Type f32 = b.getF32Type();
   int64_t lanes = k.lanes, T = k.tile, threads = kBlock * lanes, perLane = T / lanes;
-  int64_t statExtent = p.extentOf(k.side), otherExtent = p.extentOf(k.other);
+  int64_t statExtent = p.extentOf(work.side), otherExtent = p.extentOf(work.other);
   SmallVector<Type> shared;
   // Staged operands in their own type (16-bit ones stay 16-bit).
-  for (int s : k.blockStages)
+  for (int s : work.blockStages)
     shared.push_back(sharedType({kBlock, k.pitch.lookup(s)},
                                 getElementTypeOrSelf(p.stages[s].buffer.getType())));
-  for (int s : k.tileStages)
+  for (int s : work.tileStages)
     shared.push_back(
         sharedType({T, k.pitch.lookup(s)}, getElementTypeOrSelf(p.stages[s].buffer.getType())));
-  for (size_t c = 0; c < k.consumers.size(); ++c)
+  for (size_t c = 0; c < work.consumers.size(); ++c)
     shared.push_back(sharedType({kBlock, T + 1}, f32));
   SmallVector<Value> mem;
-  SideIndices ivs;
-  gpu::LaunchOp launch = launchSide(b, loc, p, k.side, kBlock, k.split, threads, shared, k.dynamic,
-                                    k.bytes, k.offsets, "score_tiles", mem, ivs);
   llvm::DenseMap<int, Value> stageMem;
-  size_t next = 0;
-  for (int s : k.blockStages)
-    stageMem[s] = mem[next++];
-  for (int s : k.tileStages)
-    stageMem[s] = mem[next++];
-  SmallVector<Value> fTiles(mem.begin() + next, mem.end());
+  SideIndices ivs;
+  gpu::LaunchOp launch = launchSide(b, loc, p, work, kBlock, k.split, threads, shared, k.dynamic,
+                                    k.bytes, k.offsets, "score_tiles", mem, stageMem, ivs);
+  SmallVector<Value> fTiles(mem.begin() + stageMem.size(), mem.end());
 
   Value tid = launch.getThreadIds().x;
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
@@ -154,27 +142,26 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
         b, loc, tid, threads, stageMem[s], rows, k.pitch.lookup(s), st.extent, p.extentOf(st.side),
         [&](Value at, Value c) { return ivs.at(st.axes, at, at, c); }, st.buffer, first);
   };
-  for (int s : k.blockStages)
+  for (int s : work.blockStages)
     stage(s, s0, kBlock);
 
   // The consumers' accumulators: x / lanes columns each.
   SmallVector<int64_t> perThread;
   SmallVector<Value> inits;
-  for (int c : k.consumers) {
+  for (int c : work.consumers) {
     perThread.push_back(llvm::alignTo(p.consumers[c].extent, lanes) / lanes);
     inits.append(perThread.back(), kb.zero(f32));
   }
-  // This block's tiles: part blockIdx.z of `split`.
-  int64_t tiles = (otherExtent + T - 1) / T, perPart = (tiles + k.split - 1) / k.split;
-  Value firstTile = kb.mul(launch.getBlockIds().z, perPart);
-  Value endTile = arith::MinUIOp::create(b, loc, kb.add(firstTile, perPart), kb.idx(tiles));
+  // This block's tiles: part blockIdx.z of `split` of those no mask hides.
+  auto [firstTile, endTile] = tilesOfPart(b, loc, work, s0, kBlock, T, (otherExtent + T - 1) / T,
+                                          k.split, launch.getBlockIds().z);
   auto tileLoop = scf::ForOp::create(b, loc, firstTile, endTile, kb.idx(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(tileLoop.getBody());
     Value o0 = kb.mul(tileLoop.getInductionVar(), T);
     gpu::BarrierOp::create(b, loc);
-    for (int s : k.tileStages)
+    for (int s : work.tileStages)
       stage(s, o0, T);
     gpu::BarrierOp::create(b, loc);
 
@@ -185,8 +172,8 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
       others[w] = kb.add(sub, w * lanes);
       Value o = kb.add(o0, others[w]);
       valid[w] = kb.lt(o, otherExtent);
-      rowOf[w] = k.side == kRow ? stat : o;
-      keyOf[w] = k.side == kRow ? o : stat;
+      rowOf[w] = work.side == kRow ? stat : o;
+      keyOf[w] = work.side == kRow ? o : stat;
     }
     // A body's argument reads and index values at score w.
     auto mapReads = [&](ArrayRef<Read> reads, Block *body, int64_t w, IRMapping &map) {
@@ -206,7 +193,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
         return role >= 0 ? ivs.batch[role] : role == kRow ? rowOf[w] : keyOf[w];
       };
     };
-    for (int t : k.tiles) {
+    for (int t : work.tiles) {
       const TileOp &op = p.tiles[t];
       Block *body = op.op.getBody();
       SmallVector<Value> sums;
@@ -223,7 +210,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
           for (auto [n, read] : llvm::enumerate(op.reads)) {
             if (read.kind != Read::Staged)
               continue;
-            bool mine = p.stages[read.stage].side == k.side;
+            bool mine = p.stages[read.stage].side == work.side;
             Value at = mine ? r : others[w];
             map.map(body->getArgument(n),
                     memref::LoadOp::create(b, loc, stageMem[read.stage], ValueRange{at, x})
@@ -257,7 +244,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
       }
     }
     // Each consumer's F, through shared memory to its side's threads.
-    for (auto [i, c] : llvm::enumerate(k.consumers)) {
+    for (auto [i, c] : llvm::enumerate(work.consumers)) {
       const Consumer &op = p.consumers[c];
       Block *body = op.op.getBody();
       for (int64_t w = 0; w < perLane; ++w) {
@@ -279,7 +266,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
       Value o = oLoop.getInductionVar();
       SmallVector<Value> nextAcc;
       size_t a = 0;
-      for (auto [i, c] : llvm::enumerate(k.consumers)) {
+      for (auto [i, c] : llvm::enumerate(work.consumers)) {
         const Consumer &op = p.consumers[c];
         Value f = memref::LoadOp::create(b, loc, fTiles[i], ValueRange{r, o});
         for (int64_t u = 0; u < perThread[i]; ++u, ++a) {
@@ -303,7 +290,7 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   auto statIf = scf::IfOp::create(b, loc, kb.lt(stat, statExtent), /*withElse=*/false);
   b.setInsertionPointToStart(statIf.thenBlock());
   size_t a = 0;
-  for (auto [i, c] : llvm::enumerate(k.consumers)) {
+  for (auto [i, c] : llvm::enumerate(work.consumers)) {
     const Consumer &op = p.consumers[c];
     Value out = op.op.getDpsInits()[0];
     Value init = arith::ConstantOp::create(b, loc, cast<TypedAttr>(op.initValue));
@@ -336,7 +323,7 @@ struct Kernel {
   int64_t threads() const { return mma ? mma->threads() : kBlock * simt.lanes; }
   int64_t bytes() const { return mma ? mma->bytes : simt.bytes; }
   int64_t split() const { return mma ? mma->split : simt.split; }
-  ArrayRef<int> consumers() const { return mma ? mma->work.consumers : simt.consumers; }
+  ArrayRef<int> consumers() const { return mma ? mma->work.consumers : simt.work.consumers; }
   /// In dynamic shared memory of `total` bytes.
   void share(int64_t total) {
     if (mma)
@@ -413,7 +400,30 @@ Work mlir::neo::scoretiles::workOf(const Program &p, int side) {
     addStage(p.consumers[c].stage);
   w.blockStages.assign(blockStages.begin(), blockStages.end());
   w.tileStages.assign(tileStages.begin(), tileStages.end());
+  w.masks = skippableMasks(p, side);
   return w;
+}
+
+int64_t mlir::neo::scoretiles::splitFor(int64_t blocks, int64_t tiles) {
+  int64_t split = 1;
+  while (blocks * split < kSMs && split * 2 <= tiles)
+    split *= 2;
+  return split;
+}
+
+std::pair<Value, Value> mlir::neo::scoretiles::tilesOfPart(OpBuilder &b, Location loc,
+                                                           const Work &w, Value s0,
+                                                           int64_t positions, int64_t tile,
+                                                           int64_t tiles, int64_t split,
+                                                           Value part) {
+  KB kb{b, loc};
+  auto [first, end] = attention::unmaskedTiles(b, loc, w.masks, s0, positions, tile, tiles);
+  if (split == 1)
+    return {first, end};
+  // ceil((end - first) / split) tiles a part (first <= end).
+  Value perPart = kb.div(kb.add(kb.sub(end, first), split - 1), split);
+  Value mine = kb.add(first, kb.mul(part, perPart));
+  return {mine, arith::MinUIOp::create(b, loc, kb.add(mine, perPart), end).getResult()};
 }
 
 Value mlir::neo::scoretiles::timesF(OpBuilder &b, Location loc, Value x, ArrayRef<Value> f,
@@ -445,20 +455,31 @@ SmallVector<Value> SideIndices::output(const Consumer &op, Value pos, Value col)
   return idx;
 }
 
-gpu::LaunchOp mlir::neo::scoretiles::launchSide(OpBuilder &b, Location loc, const Program &p,
-                                                int side, int64_t positions, int64_t split,
-                                                int64_t threads, ArrayRef<Type> shared,
-                                                bool dynamic, int64_t bytes,
-                                                ArrayRef<int64_t> offsets, StringRef kernel,
-                                                SmallVectorImpl<Value> &mem, SideIndices &ivs) {
+gpu::LaunchOp mlir::neo::scoretiles::launchSide(
+    OpBuilder &b, Location loc, const Program &p, const Work &w, int64_t positions, int64_t split,
+    int64_t threads, ArrayRef<Type> shared, bool dynamic, int64_t bytes, ArrayRef<int64_t> offsets,
+    StringRef kernel, SmallVectorImpl<Value> &mem, llvm::DenseMap<int, Value> &stageMem,
+    SideIndices &ivs) {
+  int side = w.side;
   int64_t blocks = (p.extentOf(side) + positions - 1) / positions;
   gpu::LaunchOp launch =
       createLaunch(b, loc, {blocks, p.batches(), split}, {threads},
                    dynamic ? TypeRange{} : TypeRange(shared), dynamic ? bytes : 0);
   launch->setAttr("neo.kernel", b.getStringAttr(kernel));
   launch->setAttr("neo.side", b.getStringAttr(side == kRow ? "rows" : "keys"));
+  if (!w.masks.empty()) {
+    SmallVector<int64_t> masks;
+    for (const attention::KeyMask &mask : w.masks) {
+      attention::KeyMask m = side == kRow ? mask : mask.transposed();
+      masks.append({m.key, m.row, m.offset});
+    }
+    launch->setAttr("neo.key_masks", b.getDenseI64ArrayAttr(masks));
+  }
   llvm::append_range(
       mem, sharedBuffers(b, loc, launch, shared, dynamic ? offsets : ArrayRef<int64_t>()));
+  size_t next = 0;
+  for (int s : llvm::concat<const int>(w.blockStages, w.tileStages))
+    stageMem[s] = mem[next++];
   KB kb{b, loc};
   ivs.batch = batchIndices(kb, launch.getBlockIds().y, p.batch);
   return launch;

@@ -13,6 +13,8 @@
 #ifndef NEO_LIB_CODEGEN_GPU_GPUSCORETILES_H
 #define NEO_LIB_CODEGEN_GPU_GPUSCORETILES_H
 
+#include "GpuAttention.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -122,8 +124,30 @@ std::vector<Program> matchPrograms(func::FuncOp func, LeaveFn leave,
 struct Work {
   int side = kRow, other = kKey;
   SmallVector<int> tiles, consumers, blockStages, tileStages;
+  /// The masks whose hidden positions it skips (skippableMasks).
+  SmallVector<attention::KeyMask> masks;
 };
 Work workOf(const Program &p, int side);
+
+/// The masks by index (as GpuAttentionMask.cpp reads them in the tile ops)
+/// whose hidden positions the kernel of `side` may skip: every consumer of
+/// that side has F exactly 0 wherever one hides a position
+/// (GpuScoreTilesMask.cpp). Each as `side` sees it: `row` the coefficient
+/// of `side`'s index, `key` the other side's.
+SmallVector<attention::KeyMask> skippableMasks(const Program &p, int side);
+
+/// The parts the other side's `tiles` are split in over blocks (grid z)
+/// when the `blocks` of all batches are fewer than the SMs: each block adds
+/// its part to the outputs atomically.
+int64_t splitFor(int64_t blocks, int64_t tiles);
+
+/// The tiles [first, end) of the other side (`tiles` of `tile`) that part
+/// `part` of `split` visits in the block whose `positions` positions start
+/// at `s0`: those no mask of `w` hides from all of the block's positions,
+/// in equal parts.
+std::pair<Value, Value> tilesOfPart(OpBuilder &b, Location loc, const Work &w, Value s0,
+                                    int64_t positions, int64_t tile, int64_t tiles, int64_t split,
+                                    Value part);
 
 /// x * the factors / the divisors (1 when there are none).
 Value product(OpBuilder &b, Location loc, Value x, ArrayRef<Value> factors,
@@ -144,14 +168,18 @@ struct SideIndices {
   SmallVector<Value> output(const Consumer &op, Value pos, Value col) const;
 };
 
-/// A side's launch (grid: its positions / `positions`, the batches, `split`;
-/// static shared buffers of `shared` or, when `dynamic`, views of `bytes` of
-/// dynamic shared memory at `offsets`) named `kernel`, its shared buffers
-/// in `mem` and its indices in `ivs`.
-gpu::LaunchOp launchSide(OpBuilder &b, Location loc, const Program &p, int side, int64_t positions,
-                         int64_t split, int64_t threads, ArrayRef<Type> shared, bool dynamic,
-                         int64_t bytes, ArrayRef<int64_t> offsets, StringRef kernel,
-                         SmallVectorImpl<Value> &mem, SideIndices &ivs);
+/// The launch of `w`'s side (grid: its positions / `positions`, the
+/// batches, `split`; static shared buffers of `shared` or, when `dynamic`,
+/// views of `bytes` of dynamic shared memory at `offsets`) named `kernel`,
+/// the masks it skips by in `neo.key_masks` ((key, row, offset) each, as
+/// the fused attention's). Its shared buffers go in `mem` (the first ones
+/// those of w's block stages, then of its tile stages, also in `stageMem`
+/// by stage) and its indices in `ivs`.
+gpu::LaunchOp launchSide(OpBuilder &b, Location loc, const Program &p, const Work &w,
+                         int64_t positions, int64_t split, int64_t threads, ArrayRef<Type> shared,
+                         bool dynamic, int64_t bytes, ArrayRef<int64_t> offsets, StringRef kernel,
+                         SmallVectorImpl<Value> &mem, llvm::DenseMap<int, Value> &stageMem,
+                         SideIndices &ivs);
 
 /// A side's kernel on tensor cores (GpuScoreTilesMma.cpp): a warp per 16
 /// of its side's positions, the other side in tiles of `tile`.

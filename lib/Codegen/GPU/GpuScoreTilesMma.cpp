@@ -26,6 +26,9 @@
 // FlashAttention-2's backward does, a relative error of at most 2^-9 (bf16)
 // or 2^-12 (f16) per weight. `tensor-cores=none` keeps the SIMT kernel.
 //
+// The tiles that a mask hides from all of the block's positions are
+// skipped (GpuScoreTilesMask.cpp, tilesOfPart).
+//
 // Per tile, staged by cp.async: one wait and one barrier (this tile has
 // landed, the previous one's fragments are read), then the next tile's
 // copies in flight. Staged by the threads: two barriers (before staging,
@@ -139,11 +142,7 @@ std::optional<MmaPlan> mlir::neo::scoretiles::planMma(const Program &p, int side
   };
   if (blocks(64) < kSMs && extent > 32)
     k.warps = 2;
-  // Too few blocks for the SMs (a single head): the other side's tiles in
-  // `split` parts, each block adding its part to the outputs atomically.
-  int64_t tiles = (other + k.tile - 1) / k.tile;
-  while (blocks(k.positions()) * k.split < kSMs && k.split * 2 <= tiles)
-    k.split *= 2;
+  k.split = splitFor(blocks(k.positions()), (other + k.tile - 1) / k.tile);
   // All by 16-byte cp.async: the other side's tiles double-buffered, the
   // next tile's copies in flight while the warps compute on this one.
   k.async = llvm::all_of(llvm::concat<const int>(w.blockStages, w.tileStages),
@@ -176,13 +175,10 @@ void mlir::neo::scoretiles::emitMmaKernel(OpBuilder &b, Location loc, const Prog
     shared.push_back(k.async ? sharedType({2, T, pitchOf(s)}, in)
                              : sharedType({T, pitchOf(s)}, in));
   SmallVector<Value> mem;
-  SideIndices ivs;
-  gpu::LaunchOp launch = launchSide(b, loc, p, w.side, R, k.split, threads, shared, k.dynamic,
-                                    k.bytes, k.offsets, "score_tiles_mma", mem, ivs);
   llvm::DenseMap<int, Value> stageMem;
-  size_t next = 0;
-  for (int s : llvm::concat<const int>(w.blockStages, w.tileStages))
-    stageMem[s] = mem[next++];
+  SideIndices ivs;
+  gpu::LaunchOp launch = launchSide(b, loc, p, w, R, k.split, threads, shared, k.dynamic, k.bytes,
+                                    k.offsets, "score_tiles_mma", mem, stageMem, ivs);
 
   Value tid = launch.getThreadIds().x;
   Value lane = kb.rem(tid, 32), warpPos = kb.mul(kb.div(tid, 32), 16);
@@ -223,9 +219,9 @@ void mlir::neo::scoretiles::emitMmaKernel(OpBuilder &b, Location loc, const Prog
     outFrags.push_back(k.cols(p.consumers[c].extent) / 8);
     inits.append(outFrags.back(), fragZero);
   }
-  int64_t tiles = (otherExtent + T - 1) / T, perPart = (tiles + k.split - 1) / k.split;
-  Value firstTile = kb.mul(launch.getBlockIds().z, perPart);
-  Value endTile = arith::MinUIOp::create(b, loc, kb.add(firstTile, perPart), kb.idx(tiles));
+  // This block's tiles: part blockIdx.z of `split` of those no mask hides.
+  auto [firstTile, endTile] =
+      tilesOfPart(b, loc, w, s0, R, T, (otherExtent + T - 1) / T, k.split, launch.getBlockIds().z);
   auto stageTiles = [&](Value tile, Value buffer) {
     for (int s : w.tileStages)
       stage(s, kb.mul(tile, T), T, buffer);
@@ -311,29 +307,32 @@ void mlir::neo::scoretiles::emitMmaKernel(OpBuilder &b, Location loc, const Prog
         // sum_x mine(x) other(x): mine's 16 rows as A, the tile's rows as B.
         auto [mine, theirs] = *contractionStages(p, op, w.side);
         int64_t steps = k.cols(p.stages[mine].extent) / k.kStep();
-        // tf32: scalar fragments (GpuMmaFragments.h).
-        for (int64_t kc = 0; k.tf32 && kc < steps; ++kc) {
-          Value lo = kb.add(inGroup, kc * 8), hi = kb.add(inGroup, kc * 8 + 4);
-          Value row = kb.add(warpPos, group), row8 = kb.add(row, 8);
-          Value a = stageMem[mine], other = stageMem[theirs];
-          SmallVector<Value> aFrag = {load(a, {row, lo}), load(a, {row8, lo}), load(a, {row, hi}),
-                                      load(a, {row8, hi})};
-          for (int64_t j = 0; j < frags; ++j) {
-            Value pos = kb.add(group, j * 8);
-            sums[j] = mmaTf32(kb, aFrag, {load(other, at({pos, lo})), load(other, at({pos, hi}))},
-                              sums[j]);
+        if (k.tf32) {
+          // tf32: scalar fragments (GpuMmaFragments.h).
+          for (int64_t kc = 0; kc < steps; ++kc) {
+            Value lo = kb.add(inGroup, kc * 8), hi = kb.add(inGroup, kc * 8 + 4);
+            Value row = kb.add(warpPos, group), row8 = kb.add(row, 8);
+            Value a = stageMem[mine], other = stageMem[theirs];
+            SmallVector<Value> aFrag = {load(a, {row, lo}), load(a, {row8, lo}), load(a, {row, hi}),
+                                        load(a, {row8, hi})};
+            for (int64_t j = 0; j < frags; ++j) {
+              Value pos = kb.add(group, j * 8);
+              sums[j] = mmaTf32(kb, aFrag, {load(other, at({pos, lo})), load(other, at({pos, hi}))},
+                                sums[j]);
+            }
           }
-        }
-        for (int64_t kc = 0; !k.tf32 && kc < steps; ++kc) {
-          Value x = kb.idx(kc * 16);
-          Value aFrag = ldmatrixX4(kb, in, stageMem[mine], lanes.a(kb, warpPos, x), false);
-          for (int64_t jp = 0; jp < frags / 2; ++jp) {
-            auto [lo, hi] = splitPair(kb,
-                                      ldmatrixX4(kb, in, stageMem[theirs],
-                                                 at(lanes.bRowsN(kb, kb.idx(jp * 16), x)), false),
-                                      in);
-            sums[2 * jp] = mma16816(kb, aFrag, lo, sums[2 * jp]);
-            sums[2 * jp + 1] = mma16816(kb, aFrag, hi, sums[2 * jp + 1]);
+        } else {
+          for (int64_t kc = 0; kc < steps; ++kc) {
+            Value x = kb.idx(kc * 16);
+            Value aFrag = ldmatrixX4(kb, in, stageMem[mine], lanes.a(kb, warpPos, x), false);
+            for (int64_t jp = 0; jp < frags / 2; ++jp) {
+              auto [lo, hi] = splitPair(kb,
+                                        ldmatrixX4(kb, in, stageMem[theirs],
+                                                   at(lanes.bRowsN(kb, kb.idx(jp * 16), x)), false),
+                                        in);
+              sums[2 * jp] = mma16816(kb, aFrag, lo, sums[2 * jp]);
+              sums[2 * jp + 1] = mma16816(kb, aFrag, hi, sums[2 * jp + 1]);
+            }
           }
         }
       }
@@ -377,26 +376,29 @@ void mlir::neo::scoretiles::emitMmaKernel(OpBuilder &b, Location loc, const Prog
       // g, g + 8) are the A fragment's columns t and t + 4, so B's rows t
       // and t + 4 are G's o = 2t and 2t + 1 (the sum over o in another
       // order; no shuffles), as in the fused attention.
-      for (int64_t j = 0; k.tf32 && j < frags; ++j) {
-        SmallVector<Value> fFrag = {fs[j * 4 + 0], fs[j * 4 + 2], fs[j * 4 + 1], fs[j * 4 + 3]};
-        Value o = kb.add(kb.mul(inGroup, 2), j * 8), o1 = kb.add(o, 1);
-        for (int64_t f = 0; f < outFrags[ci]; ++f) {
-          Value col = kb.add(group, f * 8);
-          Value &a = acc[first + f];
-          a = mmaTf32(kb, fFrag, {load(g, at({o, col})), load(g, at({o1, col}))}, a);
+      if (k.tf32) {
+        for (int64_t j = 0; j < frags; ++j) {
+          SmallVector<Value> fFrag = {fs[j * 4 + 0], fs[j * 4 + 2], fs[j * 4 + 1], fs[j * 4 + 3]};
+          Value o = kb.add(kb.mul(inGroup, 2), j * 8), o1 = kb.add(o, 1);
+          for (int64_t f = 0; f < outFrags[ci]; ++f) {
+            Value col = kb.add(group, f * 8);
+            Value &a = acc[first + f];
+            a = mmaTf32(kb, fFrag, {load(g, at({o, col})), load(g, at({o1, col}))}, a);
+          }
         }
-      }
-      for (int64_t cc = 0; !k.tf32 && cc < T / 16; ++cc) {
-        Value fFrag = aFromAccumulators(kb, in, ArrayRef(fs).slice(8 * cc, 4),
-                                        ArrayRef(fs).slice(8 * cc + 4, 4));
-        for (int64_t np = 0; np < outFrags[ci] / 2; ++np) {
-          auto [lo, hi] = splitPair(
-              kb,
-              ldmatrixX4(kb, in, g, at(lanes.bRowsK(kb, kb.idx(cc * 16), kb.idx(np * 16))), true),
-              in);
-          Value &a0 = acc[first + 2 * np], &a1 = acc[first + 2 * np + 1];
-          a0 = mma16816(kb, fFrag, lo, a0);
-          a1 = mma16816(kb, fFrag, hi, a1);
+      } else {
+        for (int64_t cc = 0; cc < T / 16; ++cc) {
+          Value fFrag = aFromAccumulators(kb, in, ArrayRef(fs).slice(8 * cc, 4),
+                                          ArrayRef(fs).slice(8 * cc + 4, 4));
+          for (int64_t np = 0; np < outFrags[ci] / 2; ++np) {
+            auto [lo, hi] = splitPair(
+                kb,
+                ldmatrixX4(kb, in, g, at(lanes.bRowsK(kb, kb.idx(cc * 16), kb.idx(np * 16))), true),
+                in);
+            Value &a0 = acc[first + 2 * np], &a1 = acc[first + 2 * np + 1];
+            a0 = mma16816(kb, fFrag, lo, a0);
+            a1 = mma16816(kb, fFrag, hi, a1);
+          }
         }
       }
       first += outFrags[ci];
