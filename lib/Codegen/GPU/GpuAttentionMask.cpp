@@ -55,9 +55,11 @@ struct Linear {
   }
 };
 
-/// `v` (an integer or index value of a body whose loops have `roles`) as a
-/// linear form of the row and key indices.
-std::optional<Linear> linearOf(Value v, ArrayRef<int> roles, unsigned depth = 0) {
+/// `v` (an integer or index value of a body whose loops have `roles`, over
+/// rows [0, lq) and keys [0, lk)) as a linear form of the row and key
+/// indices; an integer narrower than 64 bits only where it cannot wrap.
+std::optional<Linear> linearOf(Value v, ArrayRef<int> roles, int64_t lq, int64_t lk,
+                               unsigned depth = 0) {
   if (depth > 16)
     return std::nullopt;
   APInt c;
@@ -77,10 +79,10 @@ std::optional<Linear> linearOf(Value v, ArrayRef<int> roles, unsigned depth = 0)
     else if (role == kKey)
       out = Linear{1, 0, 0};
   } else if (isa<arith::IndexCastOp, arith::ExtSIOp>(def)) {
-    out = linearOf(def->getOperand(0), roles, depth + 1);
+    out = linearOf(def->getOperand(0), roles, lq, lk, depth + 1);
   } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def)) {
-    auto x = linearOf(def->getOperand(0), roles, depth + 1);
-    auto y = linearOf(def->getOperand(1), roles, depth + 1);
+    auto x = linearOf(def->getOperand(0), roles, lq, lk, depth + 1);
+    auto y = linearOf(def->getOperand(1), roles, lq, lk, depth + 1);
     if (!x || !y)
       return std::nullopt;
     if (isa<arith::AddIOp>(def))
@@ -94,6 +96,13 @@ std::optional<Linear> linearOf(Value v, ArrayRef<int> roles, unsigned depth = 0)
   }
   if (out && !out->small())
     return std::nullopt;
+  // Its largest magnitude must fit a narrower integer (no wrapping).
+  if (auto type = dyn_cast<IntegerType>(v.getType()); out && type && type.getWidth() < 64) {
+    int64_t most = std::abs(out->key) * std::max<int64_t>(lk - 1, 0) +
+                   std::abs(out->row) * std::max<int64_t>(lq - 1, 0) + std::abs(out->offset);
+    if (type.getWidth() < 2 || most >= (int64_t(1) << (type.getWidth() - 1)))
+      return std::nullopt;
+  }
   return out;
 }
 
@@ -115,7 +124,7 @@ bool isMaskValue(Value v) {
 /// h with `cmp` true exactly where h > 0 (over rows [0, lq) and keys
 /// [0, lk)).
 std::optional<Linear> truthOfCmp(arith::CmpIOp cmp, ArrayRef<int> roles, int64_t lq, int64_t lk) {
-  auto lhs = linearOf(cmp.getLhs(), roles), rhs = linearOf(cmp.getRhs(), roles);
+  auto lhs = linearOf(cmp.getLhs(), roles, lq, lk), rhs = linearOf(cmp.getRhs(), roles, lq, lk);
   if (!lhs || !rhs)
     return std::nullopt;
   using P = arith::CmpIPredicate;

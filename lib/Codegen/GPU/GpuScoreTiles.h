@@ -129,11 +129,11 @@ struct Work {
 };
 Work workOf(const Program &p, int side);
 
-/// The masks by index (as GpuAttentionMask.cpp reads them in the tile ops)
-/// whose hidden positions the kernel of `side` may skip: every consumer of
-/// that side has F exactly 0 wherever one hides a position
-/// (GpuScoreTilesMask.cpp). Each as `side` sees it: `row` the coefficient
-/// of `side`'s index, `key` the other side's.
+/// The hypotheses key * j + row * i + offset > 0 (each select's comparison
+/// of linear forms of the indices, holding or failing) under which every
+/// consumer of `side` adds exactly 0 (GpuScoreTilesMask.cpp): the masks
+/// whose hidden positions that kernel may skip. Each as `side` sees it:
+/// `row` the coefficient of `side`'s index, `key` the other side's.
 SmallVector<attention::KeyMask> skippableMasks(const Program &p, int side);
 
 /// The parts the other side's `tiles` are split in over blocks (grid z)

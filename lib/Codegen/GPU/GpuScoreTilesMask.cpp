@@ -1,32 +1,38 @@
 //===- GpuScoreTilesMask.cpp - Masked tiles a score-tile kernel skips -----===//
 //
 // The masks by index whose hidden positions a score-tile kernel may skip,
-// as the fused attention's forward skips them (GpuAttentionMask.cpp). A
-// candidate mask is a select in a tile op that gives a constant C of at
-// most -1e9 (or -inf) where key * j + row * i + offset > 0. A side's kernel
-// may skip the other side's tiles that a candidate hides from all of a
-// block's positions when every consumer's F of that kernel is exactly 0
-// (not NaN) wherever the mask hides a position: the skipped terms then add
-// nothing, and the outputs are the same.
+// as the fused attention's forward skips them (GpuAttentionMask.cpp). Each
+// select in the program (its tile ops and the side's consumers) whose
+// condition is a comparison of linear forms of the row and key indices
+// gives two hypotheses, key * j + row * i + offset > 0 where it holds and
+// where it fails. A side's kernel may skip the other side's tiles that a
+// hypothesis hides from all of a block's positions when every consumer's
+// term F * G of that kernel is exactly 0 (not NaN) wherever the hypothesis
+// holds: the skipped terms then add nothing, and the outputs are the same.
 //
-// That is proved per mask by evaluating the program's tile values and the
-// consumers' F abstractly at a position the mask hides: an interval of
-// values with a flag for NaN. The mask's select (and any select on the same
-// comparison or its negation, as the derivative of the mask has) takes its
-// known branch; other selects the hull of both. exp(x) of x below -104 is 0
-// in f32; 0 times a finite value is 0; 0 over a nonzero value is 0. Bounds
-// are widened after each operation by more than f32 rounding (and by
-// bf16's or f16's when truncated to them; past f16's largest, inf).
+// That is proved per hypothesis by evaluating the program's tile values
+// and the consumers' F and G abstractly at a position where it holds: an
+// interval of values with flags for NaN and for never 0. A select on the
+// hypothesis's comparison (a mask giving C <= -1e9, or a mask's derivative
+// select(c, 0, x)) takes its known branch; other selects the hull of both.
+// exp(x) of x below -150 is 0 in f32; 0 times a finite value is 0; 0 over a
+// nonzero finite value is 0; inf - inf and 0 * inf are NaN. Bounds are
+// widened after each operation by more than f32 rounding (and by bf16's or
+// f16's for 16-bit results; past f16's largest, inf), and the kernels'
+// order of the factors is followed.
 //
 // The assumptions, as the forward's: the values read from memory (the
 // statistics such as m and z, the staged operands) are finite and at most
 // 1e8 in magnitude, and those the tile values divide by are not 0. The
 // reads indexed by rows alone count as such only when every row keeps a key
-// no candidate hides (the forward then writes each row's max over scores it
-// keeps, which the assumption of the forward puts above C + 104, and a sum
-// z of at least 1); by keys alone, likewise with rows and keys swapped.
-// For attention's backward with a causal or band mask: p = exp(C - m) / z
-// is 0, ds = p (dp - rowsum) is 0, so dq, dk and dv skip the hidden tiles.
+// no mask (a select giving a constant of at most -1e9) hides: the forward
+// then writes each row's max over scores it keeps, which its own assumption
+// puts above C + 104, and a sum z of at least 1; by keys alone, likewise
+// with rows and keys swapped. (An additive mask read from memory, such as
+// finfo.min on padded keys, breaks it for a row it hides entirely, as it
+// breaks the forward's.) For attention's backward with a causal or band
+// mask: p = exp(C - m) / z is 0, ds = p (dp - rowsum) is 0, so dq, dk and dv
+// skip the hidden tiles.
 //
 //===----------------------------------------------------------------------===//
 #include "GpuScoreTiles.h"
@@ -47,15 +53,13 @@ namespace {
 
 /// The magnitude of the values read from memory (an assumption, above).
 constexpr double kData = 1e8;
-/// exp(x) is 0 in f32 for x below it (2^-150 rounds to 0; exp(-104) is
-/// 6.8e-46).
-constexpr double kExpIsZero = -104;
-/// exp(x) is a normal f32 (not 0) for x above it.
-constexpr double kExpIsNormal = -87;
+/// exp(x) is 0 in f32 for x below it, with room for an approximate exp
+/// (f32 underflows to 0 below -103.97; masks give -1e9).
+constexpr double kExpIsZero = -150;
 /// A relative widening that covers an f32 operation's rounding.
 constexpr double kRounding = 1e-6;
-/// Below f32's least normal (1.18e-38): values nearer 0 may be flushed to 0.
-constexpr double kTiny = 1e-38;
+/// Above f32's least normal (1.18e-38): values nearer 0 may be flushed to 0.
+constexpr double kTiny = 2e-38;
 const double kInf = std::numeric_limits<double>::infinity();
 const double kF32Max = std::numeric_limits<float>::max();
 
@@ -99,7 +103,10 @@ Range add(Range x, Range y) {
     return x;
   if (x.nan || y.nan)
     return Range::any();
-  return rounded(Range::of(x.lo + y.lo, x.hi + y.hi)); // (-inf + inf: NaN)
+  // -inf + inf: NaN (for any pair of values, not only the bounds).
+  if ((x.lo == -kInf && y.hi == kInf) || (x.hi == kInf && y.lo == -kInf))
+    return Range::any();
+  return rounded(Range::of(x.lo + y.lo, x.hi + y.hi));
 }
 
 Range neg(Range x) {
@@ -113,6 +120,10 @@ Range mul(Range x, Range y) {
     return Range::any();
   if ((x.isZero() && y.finite()) || (y.isZero() && x.finite()))
     return Range::constant(0);
+  // 0 * inf: NaN (0 inside one range, an infinite bound of the other).
+  auto hasZero = [](Range r) { return r.lo <= 0 && r.hi >= 0; };
+  if ((hasZero(x) && !y.finite()) || (hasZero(y) && !x.finite()))
+    return Range::any();
   double p[] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
   double lo = kInf, hi = -kInf;
   for (double v : p) {
@@ -146,7 +157,7 @@ Range expOf(Range x) {
   if (x.hi < kExpIsZero)
     return Range::constant(0);
   double lo = x.lo < kExpIsZero ? 0 : std::exp(x.lo), hi = std::exp(x.hi);
-  return rounded(Range::of(lo, hi, x.lo > kExpIsNormal));
+  return rounded(Range::of(lo, hi));
 }
 
 Range hull(Range x, Range y) {
@@ -156,11 +167,18 @@ Range hull(Range x, Range y) {
   return r;
 }
 
-/// x converted to `type`: bf16 and f16 round coarser, and f16 overflows
-/// to inf past 65504.
+/// x as a value of `type`: f32 (from f64) overflows to inf past its
+/// largest, bf16 and f16 round coarser, and f16 overflows past 65504.
 Range converted(Range x, Type type) {
-  if (type.isF32() || type.isF64() || x.nan || x.isZero())
+  if (type.isF64() || x.nan || x.isZero())
     return x;
+  if (type.isF32()) {
+    if (x.lo < -kF32Max)
+      x.lo = -kInf;
+    if (x.hi > kF32Max)
+      x.hi = kInf;
+    return x;
+  }
   if (!isa<BFloat16Type, Float16Type>(type))
     return Range::any();
   bool f16 = isa<Float16Type>(type);
@@ -175,22 +193,22 @@ Range converted(Range x, Type type) {
   return r;
 }
 
-/// Evaluates a program at a position that `mask` hides.
+/// Evaluates a program at a position where `hypothesis` holds (> 0).
 struct Evaluator {
   const Program &p;
-  KeyMask mask;
+  KeyMask hypothesis;
   bool rowsKeep, keysKeep; // every row keeps a key (every key a row)
   SmallVector<Range> tiles;
 
   /// Whether `cond` (of a body of loops `roles`) is known at the position:
-  /// the mask's comparison (true) or its negation (false).
+  /// the hypothesis's comparison (true) or its negation (false).
   std::optional<bool> known(Value cond, ArrayRef<int> roles) const {
     std::optional<KeyMask> h = attention::truthOf(cond, roles, p.rows, p.keys);
     if (!h)
       return std::nullopt;
-    if (*h == mask)
+    if (*h == hypothesis)
       return true;
-    if (*h == KeyMask{-mask.key, -mask.row, 1 - mask.offset})
+    if (*h == KeyMask{-hypothesis.key, -hypothesis.row, 1 - hypothesis.offset})
       return false;
     return std::nullopt;
   }
@@ -230,6 +248,15 @@ struct Evaluator {
   }
 
   Range compute(Value v, Body &body, unsigned depth) const {
+    Range r = computeOf(v, body, depth);
+    // A 16-bit result rounds (and in f16 overflows) as its type does.
+    Operation *def = v.getDefiningOp();
+    if (def && !isa<arith::TruncFOp>(def) && isa<BFloat16Type, Float16Type>(v.getType()))
+      r = converted(r, v.getType());
+    return r;
+  }
+
+  Range computeOf(Value v, Body &body, unsigned depth) const {
     if (depth > 64)
       return Range::any();
     if (auto arg = dyn_cast<BlockArgument>(v))
@@ -271,11 +298,14 @@ struct Evaluator {
     return Range::any();
   }
 
-  /// The product of `f` over the product of `divisors`.
-  Range factors(ArrayRef<Value> f, ArrayRef<Value> divisors, Body &body) const {
-    Range r = Range::constant(1);
+  /// x * the factors `f` / the `divisors`, in the kernels' order
+  /// (scoretiles::product: ((x * f1) * f2) / d1; without x from f1, 1 when
+  /// there are no factors).
+  Range product(std::optional<Range> x, ArrayRef<Value> f, ArrayRef<Value> divisors,
+                Body &body) const {
     for (Value v : f)
-      r = mul(r, value(v, body));
+      x = x ? mul(*x, value(v, body)) : value(v, body);
+    Range r = x ? *x : Range::constant(1);
     for (Value v : divisors)
       r = div(r, value(v, body));
     return r;
@@ -288,21 +318,23 @@ struct Evaluator {
         tiles.push_back(value(body.block->getTerminator()->getOperand(0), body));
         continue;
       }
-      // init + F * sum_x G: extent terms, each in G's range (the sum's
+      // init + sum_x G * F: extent terms, each in G's range (the sum's
       // rounding: extent roundings).
-      Range g = factors(op.g, {}, body);
+      Range g = product(std::nullopt, op.g, {}, body);
       Range sum = rounded(mul(g, Range::constant(static_cast<double>(op.extent))),
                           static_cast<double>(op.extent) * kRounding);
-      Range term = mul(sum, factors(op.f, op.fDivisors, body));
+      Range term = product(sum, op.f, op.fDivisors, body);
       Range init = op.init >= 0 ? tiles[op.init]
                                 : Range::constant(cast<FloatAttr>(op.initValue).getValueAsDouble());
       tiles.push_back(add(init, term));
     }
   }
 
-  bool zeroF(const Consumer &c) const {
+  /// Whether F is 0 and G finite (F * G is then 0).
+  bool zeroTerm(const Consumer &c) const {
     Body body{c.op.getBody(), c.reads, c.roles, llvm::DenseMap<Value, Range>()};
-    return factors(c.f, c.fDivisors, body).isZero();
+    return product(std::nullopt, c.f, c.fDivisors, body).isZero() &&
+           product(std::nullopt, c.g, {}, body).finite();
   }
 };
 
@@ -340,7 +372,8 @@ SmallVector<KeyMask> mlir::neo::scoretiles::skippableMasks(const Program &p, int
   for (const KeyMask &f : hypotheses) {
     Evaluator e{p, f, rowsKeep, keysKeep, {}};
     e.run();
-    if (llvm::all_of(p.consumers, [&](const Consumer &c) { return c.side != side || e.zeroF(c); }))
+    if (llvm::all_of(p.consumers,
+                     [&](const Consumer &c) { return c.side != side || e.zeroTerm(c); }))
       skippable.push_back(side == kRow ? f : f.transposed());
   }
   return skippable;
