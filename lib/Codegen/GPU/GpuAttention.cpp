@@ -73,7 +73,8 @@ Value mlir::neo::attention::shuffleCombine(OpBuilder &b, Location loc, Value v, 
 // (B = row * i + offset at its least); with key < 0 at
 // j = t * keys + keys - 1, the tiles up to
 // floor((floor((B - 1) / -key) - keys + 1) / keys); with key = 0, all when
-// B > 0 (never for a block with a row, findMasks checked).
+// B > 0 (never for the forward, where findMasks checked that every row
+// keeps a key; a score-tile kernel's hypothesis may hide whole blocks).
 std::pair<Value, Value> mlir::neo::attention::unmaskedTiles(OpBuilder &b, Location loc,
                                                             ArrayRef<KeyMask> masks, Value q0,
                                                             int64_t rows, int64_t keys,
@@ -110,12 +111,14 @@ gpu::LaunchOp mlir::neo::attention::createAttentionLaunch(OpBuilder &b, Location
                                                           const Attention &a, StringRef kernel,
                                                           int64_t rows, int64_t threads,
                                                           ArrayRef<Type> workgroup, bool dynamic,
-                                                          int64_t bytes) {
+                                                          int64_t bytes, int64_t parts) {
   int64_t blocks = (a.lq + rows - 1) / rows;
   gpu::LaunchOp launch =
-      createLaunch(b, loc, {blocks, a.batches()}, {threads},
+      createLaunch(b, loc, {blocks, a.batches(), parts}, {threads},
                    dynamic ? TypeRange{} : TypeRange(workgroup), dynamic ? bytes : 0);
   launch->setAttr("neo.kernel", b.getStringAttr(kernel));
+  if (parts > 1)
+    launch->setAttr("neo.key_parts", b.getI64IntegerAttr(parts));
   if (!a.masks.empty()) {
     // (key, row, offset) of each mask whose hidden tiles the blocks skip.
     SmallVector<int64_t> masks;
@@ -244,7 +247,6 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   unsigned vIndex = cast<BlockArgument>(a.vArg).getArgNumber();
   Value vGlobal = out->getOperand(vIndex);
   AffineMap vMap = out.getIndexingMapsArray()[vIndex];
-  AffineMap oMap = out.getIndexingMapsArray().back();
   Type qType = cast<MemRefType>(qOperand->get().getType()).getElementType();
   Type kType = cast<MemRefType>(kOperand->get().getType()).getElementType();
   Type vType = cast<MemRefType>(vGlobal.getType()).getElementType();
@@ -256,8 +258,9 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Type> workgroup = {sharedType({kRows, pitch}, qType),
                                  sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
                                  sharedType({kRows, keys + 1}, rewriter.getF32Type())};
+  KeySplit split = planKeySplit(rewriter, loc, a, kRows, keys);
   gpu::LaunchOp launch = createAttentionLaunch(rewriter, loc, a, "attention", kRows, threads,
-                                               workgroup, tiles.dynamic, tiles.bytes);
+                                               workgroup, tiles.dynamic, tiles.bytes, split.parts);
   OpBuilder &b = rewriter;
   KB kb{b, loc};
   // (Views of the dynamic shared memory for wide heads past 48 KiB.)
@@ -286,7 +289,10 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Value> inits = {arith::ConstantOp::create(b, loc, cast<TypedAttr>(a.maxInit)), zero};
   inits.append(perThread, zero);
   int64_t keyTiles = (a.lk + keys - 1) / keys;
-  auto [firstTile, endTile] = unmaskedTiles(b, loc, a.masks, q0, kRows, keys, keyTiles);
+  // The tiles no mask hides from the block's rows (the part's share).
+  auto [unmasked, unmaskedEnd] = unmaskedTiles(b, loc, a.masks, q0, kRows, keys, keyTiles);
+  Value batch = launch.getBlockIds().y, part = launch.getBlockIds().z;
+  auto [firstTile, endTile] = partOfTiles(b, loc, unmasked, unmaskedEnd, split.parts, part);
   auto tileLoop = scf::ForOp::create(b, loc, firstTile, endTile, kb.idx(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -390,29 +396,31 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     llvm::append_range(carried, jLoop.getResults());
     scf::YieldOp::create(b, loc, carried);
   }
-  // The row's outputs: o = acc / z (and m, z when read later).
-  auto rowIf = scf::IfOp::create(b, loc, kb.lt(row, a.lq), /*withElse=*/false);
-  b.setInsertionPointToStart(rowIf.thenBlock());
-  Value z = tileLoop.getResult(1);
-  for (int64_t u = 0; u < perThread; ++u) {
-    Value col = kb.add(sub, u * lanes);
-    SmallVector<Value> ivs = ivsOf(a.outRoles, row, nullptr, col, nullptr);
-    Value o = arith::DivFOp::create(b, loc, tileLoop.getResult(2 + u), z);
-    if (a.e % lanes == 0) {
-      storeOutput(b, loc, a, o, indicesAt(oMap, ivs));
-      continue;
-    }
+  // The row's outputs: o = acc / z (and m, z when read later), or the
+  // part's acc, m and z.
+  {
     OpBuilder::InsertionGuard guard(b);
-    auto colIf = scf::IfOp::create(b, loc, kb.lt(col, a.e), /*withElse=*/false);
-    b.setInsertionPointToStart(colIf.thenBlock());
-    storeOutput(b, loc, a, o, indicesAt(oMap, ivs));
+    auto rowIf = scf::IfOp::create(b, loc, kb.lt(row, a.lq), /*withElse=*/false);
+    b.setInsertionPointToStart(rowIf.thenBlock());
+    Value z = tileLoop.getResult(1);
+    for (int64_t u = 0; u < perThread; ++u) {
+      Value col = kb.add(sub, u * lanes);
+      OpBuilder::InsertionGuard inner(b);
+      if (a.e % lanes) {
+        auto colIf = scf::IfOp::create(b, loc, kb.lt(col, a.e), /*withElse=*/false);
+        b.setInsertionPointToStart(colIf.thenBlock());
+      }
+      storeRowOutput(b, loc, a, split, ivsOf, batch, part, row, col, tileLoop.getResult(2 + u), z);
+    }
+    if (a.writeStats || split.parts > 1) {
+      Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, kb.idx(0));
+      auto statIf = scf::IfOp::create(b, loc, first, /*withElse=*/false);
+      b.setInsertionPointToStart(statIf.thenBlock());
+      storeRowStats(b, loc, a, split, ivsOf, batch, part, row, tileLoop.getResult(0), z);
+    }
   }
-  if (a.writeStats) {
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, kb.idx(0));
-    auto statIf = scf::IfOp::create(b, loc, first, /*withElse=*/false);
-    b.setInsertionPointToStart(statIf.thenBlock());
-    storeStats(b, loc, a, ivsOf, row, tileLoop.getResult(0), z);
-  }
+  b.setInsertionPointAfter(launch);
+  emitKeyCombine(b, loc, a, split);
   return eraseAttentionOps(rewriter, a);
 }
 

@@ -157,11 +157,12 @@ struct RoleIvs {
 /// The launch of an attention kernel `kernel`: a block per `rows` query
 /// rows (grid y: the batch dims) of `threads` threads, the shared buffers
 /// `workgroup` (in `bytes` of dynamic shared memory when `dynamic`), the
-/// masks' (key, row, offset) in `neo.key_masks`. The builder is left in its
-/// body.
+/// masks' (key, row, offset) in `neo.key_masks`, the key tiles split in
+/// `parts` over grid z (`neo.key_parts`). The builder is left in its body.
 gpu::LaunchOp createAttentionLaunch(OpBuilder &b, Location loc, const Attention &a,
                                     StringRef kernel, int64_t rows, int64_t threads,
-                                    ArrayRef<Type> workgroup, bool dynamic, int64_t bytes);
+                                    ArrayRef<Type> workgroup, bool dynamic, int64_t bytes,
+                                    int64_t parts = 1);
 
 /// The indices of an operand (its map's dims) at the loop values `ivs`.
 SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs);
@@ -170,6 +171,41 @@ SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs);
 /// warp) by xor shuffles.
 Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,
                      llvm::function_ref<Value(Value, Value)> combineFn);
+
+/// A key split (GpuAttentionSplit.cpp, as flash-decoding): when the blocks
+/// of all batches are fewer than the SMs, the key tiles in `parts` parts
+/// over blocks (grid z), each block writing its rows' unnormalized o (`acc`:
+/// parts x batches x lq x e) and statistics (`m`, `z`: parts x batches x lq)
+/// into f32 scratch, a second launch combining them.
+struct KeySplit {
+  int64_t parts = 1;
+  Value acc, m, z;
+};
+
+/// The split of `a` run by blocks of `rows` rows over tiles of `keys` keys,
+/// its scratch allocated at the builder's point when it splits.
+KeySplit planKeySplit(OpBuilder &b, Location loc, const Attention &a, int64_t rows, int64_t keys);
+
+/// The tiles of [first, end) that part `part` of `parts` visits: an equal
+/// share (all of them when `parts` is 1).
+std::pair<Value, Value> partOfTiles(OpBuilder &b, Location loc, Value first, Value end,
+                                    int64_t parts, Value part);
+
+/// A row's result at column `col` from its accumulator `acc` and sum `z`:
+/// o = acc / z (storeOutput), or with a split the part's acc into the
+/// scratch (`batch`: the block's linear batch, `part` its part).
+void storeRowOutput(OpBuilder &b, Location loc, const Attention &a, const KeySplit &split,
+                    const RoleIvs &ivsOf, Value batch, Value part, Value row, Value col, Value acc,
+                    Value z);
+
+/// A row's statistics: storeStats, or with a split the part's into the
+/// scratch (written whenever the kernel splits, by one thread a row).
+void storeRowStats(OpBuilder &b, Location loc, const Attention &a, const KeySplit &split,
+                   const RoleIvs &ivsOf, Value batch, Value part, Value row, Value m, Value z);
+
+/// With a split, the launch that combines the parts (o, and m and z when
+/// read later) at the builder's point, and the scratch's deallocs.
+void emitKeyCombine(OpBuilder &b, Location loc, const Attention &a, const KeySplit &split);
 
 /// The key tiles [first, end) of `keys` keys of the block whose `rows`
 /// query rows start at `q0` that no mask of `masks` hides from all of them.

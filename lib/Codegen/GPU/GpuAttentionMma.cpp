@@ -178,7 +178,6 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   OpOperand *qOperand = a.query, *kOperand = a.key;
   Value vGlobal = a.operandOf(a.vArg);
   AffineMap vMap = a.mapOf(a.vArg);
-  AffineMap oMap = out.getIndexingMapsArray().back();
   Type in = t.in, f32 = rewriter.getF32Type();
   const int64_t rows = t.rows(), threads = 32 * t.warps, keys = t.keys;
   const int64_t scoreFrags = keys / 8, outFrags = t.ep / 8;
@@ -191,8 +190,9 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   };
   SmallVector<Type> workgroup = {sharedType({rows, t.dp + t.pad()}, in), staged(t.dp),
                                  staged(t.ep)};
+  KeySplit split = planKeySplit(rewriter, loc, a, rows, keys);
   gpu::LaunchOp launch = createAttentionLaunch(rewriter, loc, a, "attention_mma", rows, threads,
-                                               workgroup, t.dynamic, t.bytes);
+                                               workgroup, t.dynamic, t.bytes, split.parts);
   OpBuilder &b = rewriter;
   KB kb{b, loc};
   SmallVector<Value> shared = sharedBuffers(b, loc, launch, workgroup, t.offsets);
@@ -244,7 +244,10 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     lastRow[h] = kb.min(rowOf[h], a.lq - 1);
   }
   int64_t keyTiles = (a.lk + keys - 1) / keys;
-  auto [firstTile, endTile] = unmaskedTiles(b, loc, a.masks, q0, rows, keys, keyTiles);
+  // The tiles no mask hides from the block's rows (the part's share).
+  auto [unmasked, unmaskedEnd] = unmaskedTiles(b, loc, a.masks, q0, rows, keys, keyTiles);
+  Value batch = launch.getBlockIds().y, part = launch.getBlockIds().z;
+  auto [firstTile, endTile] = partOfTiles(b, loc, unmasked, unmaskedEnd, split.parts, part);
   if (t.async) {
     // q and the first key tile in one group (a tile past the keys reads
     // nothing: src-size 0).
@@ -282,22 +285,25 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
       return memref::LoadOp::create(b, loc, mem, idx).getResult();
     };
     Value myRow = kb.add(warpRow, group), myRow8 = kb.add(myRow, 8);
-    for (int64_t kc = 0; t.tf32 && kc < t.dp / 8; ++kc) {
-      Value lo = kb.add(inGroup, kc * 8), hi = kb.add(inGroup, kc * 8 + 4);
-      SmallVector<Value> qFrag = {load(qs, {myRow, lo}), load(qs, {myRow8, lo}),
-                                  load(qs, {myRow, hi}), load(qs, {myRow8, hi})};
-      for (int64_t j = 0; j < scoreFrags; ++j) {
-        Value key = kb.add(group, j * 8);
-        scores[j] = mmaTf32(kb, qFrag, {load(ks, at(key, lo)), load(ks, at(key, hi))}, scores[j]);
+    if (t.tf32) {
+      for (int64_t kc = 0; kc < t.dp / 8; ++kc) {
+        Value lo = kb.add(inGroup, kc * 8), hi = kb.add(inGroup, kc * 8 + 4);
+        SmallVector<Value> qFrag = {load(qs, {myRow, lo}), load(qs, {myRow8, lo}),
+                                    load(qs, {myRow, hi}), load(qs, {myRow8, hi})};
+        for (int64_t j = 0; j < scoreFrags; ++j) {
+          Value key = kb.add(group, j * 8);
+          scores[j] = mmaTf32(kb, qFrag, {load(ks, at(key, lo)), load(ks, at(key, hi))}, scores[j]);
+        }
       }
-    }
-    for (int64_t kc = 0; !t.tf32 && kc < t.dp / 16; ++kc) {
-      Value qFrag = ldmatrixX4(kb, in, qs, lanes.a(kb, warpRow, kb.idx(kc * 16)), false);
-      for (int64_t jp = 0; jp < keys / 16; ++jp) {
-        SmallVector<Value> rc = lanes.bRowsN(kb, kb.idx(jp * 16), kb.idx(kc * 16));
-        auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, ks, at(rc[0], rc[1]), false), in);
-        scores[2 * jp] = mma16816(kb, qFrag, lo, scores[2 * jp]);
-        scores[2 * jp + 1] = mma16816(kb, qFrag, hi, scores[2 * jp + 1]);
+    } else {
+      for (int64_t kc = 0; kc < t.dp / 16; ++kc) {
+        Value qFrag = ldmatrixX4(kb, in, qs, lanes.a(kb, warpRow, kb.idx(kc * 16)), false);
+        for (int64_t jp = 0; jp < keys / 16; ++jp) {
+          SmallVector<Value> rc = lanes.bRowsN(kb, kb.idx(jp * 16), kb.idx(kc * 16));
+          auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, ks, at(rc[0], rc[1]), false), in);
+          scores[2 * jp] = mma16816(kb, qFrag, lo, scores[2 * jp]);
+          scores[2 * jp + 1] = mma16816(kb, qFrag, hi, scores[2 * jp + 1]);
+        }
       }
     }
 
@@ -364,25 +370,28 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     // keys 2t and 2t + 1 (rows g, g + 8) are the A fragment's columns t and
     // t + 4, so B's rows t and t + 4 are v's keys 2t and 2t + 1 (the sum over
     // keys taken in another order; no shuffles).
-    for (int64_t j = 0; t.tf32 && j < scoreFrags; ++j) {
-      SmallVector<Value> pFrag = {p[j * 4 + 0], p[j * 4 + 2], p[j * 4 + 1], p[j * 4 + 3]};
-      Value key = kb.add(kb.mul(inGroup, 2), j * 8), key1 = kb.add(key, 1);
-      for (int64_t f = 0; f < outFrags; ++f) {
-        Value col = kb.add(group, f * 8);
-        acc[f] = mmaTf32(kb, pFrag, {load(vs, at(key, col)), load(vs, at(key1, col))}, acc[f]);
+    if (t.tf32) {
+      for (int64_t j = 0; j < scoreFrags; ++j) {
+        SmallVector<Value> pFrag = {p[j * 4 + 0], p[j * 4 + 2], p[j * 4 + 1], p[j * 4 + 3]};
+        Value key = kb.add(kb.mul(inGroup, 2), j * 8), key1 = kb.add(key, 1);
+        for (int64_t f = 0; f < outFrags; ++f) {
+          Value col = kb.add(group, f * 8);
+          acc[f] = mmaTf32(kb, pFrag, {load(vs, at(key, col)), load(vs, at(key1, col))}, acc[f]);
+        }
       }
-    }
-    // 16-bit: per 16 keys, the probabilities of key groups 2c and 2c + 1
-    // (rounded to the input type) are an A fragment: rows (g, 2t..), (g + 8,
-    // 2t..), (g, 8 + 2t..), (g + 8, 8 + 2t..).
-    for (int64_t c = 0; !t.tf32 && c < keys / 16; ++c) {
-      Value pFrag =
-          aFromAccumulators(kb, in, ArrayRef(p).slice(8 * c, 4), ArrayRef(p).slice(8 * c + 4, 4));
-      for (int64_t np = 0; np < t.ep / 16; ++np) {
-        SmallVector<Value> rc = lanes.bRowsK(kb, kb.idx(c * 16), kb.idx(np * 16));
-        auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, vs, at(rc[0], rc[1]), true), in);
-        acc[2 * np] = mma16816(kb, pFrag, lo, acc[2 * np]);
-        acc[2 * np + 1] = mma16816(kb, pFrag, hi, acc[2 * np + 1]);
+    } else {
+      // 16-bit: per 16 keys, the probabilities of key groups 2c and 2c + 1
+      // (rounded to the input type) are an A fragment: rows (g, 2t..), (g + 8,
+      // 2t..), (g, 8 + 2t..), (g + 8, 8 + 2t..).
+      for (int64_t c = 0; c < keys / 16; ++c) {
+        Value pFrag =
+            aFromAccumulators(kb, in, ArrayRef(p).slice(8 * c, 4), ArrayRef(p).slice(8 * c + 4, 4));
+        for (int64_t np = 0; np < t.ep / 16; ++np) {
+          SmallVector<Value> rc = lanes.bRowsK(kb, kb.idx(c * 16), kb.idx(np * 16));
+          auto [lo, hi] = splitPair(kb, ldmatrixX4(kb, in, vs, at(rc[0], rc[1]), true), in);
+          acc[2 * np] = mma16816(kb, pFrag, lo, acc[2 * np]);
+          acc[2 * np + 1] = mma16816(kb, pFrag, hi, acc[2 * np + 1]);
+        }
       }
     }
     llvm::append_range(next, acc);
@@ -392,35 +401,32 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   // No copy is left in flight when the block ends.
   if (t.async)
     waitCopies(kb);
-  // The rows' outputs: o = acc / z (and m, z when read later).
+  // The rows' outputs: o = acc / z (and m, z when read later), or the
+  // part's acc, m and z.
   for (int64_t h = 0; h < 2; ++h) {
     OpBuilder::InsertionGuard guard(b);
     auto rowIf = scf::IfOp::create(b, loc, kb.lt(rowOf[h], a.lq), /*withElse=*/false);
     b.setInsertionPointToStart(rowIf.thenBlock());
     Value z = tileLoop.getResult(2 + h);
-    for (int64_t f = 0; f < outFrags; ++f)
+    for (int64_t f = 0; f < outFrags && 8 * f < a.e; ++f) // (not groups of padding only)
       for (int64_t e = 0; e < 2; ++e) {
         Value col = kb.add(kb.mul(inGroup, 2), 8 * f + e);
-        Value o =
-            arith::DivFOp::create(b, loc, fragElement(kb, tileLoop.getResult(4 + f), h, e), z);
-        SmallVector<Value> at = indicesAt(oMap, ivsOf(a.outRoles, rowOf[h], nullptr, col, nullptr));
-        if (a.e % 8 == 0 && 8 * f < a.e) {
-          storeOutput(b, loc, a, o, at);
-          continue;
-        }
-        if (8 * f >= a.e)
-          continue; // a group of padding columns only
         OpBuilder::InsertionGuard inner(b);
-        auto colIf = scf::IfOp::create(b, loc, kb.lt(col, a.e), /*withElse=*/false);
-        b.setInsertionPointToStart(colIf.thenBlock());
-        storeOutput(b, loc, a, o, at);
+        if (a.e % 8) {
+          auto colIf = scf::IfOp::create(b, loc, kb.lt(col, a.e), /*withElse=*/false);
+          b.setInsertionPointToStart(colIf.thenBlock());
+        }
+        storeRowOutput(b, loc, a, split, ivsOf, batch, part, rowOf[h], col,
+                       fragElement(kb, tileLoop.getResult(4 + f), h, e), z);
       }
-    if (a.writeStats) {
+    if (a.writeStats || split.parts > 1) {
       Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, inGroup, kb.idx(0));
       auto statIf = scf::IfOp::create(b, loc, first, /*withElse=*/false);
       b.setInsertionPointToStart(statIf.thenBlock());
-      storeStats(b, loc, a, ivsOf, rowOf[h], tileLoop.getResult(h), z);
+      storeRowStats(b, loc, a, split, ivsOf, batch, part, rowOf[h], tileLoop.getResult(h), z);
     }
   }
+  b.setInsertionPointAfter(launch);
+  emitKeyCombine(b, loc, a, split);
   return eraseAttentionOps(rewriter, a);
 }

@@ -128,7 +128,8 @@ void emitKernel(OpBuilder &b, Location loc, const Program &p, const Plan &k) {
   SideIndices ivs;
   gpu::LaunchOp launch = launchSide(b, loc, p, work, kBlock, k.split, threads, shared, k.dynamic,
                                     k.bytes, k.offsets, "score_tiles", mem, stageMem, ivs);
-  SmallVector<Value> fTiles(mem.begin() + stageMem.size(), mem.end());
+  SmallVector<Value> fTiles(mem.begin() + work.blockStages.size() + work.tileStages.size(),
+                            mem.end());
 
   Value tid = launch.getThreadIds().x;
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
@@ -416,14 +417,8 @@ std::pair<Value, Value> mlir::neo::scoretiles::tilesOfPart(OpBuilder &b, Locatio
                                                            int64_t positions, int64_t tile,
                                                            int64_t tiles, int64_t split,
                                                            Value part) {
-  KB kb{b, loc};
   auto [first, end] = attention::unmaskedTiles(b, loc, w.masks, s0, positions, tile, tiles);
-  if (split == 1)
-    return {first, end};
-  // ceil((end - first) / split) tiles a part (first <= end).
-  Value perPart = kb.div(kb.add(kb.sub(end, first), split - 1), split);
-  Value mine = kb.add(first, kb.mul(part, perPart));
-  return {mine, arith::MinUIOp::create(b, loc, kb.add(mine, perPart), end).getResult()};
+  return attention::partOfTiles(b, loc, first, end, split, part);
 }
 
 Value mlir::neo::scoretiles::timesF(OpBuilder &b, Location loc, Value x, ArrayRef<Value> f,
