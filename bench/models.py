@@ -225,6 +225,25 @@ def attention(L, D, causal=False, dtype="f32", heads=0):
     return src, "attn", ref
 
 
+def attention_decode(heads, Lq, Lk, D, dtype="bf16"):
+    """Decoding: softmax(q k^T / sqrt(D)) v for `Lq` query rows of each of
+    `heads` heads against `Lk` keys (few blocks of rows: Neo's fused kernel
+    splits the key tiles over blocks, as flash-decoding). PyTorch's
+    reference is scaled_dot_product_attention on the same bf16 tensors."""
+    out = "o" if dtype == "f32" else f"(o: {dtype}[{heads}, {Lq}, {D}])"
+    rounded = (lambda x: x) if dtype == "f32" else (lambda x: f"{dtype}({x})")
+    src = f"""def attn(q: {dtype}[{heads}, {Lq}, {D}], k: {dtype}[{heads}, {Lk}, {D}], v: {dtype}[{heads}, {Lk}, {D}]) -> {out} {{
+  s[h, i, j] = sum(d) q[h, i, d] * k[h, j, d] * {1.0 / D ** 0.5!r}
+  m[h, i] = max(j) s[h, i, j]
+  z[h, i] = sum(j) exp(s[h, i, j] - m[h, i])
+  o[h, i, e] = {rounded("sum(j) exp(s[h, i, j] - m[h, i]) / z[h, i] * v[h, j, e]")}
+}}"""
+
+    def ref(q, k, v):
+        return F.scaled_dot_product_attention(q[None], k[None], v[None])[0]
+    return src, "attn", ref
+
+
 # Training graphs that the GPU benchmark adds to TRAINING (scripts/gpu).
 GPU_TRAINING = [
     ("conv2d 3x3 N8 C=K=64 56x56 bf16", "conv", lambda: conv2d_bf16(8, 64, 64, 56)),
@@ -249,6 +268,10 @@ GPU_FORWARD = [
      lambda: attention(1024, 64, dtype="bf16", heads=64)),
     ("causal attention forward 64 heads L1024 D64 bf16", "norm",
      lambda: attention(1024, 64, causal=True, dtype="bf16", heads=64)),
+    # Decoding: 16 query rows of 16 heads against 8192 keys (16 blocks of
+    # rows: the key tiles split in 8 parts over blocks).
+    ("attention decode 16 heads Q16 L8192 D64 bf16", "norm",
+     lambda: attention_decode(16, 16, 8192, 64)),
 ]
 
 # (M, N, K)

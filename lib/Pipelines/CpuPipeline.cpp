@@ -252,6 +252,9 @@ void mlir::neo::buildNeoLowerToCpuPipeline(OpPassManager &pm, const CpuPipelineO
   // Phase 5: LLVM dialect, bare-pointer calling convention.
   pm.addPass(createConvertVectorToSCFPass(VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
+  // Conversions to bf16 inline (x86 without AVX512-BF16 would call
+  // __truncsfbf2, which the JIT may not find).
+  pm.addPass(createNeoExpandBf16());
   // log1p, expm1 and erf as libm calls (vectors unrolled, so before
   // vector-to-llvm); math-to-llvm would make log1p log(1 + x).
   pm.addPass(createNeoMathToLibm());

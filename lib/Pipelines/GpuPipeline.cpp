@@ -59,6 +59,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   map.attention = options.fusedAttention;
   map.attentionTensorCores = options.mma != "none";
   map.attentionTf32 = options.mma == "tf32" || options.mma == "wgmma";
+  map.attentionKeySplit = options.attentionKeySplit;
   map.scoreTiles = options.fusedScoreTiles;
   pm.addNestedPass<func::FuncOp>(createNeoGpuMap(map));
   pm.addPass(createCanonicalizerPass());

@@ -381,7 +381,8 @@ def bench_jobs(out, quick):
                 "eqsat=true reuse-contractions=false": ("_eqsat_noreuse",
                                                         " (eqsat, no reuse-contractions)"),
                 "fused-score-tiles=false": ("_noscoretiles", " (no score tiles)"),
-                "tensor-cores=none": ("_simt", " (SIMT)")}
+                "tensor-cores=none": ("_simt", " (SIMT)"),
+                "attention-key-split=false": ("_nosplit", " (no key split)")}
 
     def case_options(label):
         # Attention's backward with its row term summed over keys again
@@ -426,10 +427,14 @@ def bench_jobs(out, quick):
     # attention as one fused kernel either way.
     # bf16 attention also on the exact SIMT kernel (tensor-cores=none), f32
     # also on tensor cores in tf32 (against PyTorch with TF32 allowed).
+    # The forwards whose blocks of rows are few (one head of 1024, decoding)
+    # also without the key split over blocks.
     for label, group, build in ([] if quick else models.GPU_FORWARD):
         src, fn, _ = build()
+        few = label == "attention forward L1024 D64" or "decode" in label
         for opts in ("", "eqsat=true") + (("tensor-cores=none",) if label.endswith("bf16")
-                                           else ("tensor-cores=tf32",)):
+                                           else ("tensor-cores=tf32",)) + (
+                                               ("attention-key-split=false",) if few else ()):
             suffix, label_suffix = variants[opts]
             name = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower() + suffix
             index[name] = dict(kind="train", forward=True, label=label + label_suffix,

@@ -247,6 +247,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Softmax attention whose L x L scores nothing else reads as one kernel "
                      "(online softmax over key tiles; neo-gpu-map's attention)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> attentionKeySplit{
+      *this, "attention-key-split",
+      llvm::cl::desc("A fused attention whose blocks are fewer than the SMs splits its key "
+                     "tiles over blocks and combines the parts in a second launch, as "
+                     "flash-decoding (neo-gpu-map's attention-key-split)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fusedScoreTiles{
       *this, "fused-score-tiles",
       llvm::cl::desc("L x L temporaries of a contraction s = q k^T and the outputs that "

@@ -427,7 +427,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
 } // namespace
 
 LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
-                                               bool tensorCores, bool tf32, int64_t *formed) {
+                                               bool tensorCores, bool tf32, bool keySplit,
+                                               int64_t *formed) {
   SmallVector<linalg::GenericOp> candidates;
   for (Operation &op : func.getBody().front())
     if (auto generic = dyn_cast<linalg::GenericOp>(op))
@@ -440,6 +441,7 @@ LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::Fun
     std::optional<Attention> a = matchAttention(out, func);
     if (!a)
       continue;
+    a->keySplit = keySplit;
     std::optional<MmaTiles> mma = tensorCores ? planMmaAttention(*a, tf32) : std::nullopt;
     for (Operation *op : mma ? emitAttentionMma(rewriter, *a, *mma) : emitAttention(rewriter, *a))
       erased.insert(op);

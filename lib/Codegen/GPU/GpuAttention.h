@@ -74,6 +74,7 @@ struct Attention {
   // does so when it reuses the scores' buffer later): the contraction's.
   Value source;
   bool writeStats = false; // m or z is read after o, or is a result
+  bool keySplit = true;    // its key tiles may split over blocks (KeySplit)
   // The role of each loop of o, the contraction and the epilogue, and of
   // each axis of s and of m (and z).
   SmallVector<int> outRoles, gemmRoles, epilogueRoles, scoreAxes, statAxes;

@@ -64,7 +64,7 @@ KeySplit mlir::neo::attention::planKeySplit(OpBuilder &b, Location loc, const At
   KeySplit split;
   int64_t blocks = (a.lq + rows - 1) / rows * a.batches();
   int64_t tiles = (a.lk + keys - 1) / keys;
-  while (tiles >= kMinTilesToSplit && blocks * split.parts * 2 <= kSMs &&
+  while (a.keySplit && tiles >= kMinTilesToSplit && blocks * split.parts * 2 <= kSMs &&
          tiles >= split.parts * 2 * kMinTilesPerPart)
     split.parts *= 2;
   if (split.parts == 1)

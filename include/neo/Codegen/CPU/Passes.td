@@ -383,6 +383,21 @@ def NeoMathToLibm : Pass<"neo-math-to-libm", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def NeoExpandBf16 : Pass<"neo-expand-bf16", "::mlir::ModuleOp"> {
+  let summary = "Expand conversions to and from bf16 into integer arithmetic";
+  let description = [{
+    Rewrites `arith.truncf` to bf16 (round to nearest even; a NaN stays a
+    quiet NaN) and `arith.extf` from bf16 (a shift), scalars and vectors,
+    into integer arithmetic with upstream's bf16 expansion patterns, and
+    leaves every other op as it is. Without it, LLVM lowers a truncation to
+    bf16 on x86 without AVX512-BF16 (AVX2 machines, Zen 3 and before) to a
+    call of `__truncsfbf2`, which the JIT cannot resolve where the C runtime
+    lacks it (Debian 12's libgcc), and which would scalarize vectors. The
+    CPU pipeline runs it before the LLVM conversions on every target.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::vector::VectorDialect"];
+}
+
 def NeoOutlineKernels : Pass<"neo-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Move each loop nest of a large function into a function of its own";
   let description = [{

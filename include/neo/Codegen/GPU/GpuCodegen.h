@@ -163,11 +163,13 @@ LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall)
 /// as one launch: a block per 32 query rows, key tiles in shared memory, an
 /// online softmax (GpuAttention.cpp); with `tensorCores`, q, k and v of
 /// one 16-bit type (with `tf32`, also f32) on mma.sync, a warp per 16 rows
-/// (GpuAttentionMma.cpp). The ops it does not match are left as they are;
-/// `formed` (if given) counts the kernels.
+/// (GpuAttentionMma.cpp). With `keySplit`, an attention whose blocks are
+/// fewer than the SMs splits its key tiles over blocks and combines the
+/// parts in a second launch (GpuAttentionSplit.cpp). The ops it does not
+/// match are left as they are; `formed` (if given) counts the kernels.
 LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
                                     bool tensorCores = true, bool tf32 = false,
-                                    int64_t *formed = nullptr);
+                                    bool keySplit = true, int64_t *formed = nullptr);
 
 /// Runs each score-tile program of `func` (GpuScoreTiles.h: L x L
 /// temporaries made from a contraction s = q k^T, elementwise or by short

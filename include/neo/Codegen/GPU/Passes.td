@@ -88,7 +88,10 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
     weighted sum of v) first becomes one fused kernel with an online
     softmax, the scores never written (GpuAttention.cpp); with
     `attention-tensor-cores` (the default), one of q, k and v of one 16-bit
-    type runs on mma.sync, a warp per 16 query rows (GpuAttentionMma.cpp).
+    type runs on mma.sync, a warp per 16 query rows (GpuAttentionMma.cpp);
+    with `attention-key-split` (the default), one whose blocks are fewer
+    than the SMs splits its key tiles over blocks and combines the parts in
+    a second launch (GpuAttentionSplit.cpp).
     With `score-tiles` (the default), before it, L x L temporaries made from
     a contraction s = q k^T (elementwise, or by contractions over a short
     dim) and the outputs that reduce them along the rows or the keys, such
@@ -112,6 +115,11 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
                         "v and score tiles of f32 operands on tensor cores in tf32 "
                         "(mma.sync m16n8k8; the operands and the probabilities or weights "
                         "truncated to tf32 by the MMA)">,
+                 Option<"attentionKeySplit", "attention-key-split", "bool",
+                        /*default=*/"true",
+                        "A fused attention whose blocks of rows are fewer than the SMs "
+                        "splits its key tiles over blocks (grid z) and combines the parts' "
+                        "o, m and z in a second launch, as flash-decoding">,
                  Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
                         "Run L x L temporaries of a contraction s = q k^T and the "
                         "outputs that reduce them along rows or keys (attention's "
