@@ -268,8 +268,8 @@ GPU_FORWARD = [
      lambda: attention(1024, 64, dtype="bf16", heads=64)),
     ("causal attention forward 64 heads L1024 D64 bf16", "norm",
      lambda: attention(1024, 64, causal=True, dtype="bf16", heads=64)),
-    # Decoding: 16 query rows of 16 heads against 8192 keys (16 blocks of
-    # rows: the key tiles split in 8 parts over blocks).
+    # Decoding: 16 query rows of 16 heads against 8192 keys (16 blocks of a
+    # warp: the key tiles split in 32 parts over blocks).
     ("attention decode 16 heads Q16 L8192 D64 bf16", "norm",
      lambda: attention_decode(16, 16, 8192, 64)),
 ]

@@ -258,7 +258,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   SmallVector<Type> workgroup = {sharedType({kRows, pitch}, qType),
                                  sharedType({keys, pitch}, kType), sharedType({keys, cols}, vType),
                                  sharedType({kRows, keys + 1}, rewriter.getF32Type())};
-  KeySplit split = planKeySplit(rewriter, loc, a, kRows, keys);
+  KeySplit split = planKeySplit(rewriter, loc, a, kRows, keys, threads);
   gpu::LaunchOp launch = createAttentionLaunch(rewriter, loc, a, "attention", kRows, threads,
                                                workgroup, tiles.dynamic, tiles.bytes, split.parts);
   OpBuilder &b = rewriter;
@@ -427,8 +427,8 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
 } // namespace
 
 LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
-                                               bool tensorCores, bool tf32, bool keySplit,
-                                               int64_t *formed) {
+                                               bool tensorCores, bool tf32, int64_t *formed,
+                                               bool keySplit) {
   SmallVector<linalg::GenericOp> candidates;
   for (Operation &op : func.getBody().front())
     if (auto generic = dyn_cast<linalg::GenericOp>(op))

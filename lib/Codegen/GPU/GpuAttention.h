@@ -183,9 +183,12 @@ struct KeySplit {
   Value acc, m, z;
 };
 
-/// The split of `a` run by blocks of `rows` rows over tiles of `keys` keys,
-/// its scratch allocated at the builder's point when it splits.
-KeySplit planKeySplit(OpBuilder &b, Location loc, const Attention &a, int64_t rows, int64_t keys);
+/// The split of `a` run by blocks of `rows` rows and `threads` threads over
+/// tiles of `keys` keys, its scratch allocated at the builder's point when
+/// it splits: parts doubled while the blocks leave SMs idle or give them
+/// fewer than 4 warps each, a block having 16 tiles or more, a part 4.
+KeySplit planKeySplit(OpBuilder &b, Location loc, const Attention &a, int64_t rows, int64_t keys,
+                      int64_t threads);
 
 /// The tiles of [first, end) that part `part` of `parts` visits: an equal
 /// share (all of them when `parts` is 1).

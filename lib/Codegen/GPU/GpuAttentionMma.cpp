@@ -148,9 +148,11 @@ std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &
   t.async = copies16(a.query->get(), gemm.getMatchingIndexingMap(a.query), a.gemmRoles, kRed) &&
             copies16(a.key->get(), gemm.getMatchingIndexingMap(a.key), a.gemmRoles, kRed) &&
             copies16(a.operandOf(a.vArg), a.mapOf(a.vArg), a.outRoles, kCol);
-  // Fewer rows a block (2 warps) when the blocks would leave SMs idle.
+  // No more warps than groups of 16 rows (decoding: a few rows a head);
+  // fewer rows a block (2 warps) when the blocks would leave SMs idle.
   auto blocks = [&](int64_t rows) { return (a.lq + rows - 1) / rows * a.batches(); };
-  if (blocks(64) < kSMs && a.lq > 32)
+  t.warps = a.lq <= 16 ? 1 : a.lq <= 32 ? 2 : 4;
+  if (t.warps == 4 && blocks(64) < kSMs)
     t.warps = 2;
   for (t.keys = t.ep <= 128 ? 64 : 32; t.keys >= 16; t.keys /= 2) {
     // q, k and v rows padded by 16 bytes: ldmatrix's 8 rows in distinct banks.
@@ -190,7 +192,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   };
   SmallVector<Type> workgroup = {sharedType({rows, t.dp + t.pad()}, in), staged(t.dp),
                                  staged(t.ep)};
-  KeySplit split = planKeySplit(rewriter, loc, a, rows, keys);
+  KeySplit split = planKeySplit(rewriter, loc, a, rows, keys, threads);
   gpu::LaunchOp launch = createAttentionLaunch(rewriter, loc, a, "attention_mma", rows, threads,
                                                workgroup, t.dynamic, t.bytes, split.parts);
   OpBuilder &b = rewriter;

@@ -60,11 +60,15 @@ Value accIndex(KB &kb, const Attention &a, Value part, Value batch, Value row, V
 } // namespace
 
 KeySplit mlir::neo::attention::planKeySplit(OpBuilder &b, Location loc, const Attention &a,
-                                            int64_t rows, int64_t keys) {
+                                            int64_t rows, int64_t keys, int64_t threads) {
   KeySplit split;
   int64_t blocks = (a.lq + rows - 1) / rows * a.batches();
   int64_t tiles = (a.lk + keys - 1) / keys;
-  while (a.keySplit && tiles >= kMinTilesToSplit && blocks * split.parts * 2 <= kSMs &&
+  // Doubled while SMs would stay idle or hold fewer than 4 warps each.
+  auto wanted = [&](int64_t parts) {
+    return blocks * parts <= kSMs || blocks * parts * threads <= kBusyThreads;
+  };
+  while (a.keySplit && tiles >= kMinTilesToSplit && wanted(split.parts * 2) &&
          tiles >= split.parts * 2 * kMinTilesPerPart)
     split.parts *= 2;
   if (split.parts == 1)
@@ -82,10 +86,14 @@ std::pair<Value, Value> mlir::neo::attention::partOfTiles(OpBuilder &b, Location
   if (parts == 1)
     return {first, end};
   KB kb{b, loc};
-  // ceil((end - first) / parts) tiles a part (first <= end).
-  Value perPart = kb.div(kb.add(kb.sub(end, first), parts - 1), parts);
-  Value mine = kb.add(first, kb.mul(part, perPart));
-  return {mine, arith::MinUIOp::create(b, loc, kb.add(mine, perPart), end).getResult()};
+  // n = end - first tiles (first <= end): each part floor(n / parts), the
+  // first n % parts one more.
+  Value n = kb.sub(end, first), each = kb.div(n, parts), extra = kb.rem(n, parts);
+  Value before = arith::MinUIOp::create(b, loc, part, extra); // the parts with one more
+  Value mine = kb.add(kb.add(first, kb.mul(part, each)), before);
+  Value longer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, part, extra);
+  Value more = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), longer);
+  return {mine, kb.add(kb.add(mine, each), more)};
 }
 
 void mlir::neo::attention::storeRowOutput(OpBuilder &b, Location loc, const Attention &a,

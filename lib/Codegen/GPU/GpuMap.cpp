@@ -109,8 +109,9 @@ struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       return signalPassFailure();
     // Softmax attention next: its row reductions may sit in a row-block
     // loop, which would otherwise become a launch of its own.
-    if (attention && failed(generateGpuAttentions(rewriter, func, attentionTensorCores,
-                                                  attentionTf32, attentionKeySplit)))
+    if (attention &&
+        failed(generateGpuAttentions(rewriter, func, attentionTensorCores, attentionTf32,
+                                     /*formed=*/nullptr, attentionKeySplit)))
       return signalPassFailure();
     // Copies between buffers become linalg.copy, mapped like any other op.
     convertCopiesToLinalg(func);

@@ -169,7 +169,7 @@ LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall)
 /// match are left as they are; `formed` (if given) counts the kernels.
 LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
                                     bool tensorCores = true, bool tf32 = false,
-                                    bool keySplit = true, int64_t *formed = nullptr);
+                                    int64_t *formed = nullptr, bool keySplit = true);
 
 /// Runs each score-tile program of `func` (GpuScoreTiles.h: L x L
 /// temporaries made from a contraction s = q k^T, elementwise or by short
