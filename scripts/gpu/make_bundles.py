@@ -90,8 +90,9 @@ def emit(mlir, function, out, reference, gpu_options="", seed=1):
             f.write(proc.stdout + proc.stderr)
         if proc.returncode != 0:
             raise RuntimeError("ptxas_resources: %s\n%s%s" % (out, proc.stdout, proc.stderr))
-        if SIMULATE is not None and reference != "none":
-            simulate(path, out, gpu_options, SIMULATE.get(os.path.basename(out)))
+        name = os.path.basename(out)
+        if SIMULATE is not None and name in SIMULATE and reference != "none":
+            simulate(path, out, gpu_options, SIMULATE[name])
     finally:
         os.remove(path)
 
@@ -455,10 +456,12 @@ def main():
                         help="what computes the check bundles' reference outputs")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--only", choices=["check", "bench"], default=None)
-    parser.add_argument("--simulate", action="store_true",
-                        help="also run every check bundle on the CPU with scripts/gpu/gpusim.py "
-                        "(the kernels at the gpu-dialect level against the reference outputs; "
-                        "its report: <bundle>/gpusim.txt)")
+    parser.add_argument("--simulate", nargs="?", const="all", choices=["all", "quick"],
+                        default=None,
+                        help="also run the check bundles (all, or those of the quick set) on "
+                        "the CPU with scripts/gpu/gpusim.py (the kernels at the gpu-dialect "
+                        "level against the reference outputs; its report: "
+                        "<bundle>/gpusim.txt)")
     parser.add_argument("--filter", default=None, help="only bundles whose name matches this "
                         "regular expression")
     args = parser.parse_args()
@@ -479,7 +482,12 @@ def main():
         index = {k: v for k, v in index.items() if any(n == k for n, _ in jobs)}
     if args.simulate:
         global SIMULATE
-        SIMULATE = {k: (v["rtol"], v["atol"]) for k, v in index.items() if "rtol" in v}
+        chosen = index
+        if args.simulate == "quick":
+            chosen = check_jobs(out, True, args.reference)[1]
+        # name: (rtol, atol), or None for the simulator's defaults.
+        SIMULATE = {k: (v["rtol"], v["atol"]) if "rtol" in v else None
+                    for k, v in index.items() if k in chosen}
     failed = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(thunk): name for name, thunk in jobs}

@@ -44,11 +44,24 @@ Value cloneExpr(OpBuilder &b, Value v, Value arg, Value with,
   return cloneBodyExpr(b, v, map, indexValue);
 }
 
-Value f32Const(OpBuilder &b, Location loc, double v) {
+} // namespace
+
+Value mlir::neo::attention::f32Const(OpBuilder &b, Location loc, double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
 
-} // namespace
+Value mlir::neo::attention::f32NegInf(OpBuilder &b, Location loc) {
+  return arith::ConstantOp::create(
+      b, loc,
+      b.getF32FloatAttr(
+          APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true).convertToFloat()));
+}
+
+Value mlir::neo::attention::maxToSubtract(OpBuilder &b, Location loc, Value m, Value negInf,
+                                          Value zero) {
+  Value noMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  return arith::SelectOp::create(b, loc, noMax, zero, m);
+}
 
 SmallVector<Value> mlir::neo::attention::indicesAt(AffineMap map, ArrayRef<Value> ivs) {
   SmallVector<Value> out;
@@ -196,8 +209,7 @@ void mlir::neo::attention::storeStats(OpBuilder &b, Location loc, const Attentio
   SmallVector<Value> at =
       indicesAt(a.mapOf(a.mArg), ivsOf(a.outRoles, row, nullptr, nullptr, nullptr));
   // A row without a finite score sums exp(-inf - -inf) = NaN as written.
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
+  Value negInf = f32NegInf(b, loc);
   Value noMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
   Value nan = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(f32, APFloat::getNaN(APFloat::IEEEsingle())));
@@ -270,9 +282,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
   Value r = kb.div(tid, lanes), sub = kb.rem(tid, lanes);
   Value q0 = kb.mul(launch.getBlockIds().x, kRows);
   Value row = kb.add(q0, r);
-  Type f32 = b.getF32Type();
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
+  Value negInf = f32NegInf(b, loc);
   Value zero = f32Const(b, loc, 0.0);
 
   // The block's batch (grid y over the batch dims, the last fastest).
@@ -355,10 +365,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
     }
     tileMax = shuffleCombine(b, loc, tileMax, lanes, maxOf);
     Value mNew = maxOf(mOld, tileMax);
-    // A row without a finite score yet subtracts 0 (exp(-inf) = 0, no NaN).
-    Value noMax =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf).getResult();
-    Value mUse = arith::SelectOp::create(b, loc, noMax, zero, mNew);
+    Value mUse = maxToSubtract(b, loc, mNew, negInf, zero);
     Value alpha = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, mOld, mUse));
     Value rowSum = zero;
     for (int64_t w = 0; w < perLane; ++w) {

@@ -168,6 +168,14 @@ gpu::LaunchOp createAttentionLaunch(OpBuilder &b, Location loc, const Attention 
 /// The indices of an operand (its map's dims) at the loop values `ivs`.
 SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs);
 
+/// An f32 constant, and f32 -inf (the row maximum before any key).
+Value f32Const(OpBuilder &b, Location loc, double v);
+Value f32NegInf(OpBuilder &b, Location loc);
+
+/// What the scores of a row with running maximum `m` subtract: m, or 0 where
+/// m is -inf (no finite score yet), so exp(-inf - m) is 0, never NaN.
+Value maxToSubtract(OpBuilder &b, Location loc, Value m, Value negInf, Value zero);
+
 /// `v` combined across the `lanes` lanes of a row (aligned groups of a
 /// warp) by xor shuffles.
 Value shuffleCombine(OpBuilder &b, Location loc, Value v, int64_t lanes,

@@ -207,9 +207,8 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
   LdMatrixLanes lanes = LdMatrixLanes::of(kb, lane);
   Value q0 = kb.mul(launch.getBlockIds().x, rows);
   Value warpRow = kb.mul(warp, 16);
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(f32, APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value negInf = f32NegInf(b, loc);
+  Value zero = f32Const(b, loc, 0.0);
   auto fragType = VectorType::get({2, 2}, f32);
   Value fragZero = kb.zero(fragType);
 
@@ -340,9 +339,7 @@ SmallVector<Operation *> mlir::neo::attention::emitAttentionMma(RewriterBase &re
     for (int64_t h = 0; h < 2; ++h) {
       // The 4 lanes of the row's group.
       mNew[h] = maxOf(carried[h], shuffleCombine(b, loc, tileMax[h], 4, maxOf));
-      // A row without a finite score yet subtracts 0 (exp(-inf) = 0, no NaN).
-      Value noMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew[h], negInf);
-      mUse[h] = arith::SelectOp::create(b, loc, noMax, zero, mNew[h]);
+      mUse[h] = maxToSubtract(b, loc, mNew[h], negInf, zero);
       alpha[h] = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, carried[h], mUse[h]));
     }
     SmallVector<Value> p(x.size());

@@ -42,12 +42,6 @@ constexpr int64_t kMinTilesToSplit = 16;
 /// Threads per block of the combine.
 constexpr int64_t kCombineThreads = 256;
 
-Value negInfOf(OpBuilder &b, Location loc) {
-  return arith::ConstantOp::create(
-      b, loc,
-      b.getFloatAttr(b.getF32Type(), APFloat::getInf(APFloat::IEEEsingle(), /*Negative=*/true)));
-}
-
 /// The scratch index of `row` (and `col`) of the linear batch `batch` in
 /// part `part`.
 Value statIndex(KB &kb, const Attention &a, Value part, Value batch, Value row) {
@@ -138,7 +132,7 @@ void mlir::neo::attention::emitKeyCombine(OpBuilder &b, Location loc, const Atte
   b.setInsertionPointToStart(inside.thenBlock());
   Value col = kb.rem(idx, a.e), rowOfAll = kb.div(idx, a.e);
   Value row = kb.rem(rowOfAll, a.lq), batch = kb.div(rowOfAll, a.lq);
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)), negInf = negInfOf(b, loc);
+  Value zero = f32Const(b, loc, 0.0), negInf = f32NegInf(b, loc);
   auto partLoop = [&](ValueRange inits, auto bodyFn) {
     auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(split.parts), kb.idx(1), inits);
     OpBuilder::InsertionGuard inner(b);
@@ -156,9 +150,7 @@ void mlir::neo::attention::emitKeyCombine(OpBuilder &b, Location loc, const Atte
                        return SmallVector<Value>{combine(b, loc, a.maxCombiner, carried[0], ms)};
                      })
                 .getResult(0);
-  // A row without a finite max subtracts 0 (exp(-inf) = 0, no NaN).
-  Value noMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
-  Value mUse = arith::SelectOp::create(b, loc, noMax, zero, m);
+  Value mUse = maxToSubtract(b, loc, m, negInf, zero);
   auto sums = partLoop(ValueRange{zero, zero}, [&](Value s, ValueRange carried) {
     Value at = statIndex(kb, a, s, batch, row);
     Value w = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, load(split.m, at), mUse));
