@@ -318,13 +318,16 @@ class Mem:
     def flat(self, idx, mask, what):
         off = np.full(mask.shape, self.offset, dtype=np.int64)
         for i, (d, s) in enumerate(zip(self.shape, self.strides)):
-            v = np.broadcast_to(np.asarray(idx[i], dtype=np.int64), mask.shape)
+            v = np.asarray(idx[i], dtype=np.int64)  # a scalar, or one per thread
+            if v.ndim and v.shape != mask.shape:
+                v = np.broadcast_to(v, mask.shape)
             if d >= 0:
                 bad = mask & ((v < 0) | (v >= d))
                 if bad.any():
                     lane = int(np.argmax(bad))
                     raise SimError("%s: index %d of dim %d (size %d) out of bounds in thread %d"
-                                   % (what, int(v[lane]), i, d, lane))
+                                   % (what, int(np.broadcast_to(v, mask.shape)[lane]), i, d,
+                                      lane))
             off = off + v * s
         bad = mask & ((off < 0) | (off >= self.buf.size))
         if bad.any():
@@ -434,7 +437,10 @@ class Machine:
         T = ctx["T"]
 
         def full(x, shape=()):
-            return np.broadcast_to(np.asarray(x), (T,) + tuple(shape)).copy()
+            x = np.asarray(x)
+            out = np.empty((T,) + tuple(shape), x.dtype)
+            out[...] = x
+            return out
 
         if n in ("scf.yield", "func.return"):
             return vals
