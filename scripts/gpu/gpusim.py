@@ -107,7 +107,6 @@ def _close(s):
 AFFINE_MAPS = {}
 
 
-@functools.lru_cache(maxsize=None)
 def affine_map(text):
     """A callable (dims, symbols) -> list of results of `affine_map<...>`."""
     text = text.strip()
@@ -115,6 +114,12 @@ def affine_map(text):
         if text not in AFFINE_MAPS:
             raise SimError("unknown affine map %s" % text)
         return AFFINE_MAPS[text]
+    return _parse_affine_map(text)
+
+
+@functools.lru_cache(maxsize=None)
+def _parse_affine_map(text):
+    """affine_map's parse of a literal map, once per distinct text."""
     m = re.match(r"^affine_map<\((.*?)\)(?:\[(.*?)\])?\s*->\s*\((.*)\)>$", text)
     if not m:
         raise SimError("cannot parse %s" % text)
@@ -997,24 +1002,25 @@ class Machine:
     @staticmethod
     @functools.lru_cache(maxsize=None)
     def _mma_layout(K):
-        """Per lane (32) and fragment register/element: the (row, column) of
+        """Per lane (32), fragment register and element: the (row, column) of
         A (16 x K), B (K x 8) and C/D (16 x 8) it holds (PTX ISA, mma.m16n8k16
-        and m16n8k8 fragment layouts)."""
+        and m16n8k8 fragment layouts); each index array lanes x registers x
+        elements."""
         lane = np.arange(32)[:, None, None]
         g, t = lane // 4, lane % 4
-        r4 = np.arange(4)[None, :, None]
-        r2 = np.arange(2)[None, :, None]
+        r = np.arange(4)[None, :, None]  # the register (A: 4, B and C: the first 2)
+        e = np.arange(2)[None, None, :]  # the element of a register
+        rb = r[:, :2]
         if K == 16:
-            e = np.arange(2)[None, None, :]
-            a = (g + 8 * (r4 % 2) + 0 * e, 2 * t + e + 8 * (r4 // 2))
-            b = (2 * t + e + 8 * r2, g + 0 * e + 0 * r2)
-        else:
-            e = np.zeros((1, 1, 1), np.int64)
-            a = (g + 8 * (r4 % 2) + e, t + 4 * (r4 // 2) + e)
-            b = (t + 4 * r2 + e, g + 0 * r2 + e)
-        e2 = np.arange(2)[None, None, :]
-        c = (g + 8 * r2 + 0 * e2, 2 * t + e2 + 0 * r2)
-        return tuple(tuple(np.broadcast_arrays(*x)) for x in (a, b, c))
+            a = (g + 8 * (r % 2), 2 * t + e + 8 * (r // 2))
+            b = (2 * t + e + 8 * rb, g)
+        else:  # one tf32 element a register
+            a = (g + 8 * (r % 2), t + 4 * (r // 2))
+            b = (t + 4 * rb, g)
+        c = (g + 8 * rb, 2 * t + e)
+        ne = 2 if K == 16 else 1
+        return tuple(tuple(np.broadcast_to(x, (32, regs, n)) for x in xs)
+                     for xs, regs, n in ((a, 4, ne), (b, 2, ne), (c, 2, 2)))
 
     def mma_sync(self, op, vals, mask, T):
         shape = int_prop(op, "mmaShape")
