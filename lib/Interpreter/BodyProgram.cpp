@@ -21,6 +21,45 @@ using namespace mlir::neo::detail;
 
 AffineProgram::AffineProgram(AffineExpr expr, unsigned symbolBase) : symbolBase(symbolBase) {
   append(expr);
+  isLinear = flatten(expr, 1);
+  if (!isLinear) {
+    terms.clear();
+    constant = 0;
+  }
+}
+
+/// Adds `scale * expr` to the linear form; false if `expr` divides, takes a
+/// modulo or multiplies two non-constant terms.
+bool AffineProgram::flatten(AffineExpr expr, uint64_t scale) {
+  if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
+    constant += static_cast<uint64_t>(cst.getValue()) * scale;
+    return true;
+  }
+  unsigned position = 0;
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    position = dim.getPosition();
+  else if (auto sym = dyn_cast<AffineSymbolExpr>(expr))
+    position = symbolBase + sym.getPosition();
+  else if (expr.getKind() == AffineExprKind::Add) {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    return flatten(bin.getLHS(), scale) && flatten(bin.getRHS(), scale);
+  } else if (expr.getKind() == AffineExprKind::Mul) {
+    auto bin = cast<AffineBinaryOpExpr>(expr);
+    AffineExpr factor = bin.getRHS(), other = bin.getLHS();
+    if (!isa<AffineConstantExpr>(factor))
+      std::swap(factor, other);
+    auto cst = dyn_cast<AffineConstantExpr>(factor);
+    return cst && flatten(other, scale * static_cast<uint64_t>(cst.getValue()));
+  } else {
+    return false;
+  }
+  for (Term &t : terms)
+    if (t.position == position) {
+      t.coefficient += scale;
+      return true;
+    }
+  terms.push_back({position, scale});
+  return true;
 }
 
 void AffineProgram::append(AffineExpr expr) {
@@ -83,7 +122,7 @@ static int64_t wrapMul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 
-bool AffineProgram::eval(const int64_t *dims, int64_t &result) const {
+bool AffineProgram::evalPostfix(const int64_t *dims, int64_t &result) const {
   if (insts.size() == 1) {
     result = insts[0].step == Step::Dim ? dims[insts[0].value] : insts[0].value;
     return true;

@@ -34,7 +34,15 @@ public:
 
   /// Evaluates the expression at `dims`. Returns false on a division (or
   /// modulo) by zero. Additions and multiplications wrap.
-  bool eval(const int64_t *dims, int64_t &result) const;
+  bool eval(const int64_t *dims, int64_t &result) const {
+    if (!isLinear)
+      return evalPostfix(dims, result);
+    uint64_t r = constant;
+    for (const Term &t : terms)
+      r += static_cast<uint64_t>(dims[t.position]) * t.coefficient;
+    result = static_cast<int64_t>(r);
+    return true;
+  }
 
 private:
   enum class Step : uint8_t { Dim, Const, Add, Mul, FloorDiv, CeilDiv, Mod };
@@ -42,9 +50,22 @@ private:
     Step step;
     int64_t value; // the dim position or the constant
   };
+  /// An expression without divisions or modulos is also kept as
+  /// constant + sum(coefficient * dims[position]) in wrapping (mod 2^64)
+  /// arithmetic, which gives what the postfix program gives (a ring
+  /// homomorphism) without its stack; iteration points evaluate it.
+  struct Term {
+    unsigned position;
+    uint64_t coefficient;
+  };
   void append(AffineExpr expr);
+  bool flatten(AffineExpr expr, uint64_t scale);
+  bool evalPostfix(const int64_t *dims, int64_t &result) const;
   llvm::SmallVector<Inst, 4> insts;
   unsigned symbolBase = 0;
+  bool isLinear = false;
+  uint64_t constant = 0;
+  llvm::SmallVector<Term, 4> terms;
 };
 
 /// arith.maximumf / arith.minimumf: NaN propagates and -0 < +0.

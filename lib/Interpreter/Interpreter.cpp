@@ -426,7 +426,7 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
   }
 
   // Domain.
-  SmallVector<Constraint> constraints;
+  SmallVector<Constraint, 4> constraints;
   if (std::optional<IntegerSet> domain = op.getDomain()) {
     if ((domain->getNumSymbols() != 0 && domain->getNumSymbols() != numSymbols) ||
         domain->getNumDims() != numDims)
@@ -441,7 +441,7 @@ FailureOr<RefTensor> Interpreter::evalCompute(ComputeOp op, Env &env) {
     unsigned dim;
     AffineProgram lower, upper;
   };
-  SmallVector<Range> ranges;
+  SmallVector<Range, 2> ranges;
   for (const DataDependentRange &r : getDataDependentRanges(op))
     ranges.push_back({r.dim, AffineProgram(r.lower, numDims), AffineProgram(r.upper, numDims)});
 

@@ -180,6 +180,9 @@ llvm::Error mlir::neo::runtime::emitBundle(ModuleOp module, const FunctionSignat
     if (!isNpyElementType(spec.type))
       return makeError(std::string(getElementTypeName(spec.type)) +
                        " inputs cannot be written as .npy sample inputs");
+  if (reference != "none" && (inputs.size() != sig.inputs.size() ||
+                              llvm::any_of(inputs, [](const auto &t) { return !t; })))
+    return makeError("a bundle with reference outputs needs every input of '" + sig.name + "'");
   auto data = compileGpuBundle(module, sig.name, options);
   if (!data)
     return data.takeError();

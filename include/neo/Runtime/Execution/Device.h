@@ -44,9 +44,10 @@ compileForDevice(Engine &engine, ModuleOp module, Device device,
                  const GpuCompileOptions &gpuOptions = {}, llvm::StringRef function = "");
 
 /// Writes the bundle of `sig.name` to `directory` with `inputs` as
-/// inputs/*.npy and, unless `reference` is "none", reference outputs as
-/// expected/*.npy computed by the interpreter ("interpreter") or by the CPU
-/// pipeline ("cpu", for sizes the interpreter is too slow for). `log`
+/// inputs/*.npy and reference outputs as expected/*.npy computed by the
+/// interpreter ("interpreter") or by the CPU pipeline ("cpu", for sizes the
+/// interpreter is too slow for). With `reference` "none" the bundle has no
+/// data and `inputs` are not read (they may be empty optionals). `log`
 /// receives a line saying what was written (and a note on a missing cubin).
 /// A non-empty `directory` is replaced only when `force` (see
 /// writeGpuBundle). The names of the inputs and outputs must be valid,
