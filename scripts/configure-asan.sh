@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh" >&2
 build=${NEO_ASAN_BUILD_DIR:-$root/build-asan}
 if [ ! -f "$build/build.ninja" ]; then
-  (cd "$root" && cmake --preset asan -B "$build" >/dev/null)
+  # NEO_CMAKE_ARGS: extra cache settings, as for scripts/build.sh.
+  (cd "$root" && cmake --preset asan -B "$build" ${NEO_CMAKE_ARGS:-} >/dev/null)
 fi
 echo "$build"

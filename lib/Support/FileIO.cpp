@@ -14,11 +14,11 @@
 using namespace mlir;
 using namespace mlir::neo;
 
-static std::string errnoMessage(int error) { return std::strerror(error); }
+static std::string strerrorText(int error) { return std::strerror(error); }
 
 Status mlir::neo::readWholeFile(const std::string &path, std::string &contents, uint64_t maxBytes) {
   auto fail = [&](int error) {
-    return Status::error(Status::Code::IO, path + ": cannot read the file: " + errnoMessage(error));
+    return Status::error(Status::Code::IO, path + ": cannot read the file: " + strerrorText(error));
   };
   auto tooLarge = [&]() {
     return Status::error(Status::Code::IO, path + ": the file is larger than the limit of " +
@@ -86,7 +86,7 @@ Status mlir::neo::writeFileAtomically(const std::string &path,
 
 Status mlir::neo::createDirectories(const std::string &path) {
   auto fail = [&](int error) {
-    return Status::error(Status::Code::IO, "cannot create '" + path + "': " + errnoMessage(error));
+    return Status::error(Status::Code::IO, "cannot create '" + path + "': " + strerrorText(error));
   };
   if (path.empty())
     return fail(ENOENT);
@@ -115,9 +115,9 @@ Status mlir::neo::removeTree(const std::string &path) {
   if (::lstat(path.c_str(), &info) != 0)
     return errno == ENOENT ? Status::success()
                            : Status::error(Status::Code::IO,
-                                           "cannot remove '" + path + "': " + errnoMessage(errno));
+                                           "cannot remove '" + path + "': " + strerrorText(errno));
   if (::nftw(path.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-    return Status::error(Status::Code::IO, "cannot remove '" + path + "': " + errnoMessage(errno));
+    return Status::error(Status::Code::IO, "cannot remove '" + path + "': " + strerrorText(errno));
   return Status::success();
 }
 
@@ -133,7 +133,7 @@ Status mlir::neo::resolveSymlinks(const std::string &path, std::string &resolved
     if (::lstat(resolved.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
       return Status::success();
     if (hops == 40)
-      return Status::error(Status::Code::IO, path + ": " + errnoMessage(ELOOP));
+      return Status::error(Status::Code::IO, path + ": " + strerrorText(ELOOP));
     std::string link(static_cast<size_t>(info.st_size > 0 ? info.st_size : 255) + 1, '\0');
     ssize_t n;
     while ((n = ::readlink(resolved.c_str(), link.data(), link.size())) >= 0 &&
@@ -141,7 +141,7 @@ Status mlir::neo::resolveSymlinks(const std::string &path, std::string &resolved
       link.resize(link.size() * 2);
     if (n < 0)
       return Status::error(Status::Code::IO, path + ": cannot read the symbolic link " + resolved +
-                                                 ": " + errnoMessage(errno));
+                                                 ": " + strerrorText(errno));
     link.resize(static_cast<size_t>(n));
     if (link.empty())
       return Status::error(Status::Code::IO,

@@ -89,7 +89,7 @@ int64_t estimateWork(Region &region, int64_t cap, unsigned depth = 0) {
 }
 
 struct NeoBalanceParallelLoopsPass
-    : public neo::impl::NeoBalanceParallelLoopsBase<NeoBalanceParallelLoopsPass> {
+    : public mlir::neo::impl::NeoBalanceParallelLoopsBase<NeoBalanceParallelLoopsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -368,7 +368,8 @@ void eraseUnusedInputs(Operation *root) {
   (void)applyPatternsGreedily(root, std::move(patterns));
 }
 
-struct NeoHoistInvariantsPass : public neo::impl::NeoHoistInvariantsBase<NeoHoistInvariantsPass> {
+struct NeoHoistInvariantsPass
+    : public mlir::neo::impl::NeoHoistInvariantsBase<NeoHoistInvariantsPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -494,7 +495,7 @@ SmallVector<Value> candidates(linalg::GenericOp op) {
 }
 
 struct NeoShareSubexpressionsPass
-    : public neo::impl::NeoShareSubexpressionsBase<NeoShareSubexpressionsPass> {
+    : public mlir::neo::impl::NeoShareSubexpressionsBase<NeoShareSubexpressionsPass> {
   using Base::Base;
 
   void runOnOperation() override {

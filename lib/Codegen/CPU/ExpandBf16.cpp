@@ -22,7 +22,7 @@ namespace neo {
 using namespace mlir;
 
 namespace {
-struct NeoExpandBf16Pass : public neo::impl::NeoExpandBf16Base<NeoExpandBf16Pass> {
+struct NeoExpandBf16Pass : public mlir::neo::impl::NeoExpandBf16Base<NeoExpandBf16Pass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);

@@ -23,7 +23,8 @@ namespace {
 /// MXCSR's flush-to-zero (FTZ) and denormals-are-zero (DAZ) bits.
 constexpr int32_t kFlushBits = 0x8040;
 
-struct NeoFlushDenormalsPass : public neo::impl::NeoFlushDenormalsBase<NeoFlushDenormalsPass> {
+struct NeoFlushDenormalsPass
+    : public mlir::neo::impl::NeoFlushDenormalsBase<NeoFlushDenormalsPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<LLVM::LLVMFuncOp>()) {
       if (func.isExternal() || func.getLinkage() != LLVM::Linkage::External)

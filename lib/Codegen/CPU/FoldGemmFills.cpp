@@ -70,7 +70,7 @@ bool readsOutput(linalg::LinalgOp op, Value c, Value buffer) {
   return found.wasInterrupted();
 }
 
-struct NeoFoldGemmFillsPass : public neo::impl::NeoFoldGemmFillsBase<NeoFoldGemmFillsPass> {
+struct NeoFoldGemmFillsPass : public mlir::neo::impl::NeoFoldGemmFillsBase<NeoFoldGemmFillsPass> {
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> gemms;
     getOperation().walk([&](linalg::LinalgOp op) {

@@ -18,7 +18,7 @@ using namespace mlir::neo;
 
 namespace {
 struct NeoFuseElementwisePass
-    : public neo::impl::NeoFuseElementwiseBase<NeoFuseElementwisePass> {
+    : public mlir::neo::impl::NeoFuseElementwiseBase<NeoFuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *operand) {

@@ -17,7 +17,7 @@ namespace neo {
 using namespace mlir;
 
 namespace {
-struct NeoMathToLibmPass : public neo::impl::NeoMathToLibmBase<NeoMathToLibmPass> {
+struct NeoMathToLibmPass : public mlir::neo::impl::NeoMathToLibmBase<NeoMathToLibmPass> {
   void runOnOperation() override {
     // A partial conversion applies upstream's libm patterns to the illegal
     // ops only: log1p, expm1 and erf on f32 or f64 (libm has no others).

@@ -84,7 +84,8 @@ bool outline(Operation *loop, func::FuncOp parent, Operation *&after, SymbolTabl
   return true;
 }
 
-struct NeoOutlineKernelsPass : public neo::impl::NeoOutlineKernelsBase<NeoOutlineKernelsPass> {
+struct NeoOutlineKernelsPass
+    : public mlir::neo::impl::NeoOutlineKernelsBase<NeoOutlineKernelsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -116,7 +116,7 @@ bool outline(scf::ParallelOp loop, func::FuncOp parent, Operation *&after, Symbo
 }
 
 struct NeoOutlineParallelBodiesPass
-    : public neo::impl::NeoOutlineParallelBodiesBase<NeoOutlineParallelBodiesPass> {
+    : public mlir::neo::impl::NeoOutlineParallelBodiesBase<NeoOutlineParallelBodiesPass> {
   using Base::Base;
 
   void runOnOperation() override {

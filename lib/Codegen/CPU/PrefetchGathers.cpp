@@ -244,7 +244,8 @@ private:
   std::set<std::vector<void *>> seen;
 };
 
-struct NeoPrefetchGathersPass : public neo::impl::NeoPrefetchGathersBase<NeoPrefetchGathersPass> {
+struct NeoPrefetchGathersPass
+    : public mlir::neo::impl::NeoPrefetchGathersBase<NeoPrefetchGathersPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -52,7 +52,8 @@ namespace {
 /// the generic one.
 enum class OpClass { Gemm, ImplicitGemm, Generic };
 
-struct NeoSelectSchedulesPass : public neo::impl::NeoSelectSchedulesBase<NeoSelectSchedulesPass> {
+struct NeoSelectSchedulesPass
+    : public mlir::neo::impl::NeoSelectSchedulesBase<NeoSelectSchedulesPass> {
   using Base::Base;
 
   NeoSelectSchedulesPass(const NeoSelectSchedulesOptions &options,

@@ -176,7 +176,7 @@ void callRoutine(IRRewriter &rewriter, linalg::LinalgOp op, const GemmAnalysis &
   rewriter.eraseOp(op);
 }
 
-struct NeoShareGemmsPass : public neo::impl::NeoShareGemmsBase<NeoShareGemmsPass> {
+struct NeoShareGemmsPass : public mlir::neo::impl::NeoShareGemmsBase<NeoShareGemmsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -428,7 +428,8 @@ bool splitAlong(linalg::GenericOp op, unsigned dim, ArrayRef<int64_t> cuts) {
   return true;
 }
 
-struct NeoSplitIndexSetsPass : public neo::impl::NeoSplitIndexSetsBase<NeoSplitIndexSetsPass> {
+struct NeoSplitIndexSetsPass
+    : public mlir::neo::impl::NeoSplitIndexSetsBase<NeoSplitIndexSetsPass> {
   using Base::Base;
 
   void runOnOperation() override {

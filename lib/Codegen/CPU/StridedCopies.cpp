@@ -16,7 +16,7 @@ using namespace mlir;
 
 namespace {
 struct NeoLowerStridedCopiesPass
-    : public neo::impl::NeoLowerStridedCopiesBase<NeoLowerStridedCopiesPass> {
+    : public mlir::neo::impl::NeoLowerStridedCopiesBase<NeoLowerStridedCopiesPass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) {

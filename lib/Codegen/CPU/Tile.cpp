@@ -33,8 +33,6 @@ namespace neo {
 using namespace mlir;
 using namespace mlir::neo;
 
-static constexpr llvm::StringLiteral kVectorSizes = "neo.vector_sizes";
-
 /// Whether `expr` never decreases when dim `d` grows. Tiling takes the slice
 /// of an operand from the indices at the first and last point of a tile,
 /// which is right only for such indices (`63 - i` reads a reversed slice).
@@ -236,7 +234,7 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
     return;
   rewriter.eraseOp(current);
   Operation *tile = tiled->tiledOps.back();
-  tile->setAttr(kVectorSizes, rewriter.getDenseI64ArrayAttr(vectorSizes));
+  tile->setAttr(kVectorSizesAttrName, rewriter.getDenseI64ArrayAttr(vectorSizes));
   // A last partial tile makes every tile's size dynamic, so every tile would
   // be masked, and masked stores are slow (microcoded on AMD Zen: the fill
   // of a 56-wide row ran at a fraction of the bandwidth). Peel it: the full
@@ -264,7 +262,7 @@ static void tileGeneric(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 namespace {
-struct NeoTilePass : public neo::impl::NeoTileBase<NeoTilePass> {
+struct NeoTilePass : public mlir::neo::impl::NeoTileBase<NeoTilePass> {
   using Base::Base;
 
   void runOnOperation() override {

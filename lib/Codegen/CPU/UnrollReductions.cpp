@@ -223,7 +223,7 @@ void unroll(RewriterBase &rewriter, linalg::GenericOp op) {
 }
 
 struct NeoUnrollReductionsPass
-    : public neo::impl::NeoUnrollReductionsBase<NeoUnrollReductionsPass> {
+    : public mlir::neo::impl::NeoUnrollReductionsBase<NeoUnrollReductionsPass> {
   using Base::Base;
 
   void runOnOperation() override {

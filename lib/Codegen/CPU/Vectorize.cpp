@@ -1,5 +1,6 @@
 //===- Vectorize.cpp - neo-vectorize: vector tiles lowered for the host ----===//
 #include "neo/Codegen/CPU/Passes.h"
+#include "neo/Dialect/Neo/IR/NeoAttrNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,26 +23,25 @@ using namespace mlir;
 using namespace mlir::neo;
 
 /// Set by neo-tile on the ops whose tiles are one vector (see Tile.cpp).
-static constexpr llvm::StringLiteral kVectorSizes = "neo.vector_sizes";
 
 namespace {
-struct NeoVectorizePass : public neo::impl::NeoVectorizeBase<NeoVectorizePass> {
+struct NeoVectorizePass : public mlir::neo::impl::NeoVectorizeBase<NeoVectorizePass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kVectorSizes))
+      if (op->hasAttr(kVectorSizesAttrName))
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
-      auto sizes = op->getAttrOfType<DenseI64ArrayAttr>(kVectorSizes);
+      auto sizes = op->getAttrOfType<DenseI64ArrayAttr>(kVectorSizesAttrName);
       rewriter.setInsertionPoint(op);
       // Explicitly fixed-width (an empty list is read past its end upstream).
       SmallVector<bool> scalable(sizes.size(), false);
       auto result = linalg::vectorize(rewriter, op, sizes.asArrayRef(), scalable);
       if (failed(result)) {
-        op->removeAttr(kVectorSizes); // Stays scalar.
+        op->removeAttr(kVectorSizesAttrName); // Stays scalar.
         continue;
       }
       if (op->getNumResults() == 0)

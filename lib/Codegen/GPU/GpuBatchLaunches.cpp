@@ -422,7 +422,7 @@ void buildBatch(ArrayRef<Candidate> batch) {
 }
 
 struct NeoGpuBatchLaunchesPass
-    : public neo::impl::NeoGpuBatchLaunchesBase<NeoGpuBatchLaunchesPass> {
+    : public mlir::neo::impl::NeoGpuBatchLaunchesBase<NeoGpuBatchLaunchesPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -15,7 +15,7 @@ using namespace mlir;
 using namespace mlir::neo;
 
 namespace {
-struct NeoGpuFinalizePass : public neo::impl::NeoGpuFinalizeBase<NeoGpuFinalizePass> {
+struct NeoGpuFinalizePass : public mlir::neo::impl::NeoGpuFinalizeBase<NeoGpuFinalizePass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -96,8 +96,6 @@ struct Operand {
   }
 };
 
-constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
-
 struct GemmKernel {
   OpBuilder &b;
   Location loc;

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmMmaSync.h"
+#include "GpuKernelBuilder.h"
 #include "GpuMmaFragments.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -38,7 +39,6 @@ using namespace mlir::neo;
 using namespace mlir::neo::gpukernel;
 
 namespace {
-constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
 
 /// Whether every stride in `roles` (of a role with extent > 1) is a multiple of `vec`.
 bool aligned(const int64_t stride[4], std::initializer_list<std::pair<int, int64_t>> roles,

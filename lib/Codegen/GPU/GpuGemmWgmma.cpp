@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GpuGemmWgmma.h"
+#include "GpuKernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -43,7 +44,6 @@ using namespace mlir::neo;
 using namespace mlir::neo::gpukernel;
 
 namespace {
-constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
 /// Bytes of one swizzled row, of an 8-row swizzle pattern, of a 64 x 64 atom.
 constexpr int64_t kRowBytes = 128, kPatternBytes = 1024, kAtomBytes = 64 * kRowBytes;
 

@@ -21,6 +21,9 @@ namespace mlir {
 namespace neo {
 namespace gpukernel {
 
+/// The loop roles of a (batched) GEMM's tile sizes and strides.
+constexpr int kB = 0, kM = 1, kN = 2, kK = 3;
+
 struct KB {
   OpBuilder &b;
   Location loc;

@@ -39,7 +39,8 @@ SmallVector<Value> packRows(OpBuilder &b, Location loc, Value fragment) {
   return regs;
 }
 
-struct NeoGpuLegalizeMmaPass : public neo::impl::NeoGpuLegalizeMmaBase<NeoGpuLegalizeMmaPass> {
+struct NeoGpuLegalizeMmaPass
+    : public mlir::neo::impl::NeoGpuLegalizeMmaBase<NeoGpuLegalizeMmaPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -96,7 +96,7 @@ LogicalResult mapLoopNest(IRRewriter &rewriter, Operation *nest) {
   return success();
 }
 
-struct NeoGpuMapPass : public neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
+struct NeoGpuMapPass : public mlir::neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -16,7 +16,8 @@ using namespace mlir;
 using namespace mlir::neo;
 
 namespace {
-struct NeoGpuMergeModulesPass : public neo::impl::NeoGpuMergeModulesBase<NeoGpuMergeModulesPass> {
+struct NeoGpuMergeModulesPass
+    : public mlir::neo::impl::NeoGpuMergeModulesBase<NeoGpuMergeModulesPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -31,7 +31,7 @@ using namespace mlir::neo;
 namespace {
 
 struct NeoGpuSelectSchedulesPass
-    : public neo::impl::NeoGpuSelectSchedulesBase<NeoGpuSelectSchedulesPass> {
+    : public mlir::neo::impl::NeoGpuSelectSchedulesBase<NeoGpuSelectSchedulesPass> {
   using Base::Base;
 
   /// The schedules of the options, checked once.

@@ -28,7 +28,7 @@ bool isLLVMConstant(Operation *op) {
 }
 
 struct NeoGpuSinkIntoLaunchesPass
-    : public neo::impl::NeoGpuSinkIntoLaunchesBase<NeoGpuSinkIntoLaunchesPass> {
+    : public mlir::neo::impl::NeoGpuSinkIntoLaunchesBase<NeoGpuSinkIntoLaunchesPass> {
   using Base::Base;
 
   void runOnOperation() override {

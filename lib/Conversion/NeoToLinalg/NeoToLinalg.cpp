@@ -610,7 +610,7 @@ void convertRowFused(RewriterBase &rewriter, FusedOp op, int64_t rowsOverride) {
 }
 
 struct ConvertNeoToLinalgPass
-    : public neo::impl::ConvertNeoToLinalgBase<ConvertNeoToLinalgPass> {
+    : public mlir::neo::impl::ConvertNeoToLinalgBase<ConvertNeoToLinalgPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -1,5 +1,6 @@
 //===- Codegen.cpp - neo IR to a native object file -----------------------===//
 #include "Codegen.h"
+#include "MakeError.h"
 
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Pipelines/Pipelines.h"
@@ -70,9 +71,7 @@ std::string runtime::getTuningRecordsPath(const EngineOptions &options) {
   return options.tuningRecords;
 }
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+using mlir::neo::runtime::detail::makeError;
 
 /// Adds `void __neo_packed_<f>(ptr args)` calling `f(args[0], args[1], ...)`.
 static llvm::Error addPackedEntryPoints(llvm::Module &module,

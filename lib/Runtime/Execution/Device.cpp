@@ -1,5 +1,6 @@
 //===- Device.cpp - Compiling for a device --------------------------------===//
 #include "neo/Runtime/Execution/Device.h"
+#include "MakeError.h"
 #include "neo/Support/FileIO.h"
 
 #include "neo/Interpreter/Interpreter.h"
@@ -17,9 +18,7 @@ using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::runtime;
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+using mlir::neo::runtime::detail::makeError;
 
 std::string mlir::neo::runtime::getCudaUnavailableReason() {
   std::shared_ptr<cuda::CudaDriver> driver;

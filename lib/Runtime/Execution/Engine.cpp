@@ -2,6 +2,7 @@
 #include "neo/Runtime/Execution/Engine.h"
 #include "Codegen.h"
 #include "IndexCheckCache.h"
+#include "MakeError.h"
 
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
@@ -35,9 +36,7 @@ using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::runtime;
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+using mlir::neo::runtime::detail::makeError;
 
 //===----------------------------------------------------------------------===//
 // Signatures

@@ -1,5 +1,6 @@
 //===- Executable.cpp - Compiled modules on some device -------------------===//
 #include "neo/Runtime/Execution/Executable.h"
+#include "MakeError.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -9,9 +10,7 @@ using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::runtime;
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
+using mlir::neo::runtime::detail::makeError;
 
 const char *mlir::neo::runtime::getDeviceName(Device device) {
   switch (device) {

@@ -1,5 +1,6 @@
 //===- GpuCompiler.cpp - Functions to GPU bundles -------------------------===//
 #include "neo/Runtime/Execution/GpuCompiler.h"
+#include "MakeError.h"
 #include "neo/Dialect/Neo/IR/NeoUtils.h"
 #include "neo/Pipelines/Pipelines.h"
 #include "neo/Registration.h"
@@ -31,10 +32,7 @@ using namespace mlir;
 using namespace mlir::neo;
 using namespace mlir::neo::runtime;
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
+using mlir::neo::runtime::detail::makeError;
 
 namespace {
 /// Reads the manifest off the host function of neo-lower-to-ptx's output.

@@ -281,7 +281,7 @@ FailureOr<AutodiffResult> mlir::neo::differentiateFunction(func::FuncOp func,
 }
 
 namespace {
-struct NeoAutodiffPass : public neo::impl::NeoAutodiffBase<NeoAutodiffPass> {
+struct NeoAutodiffPass : public mlir::neo::impl::NeoAutodiffBase<NeoAutodiffPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -319,11 +319,11 @@ struct NeoAutodiffPass : public neo::impl::NeoAutodiffBase<NeoAutodiffPass> {
   }
 };
 
-struct NeoInlineFusedPass : public neo::impl::NeoInlineFusedBase<NeoInlineFusedPass> {
+struct NeoInlineFusedPass : public mlir::neo::impl::NeoInlineFusedBase<NeoInlineFusedPass> {
   void runOnOperation() override { inlineFusedOps(getOperation()); }
 };
 
-struct NeoKeepFunctionsPass : public neo::impl::NeoKeepFunctionsBase<NeoKeepFunctionsPass> {
+struct NeoKeepFunctionsPass : public mlir::neo::impl::NeoKeepFunctionsBase<NeoKeepFunctionsPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -185,7 +185,7 @@ struct Checker {
   }
 };
 
-struct NeoCheckBatchPass : public neo::impl::NeoCheckBatchBase<NeoCheckBatchPass> {
+struct NeoCheckBatchPass : public mlir::neo::impl::NeoCheckBatchBase<NeoCheckBatchPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -26,7 +26,7 @@ using namespace mlir::neo::detail;
 
 namespace {
 
-struct NeoFactorSumsPass : public neo::impl::NeoFactorSumsBase<NeoFactorSumsPass> {
+struct NeoFactorSumsPass : public mlir::neo::impl::NeoFactorSumsBase<NeoFactorSumsPass> {
   void runOnOperation() override {
     SmallVector<ComputeOp> sums;
     // Sums into matrices (and higher ranks): the contractions, where the

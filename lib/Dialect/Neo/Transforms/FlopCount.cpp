@@ -144,7 +144,7 @@ OpCost mlir::neo::countOpCost(ComputeOp op) {
 }
 
 namespace {
-struct NeoCountFlopsPass : public neo::impl::NeoCountFlopsBase<NeoCountFlopsPass> {
+struct NeoCountFlopsPass : public mlir::neo::impl::NeoCountFlopsBase<NeoCountFlopsPass> {
   using Base::Base;
   void runOnOperation() override {
     llvm::raw_ostream &os = llvm::outs();

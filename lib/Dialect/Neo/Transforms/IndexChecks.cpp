@@ -361,7 +361,7 @@ LogicalResult mlir::neo::addIndexChecks(ModuleOp module) {
 }
 
 namespace {
-struct NeoIndexChecksPass : public neo::impl::NeoIndexChecksBase<NeoIndexChecksPass> {
+struct NeoIndexChecksPass : public mlir::neo::impl::NeoIndexChecksBase<NeoIndexChecksPass> {
   void runOnOperation() override {
     if (failed(addIndexChecks(getOperation())))
       signalPassFailure();

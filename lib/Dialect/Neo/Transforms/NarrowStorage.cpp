@@ -22,7 +22,7 @@ using namespace mlir::neo;
 
 namespace {
 
-struct NeoNarrowStoragePass : public neo::impl::NeoNarrowStorageBase<NeoNarrowStoragePass> {
+struct NeoNarrowStoragePass : public mlir::neo::impl::NeoNarrowStorageBase<NeoNarrowStoragePass> {
   using Base::Base;
 
   void runOnOperation() override {

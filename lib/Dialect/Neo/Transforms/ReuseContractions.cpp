@@ -40,7 +40,7 @@ struct Reuse {
 };
 
 struct NeoReuseContractionsPass
-    : public neo::impl::NeoReuseContractionsBase<NeoReuseContractionsPass> {
+    : public mlir::neo::impl::NeoReuseContractionsBase<NeoReuseContractionsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Each rewrite removes at least one reduction dim (f has one, and sigma

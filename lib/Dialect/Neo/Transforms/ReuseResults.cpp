@@ -48,7 +48,7 @@ bool isCostly(Value v, llvm::DenseMap<Value, bool> &memo) {
   return memo[v] = costly;
 }
 
-struct NeoReuseResultsPass : public neo::impl::NeoReuseResultsBase<NeoReuseResultsPass> {
+struct NeoReuseResultsPass : public mlir::neo::impl::NeoReuseResultsBase<NeoReuseResultsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<ComputeOp> producers;

@@ -15,6 +15,10 @@ constexpr llvm::StringLiteral kScheduleAttrName = "neo.schedule";
 /// of adding to it (neo-fold-gemm-fills removed the zero fill before it).
 constexpr llvm::StringLiteral kOverwriteAttrName = "neo.overwrite";
 
+/// On a tiled CPU op: the vector sizes neo-tile chose, which neo-vectorize
+/// vectorizes it with.
+constexpr llvm::StringLiteral kVectorSizesAttrName = "neo.vector_sizes";
+
 } // namespace neo
 } // namespace mlir
 
