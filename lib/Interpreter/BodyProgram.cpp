@@ -20,12 +20,12 @@ using namespace mlir::neo::detail;
 //===----------------------------------------------------------------------===//
 
 AffineProgram::AffineProgram(AffineExpr expr, unsigned symbolBase) : symbolBase(symbolBase) {
-  append(expr);
   isLinear = flatten(expr, 1);
-  if (!isLinear) {
-    terms.clear();
-    constant = 0;
-  }
+  if (isLinear)
+    return;
+  terms.clear();
+  constant = 0;
+  append(expr);
 }
 
 /// Adds `scale * expr` to the linear form; false if `expr` divides, takes a

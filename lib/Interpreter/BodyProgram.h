@@ -50,10 +50,10 @@ private:
     Step step;
     int64_t value; // the dim position or the constant
   };
-  /// An expression without divisions or modulos is also kept as
+  /// An expression without divisions or modulos is kept only as
   /// constant + sum(coefficient * dims[position]) in wrapping (mod 2^64)
   /// arithmetic, which gives what the postfix program gives (a ring
-  /// homomorphism) without its stack; iteration points evaluate it.
+  /// homomorphism) without its stack; the others as the postfix program.
   struct Term {
     unsigned position;
     uint64_t coefficient;

@@ -146,7 +146,7 @@ TEST(AffineProgramTest, LinearExpressionsMatchTheRecursiveEvaluation) { checkRan
 
 TEST(AffineProgramTest, ExpressionsWithDivisionsMatchTheRecursiveEvaluation) { checkRandom(true); }
 
-TEST(AffineProgramTest, LinearFormWrapsLikeThePostfixProgram) {
+TEST(AffineProgramTest, LinearFormWrapsModulo2To64) {
   MLIRContext ctx;
   AffineExpr d0 = getAffineDimExpr(0, &ctx), d1 = getAffineDimExpr(1, &ctx),
              s0 = getAffineSymbolExpr(0, &ctx);

@@ -464,9 +464,7 @@ Engine::compileFunctions(ModuleOp module, llvm::ArrayRef<std::string> functions)
   for (const std::string &function : functions) {
     auto root = module.lookupSymbol<func::FuncOp>(function);
     if (!root || root.isPrivate())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no public function named '%s' in the module",
-                                     function.c_str());
+      return makeError("no public function named '" + function + "' in the module");
     if (reached.insert(function).second)
       work.push_back(root);
   }

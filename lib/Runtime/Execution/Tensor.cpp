@@ -1,5 +1,6 @@
 //===- Tensor.cpp - Host tensors of the Neo runtime -----------------------===//
 #include "neo/Runtime/Execution/Tensor.h"
+#include "MakeError.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
@@ -10,6 +11,7 @@
 
 using namespace mlir::neo;
 using namespace mlir::neo::runtime;
+using mlir::neo::runtime::detail::makeError;
 
 std::optional<ElementType> mlir::neo::runtime::getElementType(mlir::Type type) {
   if (type.isF16()) return ElementType::F16;
@@ -61,9 +63,8 @@ static uint64_t physicalMemory() {
 
 llvm::Expected<HostTensor> HostTensor::allocate(TensorSpec spec, const llvm::Twine &what) {
   auto error = [&](const llvm::Twine &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot allocate " + llvm::Twine(spec.numBytes()) +
-                                       " bytes for " + what + " (" + spec.str() + ")" + why);
+    return makeError("cannot allocate " + llvm::Twine(spec.numBytes()) + " bytes for " + what +
+                     " (" + spec.str() + ")" + why);
   };
   // Never ask for more than the machine has: with memory overcommit the
   // allocation would succeed and zeroing it would end the process.
