@@ -1,6 +1,10 @@
 // neo-check-batch: the dims of extent 7 are a batch; a function that never
 // mixes its rows gets neo.batch_dim on its batched arguments and results.
 // RUN: neo-opt %s -split-input-file --neo-check-batch="function=cell extent=7" -verify-diagnostics | FileCheck %s
+// An extent below 2 is an error that names the value (it printed as a
+// control character before).
+// RUN: not neo-opt %s -split-input-file --neo-check-batch="function=cell extent=1" 2>&1 | FileCheck %s --check-prefix=EXTENT
+// EXTENT: neo-check-batch: extent must be at least 2, not 1{{$}}
 
 // An RNN-style cell: x * W + h * U, a tanh, and a broadcast bias that reads
 // no batched operand (rows alike); h read transposed (its batch dim is 1).

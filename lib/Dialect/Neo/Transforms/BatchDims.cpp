@@ -196,7 +196,8 @@ struct NeoCheckBatchPass : public mlir::neo::impl::NeoCheckBatchBase<NeoCheckBat
       return signalPassFailure();
     }
     if (extent < 2) {
-      module.emitError("neo-check-batch: extent must be at least 2, not ") << extent;
+      module.emitError("neo-check-batch: extent must be at least 2, not ")
+          << static_cast<int64_t>(extent);
       return signalPassFailure();
     }
     Checker checker;
