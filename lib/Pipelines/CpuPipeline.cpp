@@ -98,7 +98,7 @@ struct UnshareFilledInits : public PassWrapper<UnshareFilledInits, OperationPass
 void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps,
                                       bool fuseElementwise, bool gpu, bool splitIndexSets,
                                       bool splitBorders, bool gpuRowBlocks, bool reuseContractions,
-                                      bool factorSums) {
+                                      bool factorSums, int64_t gpuSmCount) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // A backward sum that multiplies out a forward contraction's product
@@ -122,6 +122,7 @@ void mlir::neo::buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNam
     NeoEqSatFuseOptions fuse;
     fuse.target = gpu ? "gpu" : "cpu";
     fuse.rowBlocks = !gpu || gpuRowBlocks;
+    fuse.smCount = gpuSmCount;
     pm.addPass(createNeoEqSatFuse(fuse));
     pm.addPass(createCSEPass());
   }

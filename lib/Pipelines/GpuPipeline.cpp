@@ -23,6 +23,8 @@ std::string mlir::neo::checkGpuPipelineOptions(const GpuPipelineOptions &options
     return "gemm-tile takes at most 7 values (bm,bn,bk,tm,tn,wm,wn)";
   if (options.gemmStages < 0 || options.gemmStages > 8)
     return "gemm-stages must be between 0 (the kernel chooses) and 8";
+  if (options.smCount < 1)
+    return "sm-count must be at least 1, not " + std::to_string(options.smCount);
   if (options.mma == "wgmma" && options.chip != "sm_90a")
     return "tensor-cores=wgmma needs chip=sm_90a (warpgroup MMA is sm_90a's), not chip=" +
            options.chip.getValue();
@@ -33,7 +35,8 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   // Phases 1 and 2 as on the CPU; buffers are the runtime's to free.
   buildNeoToLinalgPhase(pm, options.eqsat, options.useNamedOps, options.fuseElementwise,
                         /*gpu=*/true, /*splitIndexSets=*/false, /*splitBorders=*/false,
-                        options.rowBlocks, options.reuseContractions, options.factorSums);
+                        options.rowBlocks, options.reuseContractions, options.factorSums,
+                        options.smCount);
   if (options.stopAfter == "linalg")
     return;
   buildNeoBufferizePhase(pm, /*deallocate=*/false);
@@ -47,6 +50,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   select.stages = options.gemmStages;
   select.records = options.gpuTuningRecords;
   select.target = "cuda-" + options.chip.getValue();
+  select.smCount = options.smCount;
   int64_t *fields[] = {&select.bm, &select.bn, &select.bk, &select.tm,
                        &select.tn, &select.wm, &select.wn};
   for (auto [i, v] : llvm::enumerate(options.gemmTile))
@@ -61,6 +65,7 @@ void mlir::neo::buildNeoLowerToPtxPipeline(OpPassManager &pm, const GpuPipelineO
   map.attentionTf32 = options.mma == "tf32" || options.mma == "wgmma";
   map.attentionKeySplit = options.attentionKeySplit;
   map.scoreTiles = options.fusedScoreTiles;
+  map.smCount = options.smCount;
   pm.addNestedPass<func::FuncOp>(createNeoGpuMap(map));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -334,6 +334,11 @@ def render(results, heading="#"):
              "Date: %s. Driver %s, PyTorch %s (cuBLAS/cuDNN). Command: `%s`." % (
                  results["date"], results["driver"], results.get("torch", torch.__version__),
                  results["command"]), "",
+             "SMs: %s on the device; the bundles' kernels planned for %s%s." % (
+                 results.get("sm_count", "?"), results.get("bundle_sm_count", "?"),
+                 "" if results.get("sm_count") == results.get("bundle_sm_count") else
+                 " (remake them with make_bundles.py --sm-count %s for its speed; the "
+                 "results stay correct)" % results.get("sm_count", "?")), "",
              "Correctness: %d of %d bundles match the CPU reference outputs%s." % (
                  sum(c["ok"] for c in results["check"]), len(results["check"]),
                  "; compute-sanitizer memcheck clean on %d of %d" % (
@@ -474,6 +479,15 @@ def main():
     results = dict(device=torch.cuda.get_device_name(0), driver=driver,
                    date=datetime.date.today().isoformat(), command=" ".join(sys.argv),
                    check=[], sanitize=[], bench=[])
+    # The splits and warps of the kernels were planned for make_bundles.py's
+    # --sm-count; another count gives correct results at another speed.
+    results["sm_count"] = torch.cuda.get_device_properties(0).multi_processor_count
+    planned = sorted({v.get("sm_count", 132) for v in index.values()})
+    results["bundle_sm_count"] = planned[0] if len(planned) == 1 else planned
+    if planned != [results["sm_count"]]:
+        print("warning: the bundles were planned for %s SMs; this GPU has %d (make_bundles.py "
+              "--sm-count %d plans for it)" % ("/".join(map(str, planned)), results["sm_count"],
+                                                results["sm_count"]), flush=True)
     if not args.skip_check:
         correctness(args, index, results)
     if not args.skip_bench:

@@ -2,7 +2,7 @@
 """Compiles Neo's GPU bundle set ahead of time (on a machine with LLVM/MLIR).
 
     scripts/gpu/make_bundles.py OUTDIR [--quick] [--jobs N] [--reference cpu] [--simulate]
-                                [--filter REGEX]
+                                [--filter REGEX] [--sm-count N]
 
 OUTDIR/check/<name>/   every operator of test/Operators, forward and
                        forward+backward (<name>_fwdbwd), plus GEMM variants
@@ -15,7 +15,9 @@ OUTDIR/bench/<name>/   the benchmark set of docs/benchmarks.md at full size
                        (forward+backward), without data: scripts/gpu/bench.py
                        makes inputs on the GPU machine and checks every output
                        against PyTorch there;
-OUTDIR/index.json      what each bundle is (kind, function, tolerance, model).
+OUTDIR/index.json      what each bundle is (kind, function, tolerance, model, and the
+                       SMs its kernels were planned for: --sm-count, 132 by default
+                       for H100 SXM and H200; 114 for H100 PCIe).
 
 The GPU machine then runs scripts/gpu/check.sh OUTDIR (no LLVM needed)."""
 import argparse
@@ -54,6 +56,13 @@ def autodiff(mlir, function=None, wrt=None):
 
 # --simulate: (rtol, atol) of each check bundle's name, and the results.
 SIMULATE = None
+# --sm-count: the SMs of the GPU the bundles are for (neo-lower-to-ptx's
+# sm-count, added to every bundle's options).
+SM_COUNT = 132
+
+
+def with_sm_count(gpu_options):
+    return (gpu_options + " sm-count=%d" % SM_COUNT).strip()
 
 
 def simulate(path, out, gpu_options, tolerance):
@@ -77,8 +86,8 @@ def emit(mlir, function, out, reference, gpu_options="", seed=1):
             "--bundle-reference", reference, "--seed", str(seed),
             # Regenerating a bundle directory replaces it (only once complete).
             "--force"]
-    if gpu_options:
-        args += ["--gpu-pipeline-options", gpu_options]
+    gpu_options = with_sm_count(gpu_options)
+    args += ["--gpu-pipeline-options", gpu_options]
     try:
         sh(args)
         # Every kernel within sm_90a's registers, shared memory and threads,
@@ -464,7 +473,15 @@ def main():
                         "<bundle>/gpusim.txt)")
     parser.add_argument("--filter", default=None, help="only bundles whose name matches this "
                         "regular expression")
+    parser.add_argument("--sm-count", type=int, default=132,
+                        help="SMs of the GPU the bundles are for (H100 SXM, H200: 132; H100 "
+                        "PCIe: 114): the kernels' splits and warps are planned for them; "
+                        "scripts/gpu/bench.py warns when the device has another count")
     args = parser.parse_args()
+    if args.sm_count < 1:
+        parser.error("--sm-count must be at least 1")
+    global SM_COUNT
+    SM_COUNT = args.sm_count
     out = os.path.abspath(args.out)
     os.makedirs(os.path.join(out, "check"), exist_ok=True)
     os.makedirs(os.path.join(out, "bench"), exist_ok=True)
@@ -477,6 +494,8 @@ def main():
         j, i = bench_jobs(out, args.quick)
         jobs += j
         index.update(i)
+    for entry in index.values():
+        entry["sm_count"] = SM_COUNT
     if args.filter:
         jobs = [(n, t) for n, t in jobs if re.search(args.filter, n)]
         index = {k: v for k, v in index.items() if any(n == k for n, _ in jobs)}

@@ -485,6 +485,8 @@ int runMain(int argc, char **argv) {
   std::string images = m.ptxFile;
   if (bundle.hasCubin())
     images += ", " + m.cubinFile + " (" + m.chip + ")";
+  if (m.smCount > 0)
+    images += "; planned for " + std::to_string(m.smCount) + " SMs";
   std::printf("bundle '%s': %s (%s, %s), %s; %s\n", m.function.c_str(),
               count(m.buffers.size(), "buffer").c_str(), count(inputs.size(), "input").c_str(),
               count(outputs.size(), "output").c_str(), count(m.launches.size(), "launch").c_str(),
@@ -573,6 +575,13 @@ int runMain(int argc, char **argv) {
   report.doc["device"] = driver->getDeviceName();
   report.doc["chip"] = driver->getChip();
   report.doc["driver_version"] = driver->getDriverVersionString();
+  // The kernels' splits and warps were planned for the manifest's SMs:
+  // another count gives the same results at another speed.
+  report.doc["sm_count"] = driver->getMultiprocessorCount();
+  if (m.smCount > 0 && m.smCount != driver->getMultiprocessorCount())
+    std::printf("note: the kernels were planned for %lld SMs (neo-lower-to-ptx's sm-count); this "
+                "GPU has %d: the results are the same, the speed may not be the best\n",
+                static_cast<long long>(m.smCount), driver->getMultiprocessorCount());
 
   BundleExecutorOptions executorOptions;
   executorOptions.image = o.image;

@@ -86,6 +86,7 @@ const char *kManifest = R"({
   "version": 1,
   "function": "f",
   "chip": "sm_90",
+  "sm_count": 132,
   "ptx": "kernels.ptx",
   "buffers": [
     {"name": "a", "role": "input", "dtype": "f32", "shape": [4, 250]},
@@ -139,6 +140,7 @@ TEST(CudaBundleTest, ParsesEveryField) {
   const BundleManifest &m = bundle.getManifest();
   EXPECT_EQ(m.function, "f");
   EXPECT_EQ(m.chip, "sm_90");
+  EXPECT_EQ(m.smCount, 132);
   EXPECT_EQ(m.ptxFile, "kernels.ptx");
   EXPECT_EQ(m.cubinFile, "");
   EXPECT_FALSE(bundle.hasCubin());
@@ -199,6 +201,12 @@ TEST(CudaBundleTest, WriterRoundTrips) {
   EXPECT_EQ(back.buffers[4].aliasOffsetBytes, 24u);
   EXPECT_EQ(back.launches[1].args[1].real, 2.5);
   EXPECT_EQ(back.launches[1].args[2].integer, -7);
+  EXPECT_EQ(back.smCount, 132);
+  EXPECT_NE(text.find("\"sm_count\": 132"), std::string::npos) << text;
+  // Without a count (0) the writer leaves the key out.
+  BundleManifest unplanned = m;
+  unplanned.smCount = 0;
+  EXPECT_EQ(writeManifestJson(unplanned).find("sm_count"), std::string::npos);
   // A manifest built in memory is checked without JSON.
   Bundle bundle;
   EXPECT_TRUE(Bundle::fromManifest(back, kPtx, "", bundle).ok());
@@ -212,6 +220,13 @@ TEST(CudaBundleTest, OptionalFieldsAndSpecialValues) {
   EXPECT_EQ(loadError(R"({"format": "neo-bundle", "version": 1, "function": "g",
       "chip": "sm_90a", "ptx": "k/k.ptx", "buffers": [], "launches": []})"),
             "");
+  // sm_count is optional (0: not said).
+  BundleManifest m;
+  ASSERT_TRUE(parseManifestJson("m", R"({"format": "neo-bundle", "version": 1, "function": "g",
+      "chip": "sm_90a", "ptx": "k/k.ptx", "buffers": [], "launches": []})",
+                                m)
+                  .ok());
+  EXPECT_EQ(m.smCount, 0);
   EXPECT_EQ(errorWith(R"("fill": "-inf")", R"("fill": "nan")"), "");
   EXPECT_EQ(errorWith(R"("fill": "-inf")", R"("fill": "+inf")"), "");
   EXPECT_EQ(errorWith(R"("fill": "-inf")", R"("fill": -1e300)"), "");
@@ -235,7 +250,7 @@ TEST(CudaBundleTest, ErrorNotJson) {
             "manifest.json: not valid JSON: parse error at line 4, column 12: syntax error "
             "while parsing object - unexpected string literal; expected '}'");
   std::string trailing = loadError(std::string(kManifest) + "x");
-  EXPECT_TRUE(startsWith(trailing, "manifest.json: not valid JSON: parse error at line 22, "
+  EXPECT_TRUE(startsWith(trailing, "manifest.json: not valid JSON: parse error at line 23, "
                                    "column 2: syntax error while parsing value - invalid "
                                    "literal"))
       << trailing;
@@ -277,7 +292,7 @@ TEST(CudaBundleTest, ErrorFormatAndVersion) {
 TEST(CudaBundleTest, ErrorTopLevelFields) {
   EXPECT_EQ(errorWith(R"("chip": "sm_90",)", R"("chip": "sm_90", "chips": 1,)"),
             "manifest.json: unknown key 'chips' (expected format, version, function, "
-            "chip, ptx, cubin, buffers, launches)");
+            "chip, sm_count, ptx, cubin, buffers, launches)");
   EXPECT_EQ(errorWith(R"("function": "f",)", ""), "manifest.json: missing key 'function'");
   EXPECT_EQ(errorWith(R"("function": "f")", R"("function": "")"),
             "manifest.json: function: the name is empty");
@@ -294,9 +309,15 @@ TEST(CudaBundleTest, ErrorTopLevelFields) {
             "manifest.json: ptx: '/tmp/kernels.ptx' is not a relative path inside the "
             "bundle");
   EXPECT_EQ(errorWith(R"("ptx": "kernels.ptx",)", ""), "manifest.json: missing key 'ptx'");
+  EXPECT_EQ(errorWith(R"("sm_count": 132)", R"("sm_count": 0)"),
+            "manifest.json: sm_count: 0 is out of range [1, 2147483647]");
+  EXPECT_EQ(errorWith(R"("sm_count": 132)", R"("sm_count": -5)"),
+            "manifest.json: sm_count: -5 is out of range [1, 2147483647]");
+  EXPECT_EQ(errorWith(R"("sm_count": 132)", R"("sm_count": "132")"),
+            "manifest.json: sm_count: expected an integer, found the string \"132\"");
   EXPECT_EQ(errorWith(R"("buffers": [)", R"("buffers": {}, "x": [)"),
             "manifest.json: unknown key 'x' (expected format, version, function, chip, "
-            "ptx, cubin, buffers, launches)");
+            "sm_count, ptx, cubin, buffers, launches)");
 }
 
 TEST(CudaBundleTest, ErrorBuffers) {
@@ -384,8 +405,8 @@ TEST(CudaBundleTest, ErrorAliases) {
 
 TEST(CudaBundleTest, ErrorLaunches) {
   EXPECT_EQ(errorWith(R"("launches": [)", R"("launches": 1, "l": [)"),
-            "manifest.json: unknown key 'l' (expected format, version, function, chip, ptx, "
-            "cubin, buffers, launches)");
+            "manifest.json: unknown key 'l' (expected format, version, function, chip, "
+            "sm_count, ptx, cubin, buffers, launches)");
   EXPECT_EQ(errorWith(R"({"kernel": "fill", )", R"({"kernel": "fill", "stream": 1, )"),
             "manifest.json: launches[1]: unknown key 'stream' (expected kernel, grid, block, "
             "shared_bytes, args)");

@@ -264,6 +264,14 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Tuning records whose cuda-<chip> GEMM schedules the GEMMs take "
                      "(scripts/gpu/bench.py writes them from the device search)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("SMs of the GPU the kernels will run on (H100 SXM, H200: 132; H100 PCIe: "
+                     "114; A100: 108): the blocks that keep it busy, which steer the default "
+                     "GEMM tiles and K splits, the fused attention's and score tiles' key "
+                     "splits and warps, and eqsat's row-block costs (the kernels are correct "
+                     "on any GPU of the chip)"),
+      llvm::cl::init(132)};
   PassOptions::Option<int64_t> gemmStages{
       *this, "gemm-stages",
       llvm::cl::desc("Tensor-core GEMMs: cp.async pipeline stages (2-8; 0: the kernel "
@@ -314,11 +322,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
 /// `splitIndexSets` adds neo-split-index-sets after the fusion;
 /// `splitBorders` is convert-neo-to-linalg's split-borders;
 /// `reuseContractions` and `factorSums` run neo-reuse-contractions and
-/// neo-factor-sums first.
+/// neo-factor-sums first; `gpuSmCount` is eqsat's GPU SMs (sm-count).
 void buildNeoToLinalgPhase(OpPassManager &pm, bool eqsat, bool useNamedOps, bool fuseElementwise,
                            bool gpu = false, bool splitIndexSets = false, bool splitBorders = false,
                            bool gpuRowBlocks = false, bool reuseContractions = true,
-                           bool factorSums = true);
+                           bool factorSums = true, int64_t gpuSmCount = 132);
 /// One-shot bufferization with results as out-params, optionally with
 /// deallocations (the GPU host code leaves buffers to the runtime).
 void buildNeoBufferizePhase(OpPassManager &pm, bool deallocate);

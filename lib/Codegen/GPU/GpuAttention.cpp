@@ -435,7 +435,7 @@ SmallVector<Operation *> emitAttention(RewriterBase &rewriter, Attention &a) {
 
 LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
                                                bool tensorCores, bool tf32, int64_t *formed,
-                                               bool keySplit) {
+                                               bool keySplit, const GpuTarget &target) {
   SmallVector<linalg::GenericOp> candidates;
   for (Operation &op : func.getBody().front())
     if (auto generic = dyn_cast<linalg::GenericOp>(op))
@@ -445,7 +445,7 @@ LogicalResult mlir::neo::generateGpuAttentions(RewriterBase &rewriter, func::Fun
   for (linalg::GenericOp out : candidates) {
     if (erased.contains(out))
       continue;
-    std::optional<Attention> a = matchAttention(out, func);
+    std::optional<Attention> a = matchAttention(out, func, /*ignore=*/nullptr, target);
     if (!a)
       continue;
     a->keySplit = keySplit;

@@ -22,7 +22,6 @@ namespace attention {
 
 // (Past kMaxStaticShared the tiles go in dynamic shared memory; the launch
 // opts in.)
-using gpukernel::kBusyThreads;
 using gpukernel::kMaxDynamicShared;
 using gpukernel::kMaxStaticShared;
 
@@ -75,6 +74,7 @@ struct Attention {
   Value source;
   bool writeStats = false; // m or z is read after o, or is a result
   bool keySplit = true;    // its key tiles may split over blocks (KeySplit)
+  GpuTarget target;        // the SMs its blocks fill
   // The role of each loop of o, the contraction and the epilogue, and of
   // each axis of s and of m (and z).
   SmallVector<int> outRoles, gemmRoles, epilogueRoles, scoreAxes, statAxes;
@@ -281,9 +281,10 @@ SmallVector<Operation *> emitAttentionMma(RewriterBase &rewriter, Attention &a,
 /// The attention whose o is `out` (an op of `func`'s body), when the fused
 /// kernel computes exactly what the ops do.
 /// With `ignore`, as if those ops (which read s; a score-tile program's,
-/// GpuScoreTiles.h) were gone.
+/// GpuScoreTiles.h) were gone. Its threads per row fill the SMs of `target`.
 std::optional<Attention> matchAttention(linalg::GenericOp out, func::FuncOp func,
-                                        const llvm::DenseSet<Operation *> *ignore = nullptr);
+                                        const llvm::DenseSet<Operation *> *ignore = nullptr,
+                                        const GpuTarget &target = {});
 
 } // namespace attention
 } // namespace neo

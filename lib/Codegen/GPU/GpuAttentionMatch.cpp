@@ -719,9 +719,11 @@ Tiles mlir::neo::attention::tilesOf(const Attention &a) {
 
 std::optional<Attention>
 mlir::neo::attention::matchAttention(linalg::GenericOp out, func::FuncOp func,
-                                     const llvm::DenseSet<Operation *> *ignore) {
+                                     const llvm::DenseSet<Operation *> *ignore,
+                                     const GpuTarget &target) {
   Attention a;
   a.out = out;
+  a.target = target;
   if (!matchOutput(a, func) || !findScoreOps(a, func, ignore) ||
       !matchRowReduction(a, a.max, a.m, /*isSum=*/false) ||
       !matchRowReduction(a, a.sum, a.z, /*isSum=*/true) || !matchInits(a, func) ||
@@ -733,7 +735,7 @@ mlir::neo::attention::matchAttention(linalg::GenericOp out, func::FuncOp func,
   // head of L = 1024: 1024 rows x 4 threads would keep a third of the SMs
   // busy), as long as the tiles fit.
   int64_t rows = (a.lq + kRows - 1) / kRows * kRows * a.batches();
-  while (a.lanes < kMaxLanes && rows * a.lanes < kBusyThreads)
+  while (a.lanes < kMaxLanes && rows * a.lanes < target.busyThreads())
     a.lanes *= 2;
   // Fewer lanes (fewer keys a tile) before dynamic shared memory.
   while (tilesOf(a).dynamic && a.lanes > kMinLanes)

@@ -152,7 +152,7 @@ std::optional<MmaTiles> mlir::neo::attention::planMmaAttention(const Attention &
   // fewer rows a block (2 warps) when the blocks would leave SMs idle.
   auto blocks = [&](int64_t rows) { return (a.lq + rows - 1) / rows * a.batches(); };
   t.warps = a.lq <= 16 ? 1 : a.lq <= 32 ? 2 : 4;
-  if (t.warps == 4 && blocks(64) < kSMs)
+  if (t.warps == 4 && blocks(64) < a.target.smCount)
     t.warps = 2;
   for (t.keys = t.ep <= 128 ? 64 : 32; t.keys >= 16; t.keys /= 2) {
     // q, k and v rows padded by 16 bytes: ldmatrix's 8 rows in distinct banks.

@@ -60,7 +60,7 @@ KeySplit mlir::neo::attention::planKeySplit(OpBuilder &b, Location loc, const At
   int64_t tiles = (a.lk + keys - 1) / keys;
   // Doubled while SMs would stay idle or hold fewer than 4 warps each.
   auto wanted = [&](int64_t parts) {
-    return blocks * parts <= kSMs || blocks * parts * threads <= kBusyThreads;
+    return blocks * parts <= a.target.smCount || blocks * parts * threads <= a.target.busyThreads();
   };
   while (a.keySplit && tiles >= kMinTilesToSplit && wanted(split.parts * 2) &&
          tiles >= split.parts * 2 * kMinTilesPerPart)

@@ -731,12 +731,11 @@ static void splitK(const GemmProblem &p, int64_t bm, int64_t bn, int64_t bk, int
 
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
-static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
-                                Type in, Type acc, bool cRowsContiguous,
-                                const GpuGemmSchedule &schedule, OperandMaker makeOperands,
-                                bool implicit, const GpuGemmEpilogue *epilogue = nullptr,
-                                GemmFusion *fused = nullptr,
-                                const ImplicitOperands *implicitOperands = nullptr) {
+static FailureOr<bool>
+emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type in, Type acc,
+         bool cRowsContiguous, const GpuGemmSchedule &schedule, OperandMaker makeOperands,
+         bool implicit, const GpuTarget &target, const GpuGemmEpilogue *epilogue = nullptr,
+         GemmFusion *fused = nullptr, const ImplicitOperands *implicitOperands = nullptr) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
   {
@@ -807,10 +806,10 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
       why = planWgmmaGather(mmaIn, implicitOperands->aKFast, implicitOperands->bKFast, s, plan);
       if (why.empty())
         why = gemmGridError(p, s.bm, s.bn);
-      // K split only when some SM of an H100/H200 (132) would have no
-      // block: the atomics and the fill they need cost more than the
-      // partial wave they fill (a block's stages take 100 KB: two per SM).
-      splitK(p, s.bm, s.bn, wgmmaGatherBk(mmaIn), std::min<int64_t>(s.minBlocks, 132), splits,
+      // K split only when some SM of the target would have no block: the
+      // atomics and the fill they need cost more than the partial wave they
+      // fill (a block's stages take 100 KB: two per SM).
+      splitK(p, s.bm, s.bn, wgmmaGatherBk(mmaIn), std::min(s.minBlocks, target.smCount), splits,
              kChunk);
     }
     if (!why.empty())
@@ -1005,7 +1004,8 @@ static bool runsAsImplicitTf32(Type in, const GpuGemmSchedule &schedule) {
 
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                            const GpuGemmSchedule &schedule,
-                                           const GpuGemmEpilogue *epilogue, GemmFusion *fused) {
+                                           const GpuGemmEpilogue *epilogue, GemmFusion *fused,
+                                           const GpuTarget &target) {
   std::optional<GemmOperands> operands = gemmOperands(op);
   if (!operands)
     return false;
@@ -1039,14 +1039,16 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   if (epilogue && p.batch * p.m * p.n != cast<MemRefType>(c.getType()).getNumElements())
     epilogue = nullptr;
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
-                  /*implicit=*/false, epilogue, fused);
+                  /*implicit=*/false, target, epilogue, fused);
 }
 
 /// chooseWgmmaSchedule for implicit GEMMs: both operands plain reads of
 /// one f16/bf16 type, or of f32 where tf32 was asked for; K may be split
 /// later (minBlocks is kept).
-static std::optional<GpuGemmSchedule>
-chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
+static std::optional<GpuGemmSchedule> chooseImplicitWgmmaSchedule(linalg::LinalgOp op,
+                                                                  const GpuGemmSchedule &base,
+                                                                  bool keepTiles,
+                                                                  const GpuTarget &target) {
   std::optional<ImplicitGemm> ig = analyzeImplicitGemm(op);
   if (!ig || !cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType().isF32())
     return std::nullopt;
@@ -1066,9 +1068,9 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
   if (keepTiles)
     return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;
   // The widest tile that the columns fill (a convolution's channels: 64 or
-  // fewer take 64 columns) and that gives every SM of an H100/H200 (132) a
-  // block, else the applicable one with the most blocks (K is split after).
-  // All copy 16 or 24 pairs per thread (kMaxWgmmaGatherPairs).
+  // fewer take 64 columns) and that gives every SM of the target a block, else the applicable one
+  // with the most blocks (K is split after). All copy 16 or 24 pairs per thread
+  // (kMaxWgmmaGatherPairs).
   static const int64_t tiles[][2] = {{128, 128}, {64, 128}, {128, 64}};
   std::optional<GpuGemmSchedule> best;
   int64_t bestBlocks = 0;
@@ -1081,19 +1083,21 @@ chooseImplicitWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bo
     int64_t blocks = ((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch;
     if (blocks > bestBlocks)
       best = s, bestBlocks = blocks;
-    if (blocks >= 132)
+    if (blocks >= target.smCount)
       break;
   }
   return best;
 }
 
-std::optional<GpuGemmSchedule>
-mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base, bool keepTiles) {
+std::optional<GpuGemmSchedule> mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op,
+                                                              const GpuGemmSchedule &base,
+                                                              bool keepTiles,
+                                                              const GpuTarget &target) {
   std::optional<GemmOperands> operands = gemmOperands(op);
   // Implicit GEMMs, and f32 contractions where wgmma was asked for by name
   // (tf32, as implicit GEMMs: see generateGpuGemm).
   if (!operands || runsAsImplicitTf32(operands->in, base))
-    return chooseImplicitWgmmaSchedule(op, base, keepTiles);
+    return chooseImplicitWgmmaSchedule(op, base, keepTiles, target);
   const GemmProblem &p = operands->p;
   Type in = operands->in, acc = operands->acc;
   if (in != cast<MemRefType>(operands->b.getType()).getElementType())
@@ -1109,7 +1113,7 @@ mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
   if (keepTiles)
     return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;
   // The largest tile (128 x 256: 128 accumulators per thread, as cuBLAS's
-  // Hopper kernels) that still gives every SM of an H100/H200 (132) a block;
+  // Hopper kernels) that still gives every SM of the target a block;
   // else the applicable tile with the most blocks.
   static const int64_t tiles[][3] = {
       {128, 256, 256}, {128, 128, 128}, {64, 128, 128}, {64, 64, 64}};
@@ -1119,7 +1123,7 @@ mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
     if (!fits(s))
       continue;
     best = s;
-    if ((p.m / s.bm) * (p.n / s.bn) * p.batch >= 132)
+    if ((p.m / s.bm) * (p.n / s.bn) * p.batch >= target.smCount)
       break;
   }
   return best;
@@ -1147,7 +1151,7 @@ bool mlir::neo::isGpuGemmCandidate(linalg::LinalgOp op) {
 FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                                    const GpuGemmSchedule &schedule,
                                                    const GpuGemmEpilogue *epilogue,
-                                                   GemmFusion *fused) {
+                                                   GemmFusion *fused, const GpuTarget &target) {
   std::optional<ImplicitGemm> analysis = analyzeImplicitGemm(op);
   if (!analysis)
     return false;
@@ -1206,5 +1210,5 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
                    : nullptr;
   }
   return emitGemm(rewriter, op, ig.problem, acc, acc, /*cRowsContiguous=*/false, schedule, make,
-                  /*implicit=*/true, epilogue, fused, &operands);
+                  /*implicit=*/true, target, epilogue, fused, &operands);
 }

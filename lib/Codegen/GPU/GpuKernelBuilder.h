@@ -7,6 +7,8 @@
 #ifndef NEO_LIB_DIALECT_NEO_TRANSFORMS_GPUKERNELBUILDER_H
 #define NEO_LIB_DIALECT_NEO_TRANSFORMS_GPUKERNELBUILDER_H
 
+#include "neo/Codegen/GPU/GpuTarget.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -138,12 +140,10 @@ inline GemmThread gemmThread(KB &kb, gpu::LaunchOp launch, int64_t bm, int64_t b
 }
 
 /// Limits of the sm_90 GPUs the kernels target (H100/H200): static shared
-/// memory a block has without opting in, dynamic shared memory it may opt in
-/// to, SMs, and threads that keep every SM issuing (4 warps each).
+/// memory a block has without opting in, and dynamic shared memory it may
+/// opt in to. (Their SMs are GpuTarget's.)
 constexpr int64_t kMaxStaticShared = 48 * 1024;
 constexpr int64_t kMaxDynamicShared = 227 * 1024;
-constexpr int64_t kSMs = 132;
-constexpr int64_t kBusyThreads = kSMs * 4 * 32;
 
 /// Byte offsets of buffers of `sizes` laid out one after another in shared
 /// memory, each 16-byte aligned; returns the bytes in all.

@@ -99,19 +99,27 @@ LogicalResult mapLoopNest(IRRewriter &rewriter, Operation *nest) {
 struct NeoGpuMapPass : public mlir::neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
   using Base::Base;
 
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (smCount < 1)
+      return emitError(UnknownLoc::get(ctx))
+             << "neo-gpu-map: sm-count must be at least 1, not " << static_cast<int64_t>(smCount);
+    target.smCount = smCount;
+    return success();
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
     // Score-tile programs (attention's backward) first: what they remove
     // leaves the forward's scores to the fused attention.
     if (scoreTiles && failed(generateGpuScoreTiles(rewriter, func, attention, attentionTensorCores,
-                                                   attentionTf32)))
+                                                   attentionTf32, /*formed=*/nullptr, target)))
       return signalPassFailure();
     // Softmax attention next: its row reductions may sit in a row-block
     // loop, which would otherwise become a launch of its own.
     if (attention &&
         failed(generateGpuAttentions(rewriter, func, attentionTensorCores, attentionTf32,
-                                     /*formed=*/nullptr, attentionKeySplit)))
+                                     /*formed=*/nullptr, attentionKeySplit, target)))
       return signalPassFailure();
     // Copies between buffers become linalg.copy, mapped like any other op.
     convertCopiesToLinalg(func);
@@ -187,12 +195,12 @@ struct NeoGpuMapPass : public mlir::neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
       if (epilogue != epilogues.end())
         fill = epilogue->second.fill, consumer = epilogue->second.consumer;
       const GpuGemmEpilogue *e = epilogue != epilogues.end() ? &epilogue->second : nullptr;
-      FailureOr<bool> isGemm = generateGpuGemm(rewriter, op, gemm, e, &fused);
+      FailureOr<bool> isGemm = generateGpuGemm(rewriter, op, gemm, e, &fused, target);
       if (failed(isGemm))
         return signalPassFailure();
       FailureOr<bool> isImplicit = false;
       if (!*isGemm)
-        isImplicit = generateGpuImplicitGemm(rewriter, op, gemm, e, &fused);
+        isImplicit = generateGpuImplicitGemm(rewriter, op, gemm, e, &fused, target);
       if (failed(isImplicit))
         return signalPassFailure();
       if (fused.fill)
@@ -210,6 +218,9 @@ struct NeoGpuMapPass : public mlir::neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
         return signalPassFailure();
     }
   }
+
+private:
+  GpuTarget target;
 };
 
 } // namespace

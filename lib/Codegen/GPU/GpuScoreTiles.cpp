@@ -56,11 +56,11 @@ struct Plan {
 
 /// The tile values, stages and tiles of the kernel for `side`; false when
 /// its tiles pass even dynamic shared memory.
-bool plan(const Program &p, int side, Plan &k) {
+bool plan(const Program &p, int side, const GpuTarget &target, Plan &k) {
   k.work = workOf(p, side);
   const Work &w = k.work;
   int64_t blocks = (p.extentOf(side) + kBlock - 1) / kBlock * p.batches();
-  while (k.lanes < kMaxLanes && blocks * kBlock * k.lanes < kBusyThreads)
+  while (k.lanes < kMaxLanes && blocks * kBlock * k.lanes < target.busyThreads())
     k.lanes *= 2;
   // Pitches of an odd number of 32-bit words: a warp's reads of one column
   // of its rows fall in distinct banks (16-bit elements: 2 mod 4).
@@ -88,7 +88,7 @@ bool plan(const Program &p, int side, Plan &k) {
     return k.bytes;
   };
   auto splitTiles = [&]() {
-    k.split = splitFor(blocks, (p.extentOf(w.other) + k.tile - 1) / k.tile);
+    k.split = splitFor(blocks, (p.extentOf(w.other) + k.tile - 1) / k.tile, target);
   };
   for (;;) {
     for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxStaticShared;)
@@ -405,9 +405,9 @@ Work mlir::neo::scoretiles::workOf(const Program &p, int side) {
   return w;
 }
 
-int64_t mlir::neo::scoretiles::splitFor(int64_t blocks, int64_t tiles) {
+int64_t mlir::neo::scoretiles::splitFor(int64_t blocks, int64_t tiles, const GpuTarget &target) {
   int64_t split = 1;
-  while (blocks * split < kSMs && split * 2 <= tiles)
+  while (blocks * split < target.smCount && split * 2 <= tiles)
     split *= 2;
   return split;
 }
@@ -522,11 +522,11 @@ void mlir::neo::scoretiles::sinkConversions(func::FuncOp func) {
 
 LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func,
                                                bool leaveAttention, bool tensorCores, bool tf32,
-                                               int64_t *formed) {
+                                               int64_t *formed, const GpuTarget &target) {
   // A softmax attention's o is the fused attention kernel's, which computes
   // m, z and o in one pass.
   auto leave = [&](linalg::GenericOp consumer, const llvm::DenseSet<Operation *> &others) {
-    return leaveAttention && attention::matchAttention(consumer, func, &others).has_value();
+    return leaveAttention && attention::matchAttention(consumer, func, &others, target).has_value();
   };
   scoretiles::sinkConversions(func);
   // One program at a time (emitting one erases ops the others matched),
@@ -543,8 +543,8 @@ LogicalResult mlir::neo::generateGpuScoreTiles(RewriterBase &rewriter, func::Fun
           continue;
         Kernel k;
         if (tensorCores)
-          k.mma = planMma(p, side, tf32);
-        fits &= (k.mma || plan(p, side, k.simt)) &&
+          k.mma = planMma(p, side, tf32, target);
+        fits &= (k.mma || plan(p, side, target, k.simt)) &&
                 gridLimitError((p.extentOf(side) + k.positions() - 1) / k.positions(), p.batches())
                     .empty();
         kernels.push_back(std::move(k));

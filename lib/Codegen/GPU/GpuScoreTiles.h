@@ -137,9 +137,9 @@ Work workOf(const Program &p, int side);
 SmallVector<attention::KeyMask> skippableMasks(const Program &p, int side);
 
 /// The parts the other side's `tiles` are split in over blocks (grid z)
-/// when the `blocks` of all batches are fewer than the SMs: each block adds
-/// its part to the outputs atomically.
-int64_t splitFor(int64_t blocks, int64_t tiles);
+/// when the `blocks` of all batches are fewer than the SMs of `target`: each
+/// block adds its part to the outputs atomically.
+int64_t splitFor(int64_t blocks, int64_t tiles, const GpuTarget &target);
 
 /// The tiles [first, end) of the other side (`tiles` of `tile`) that part
 /// `part` of `split` visits in the block whose `positions` positions start
@@ -206,8 +206,9 @@ struct MmaPlan {
 /// The tensor-core kernel of `side`, when its staged operands are of one
 /// 16-bit type (or, with `tf32`, all f32), its contractions products of one
 /// staged operand of each side and its consumers' G one staged operand
-/// (each possibly widened), and it fits.
-std::optional<MmaPlan> planMma(const Program &p, int side, bool tf32);
+/// (each possibly widened), and it fits; its warps and split fill the SMs of
+/// `target`.
+std::optional<MmaPlan> planMma(const Program &p, int side, bool tf32, const GpuTarget &target);
 
 /// Emits the kernel of `k` at the builder's point.
 void emitMmaKernel(OpBuilder &b, Location loc, const Program &p, const MmaPlan &k);

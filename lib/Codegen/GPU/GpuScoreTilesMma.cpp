@@ -105,7 +105,8 @@ bool copies16(const Stage &s) {
 
 } // namespace
 
-std::optional<MmaPlan> mlir::neo::scoretiles::planMma(const Program &p, int side, bool tf32) {
+std::optional<MmaPlan> mlir::neo::scoretiles::planMma(const Program &p, int side, bool tf32,
+                                                      const GpuTarget &target) {
   MmaPlan k;
   k.work = workOf(p, side);
   const Work &w = k.work;
@@ -140,9 +141,9 @@ std::optional<MmaPlan> mlir::neo::scoretiles::planMma(const Program &p, int side
   auto blocks = [&](int64_t positions) {
     return (extent + positions - 1) / positions * p.batches();
   };
-  if (blocks(64) < kSMs && extent > 32)
+  if (blocks(64) < target.smCount && extent > 32)
     k.warps = 2;
-  k.split = splitFor(blocks(k.positions()), (other + k.tile - 1) / k.tile);
+  k.split = splitFor(blocks(k.positions()), (other + k.tile - 1) / k.tile, target);
   // All by 16-byte cp.async: the other side's tiles double-buffered, the
   // next tile's copies in flight while the warps compute on this one.
   k.async = llvm::all_of(llvm::concat<const int>(w.blockStages, w.tileStages),

@@ -36,10 +36,19 @@ struct NeoGpuSelectSchedulesPass
 
   /// The schedules of the options, checked once.
   LogicalResult initialize(MLIRContext *ctx) override {
+    Location loc = UnknownLoc::get(ctx);
+    if (smCount < 1)
+      return emitError(loc) << "neo-gpu-select-schedules: sm-count must be at least 1, not "
+                            << static_cast<int64_t>(smCount);
+    if (minBlocks < -1)
+      return emitError(loc) << "neo-gpu-select-schedules: min-blocks must be -1 (twice "
+                               "sm-count), 0 (never adapt) or positive, not "
+                            << static_cast<int64_t>(minBlocks);
+    gpuTarget.smCount = smCount;
     gemm = schedules::GpuGemmParams();
     gemm.bm = bm, gemm.bn = bn, gemm.bk = bk, gemm.tm = tm, gemm.tn = tn, gemm.wm = wm,
-    gemm.wn = wn, gemm.minBlocks = minBlocks, gemm.stages = stages;
-    Location loc = UnknownLoc::get(ctx);
+    gemm.wn = wn, gemm.stages = stages;
+    gemm.minBlocks = minBlocks < 0 ? 2 * smCount : minBlocks;
     if (!schedules::parseGpuMma(mma, gemm.mma))
       return emitError(loc) << "neo-gpu-select-schedules: invalid gemm options: mma must be "
                                "\"none\", \"tf32\", \"wgmma\" or \"auto\", not \""
@@ -139,7 +148,7 @@ struct NeoGpuSelectSchedulesPass
            ((gemm.mma == schedules::GpuMma::Auto || gemm.mma == schedules::GpuMma::Tf32) &&
             target == "cuda-sm_90a"))) {
         if (std::optional<GpuGemmSchedule> s =
-                chooseWgmmaSchedule(op, GpuGemmSchedule::fromParams(gemm), wgmmaTiles)) {
+                chooseWgmmaSchedule(op, GpuGemmSchedule::fromParams(gemm), wgmmaTiles, gpuTarget)) {
           schedules::GpuGemmParams p;
           (void)s->toParams(p); // mma "wgmma"
           op->setAttr(kScheduleAttrName, GpuGemmScheduleAttr::get(ctx, p));
@@ -164,6 +173,7 @@ private:
   schedules::GpuGemmParams gemm;
   /// The options ask for wgmma with its tiles (bk = wm = 64): they are kept.
   bool wgmmaTiles = false;
+  GpuTarget gpuTarget;
   std::shared_ptr<const tuning::RecordSet> recordSet;
 };
 

@@ -366,6 +366,7 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
 
   bundle.manifest.function = bundle.function;
   bundle.manifest.chip = chip;
+  bundle.manifest.smCount = pipelineOptions.smCount;
   bundle.manifest.ptxFile = "kernels.ptx";
   if (!bundle.cubin.empty())
     bundle.manifest.cubinFile = "kernels.cubin";

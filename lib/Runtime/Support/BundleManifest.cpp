@@ -389,7 +389,8 @@ bool ManifestReader::read(const json &root, BundleManifest &m) {
     return fail("version", "unsupported bundle format version " + version->dump() +
                                " (this runner reads version 1)");
   if (!checkKeys(root, "",
-                 {"format", "version", "function", "chip", "ptx", "cubin", "buffers", "launches"}))
+                 {"format", "version", "function", "chip", "sm_count", "ptx", "cubin", "buffers",
+                  "launches"}))
     return false;
 
   const json *v;
@@ -410,6 +411,9 @@ bool ManifestReader::read(const json &root, BundleManifest &m) {
     if (!ok)
       return fail("chip", "expected a chip like \"sm_90\", found \"" + m.chip + "\"");
   }
+  if ((v = member(root, "", "sm_count", false)) &&
+      !getInteger(*v, "sm_count", 1, INT32_MAX, m.smCount))
+    return false;
   if (!(v = member(root, "", "ptx", true)) || !getFileName(*v, "ptx", m.ptxFile))
     return false;
   if ((v = member(root, "", "cubin", false)) && !getFileName(*v, "cubin", m.cubinFile))
@@ -704,6 +708,8 @@ std::string mlir::neo::writeManifestJson(const BundleManifest &manifest) {
   m["version"] = 1;
   m["function"] = manifest.function;
   m["chip"] = manifest.chip;
+  if (manifest.smCount > 0)
+    m["sm_count"] = manifest.smCount;
   m["ptx"] = manifest.ptxFile;
   if (!manifest.cubinFile.empty())
     m["cubin"] = manifest.cubinFile;

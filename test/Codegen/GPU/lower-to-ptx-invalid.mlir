@@ -4,6 +4,8 @@
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{gemm-tile=0 stop-after=gpu})' 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{gemm-tile=128,128,8,0,8 stop-after=gpu})' 2>&1 | FileCheck %s --check-prefix=TM
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{format=bogus})' 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{sm-count=0})' 2>&1 | FileCheck %s --check-prefix=SMS
+// RUN: not neo-run %s --emit-bundle %t --bundle-reference none --gpu-pipeline-options "sm-count=-4" 2>&1 | FileCheck %s --check-prefix=SMBUNDLE
 // RUN: not neo-run %s --emit-bundle %t --bundle-reference none --gpu-pipeline-options "gemm-tile=0" 2>&1 | FileCheck %s --check-prefix=BUNDLE
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{tensor-cores=wgmma})' 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not neo-run %s --emit-bundle %t --bundle-reference none --gpu-pipeline-options "chip=sm_90a" --chip sm_90 2>&1 | FileCheck %s --check-prefix=CHIP
@@ -16,6 +18,9 @@
 // TM-NOT: func.func
 // FORMAT: neo-lower-to-ptx: format must be isa, bin, fatbin, offload, llvm or empty, not 'bogus'
 // FORMAT-NOT: func.func
+// SMS: neo-lower-to-ptx: sm-count must be at least 1, not 0
+// SMS-NOT: func.func
+// SMBUNDLE: sm-count must be at least 1, not -4
 // BUNDLE: invalid gemm options: bm, bn (at most 256) and bk (at most 64) must be powers of two
 
 func.func @mm(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {

@@ -19,6 +19,7 @@
 #ifndef NEO_CODEGEN_GPU_GPUCODEGEN_H
 #define NEO_CODEGEN_GPU_GPUCODEGEN_H
 
+#include "neo/Codegen/GPU/GpuTarget.h"
 #include "neo/Codegen/Schedules/ScheduleRules.h"
 #include "neo/Codegen/Utils/GemmAnalysis.h"
 
@@ -114,17 +115,17 @@ std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
                                 const GpuGemmEpilogue *epilogue = nullptr,
-                                GemmFusion *fused = nullptr);
+                                GemmFusion *fused = nullptr, const GpuTarget &target = {});
 
 /// The warpgroup-MMA (sm_90a) schedule of `op` when a wgmma kernel applies
 /// to it: a contraction with f16/bf16 operands, f32 result and extents
-/// multiples of the tiles (128 x 256 down to 64 x 64 until every SM has a
-/// block), or an implicit GEMM (a convolution) whose operands are plain
+/// multiples of the tiles (128 x 256 down to 64 x 64 until every SM of
+/// `target` has a block), or an implicit GEMM (a convolution) whose operands are plain
 /// reads of one f16/bf16 type, or of f32 where `base` asks for tf32 (any
 /// extents; 128 x 128, 64 x 128 or 128 x 64, K split later). `base` with mma
 /// "wgmma" and, unless `keepTiles`, the tiles chosen for the problem.
 std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
-                                                   bool keepTiles);
+                                                   bool keepTiles, const GpuTarget &target = {});
 
 /// Implicit GEMM: a generic whose body is `out + a * b`, where a and b are
 /// computed from reads (gathers, padded reads: any pure expression of the
@@ -137,7 +138,7 @@ std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const Gp
 FailureOr<bool> generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                         const GpuGemmSchedule &schedule,
                                         const GpuGemmEpilogue *epilogue = nullptr,
-                                        GemmFusion *fused = nullptr);
+                                        GemmFusion *fused = nullptr, const GpuTarget &target = {});
 
 /// Replaces any linalg op on static, identity-layout memrefs by a launch of
 /// one thread per parallel point, or one block per point for reductions with
@@ -164,12 +165,14 @@ LogicalResult generateGpuRowBlocks(RewriterBase &rewriter, scf::ForallOp forall)
 /// online softmax (GpuAttention.cpp); with `tensorCores`, q, k and v of
 /// one 16-bit type (with `tf32`, also f32) on mma.sync, a warp per 16 rows
 /// (GpuAttentionMma.cpp). With `keySplit`, an attention whose blocks are
-/// fewer than the SMs splits its key tiles over blocks and combines the
-/// parts in a second launch (GpuAttentionSplit.cpp). The ops it does not
-/// match are left as they are; `formed` (if given) counts the kernels.
+/// fewer than the SMs of `target` splits its key tiles over blocks and
+/// combines the parts in a second launch (GpuAttentionSplit.cpp). The ops
+/// it does not match are left as they are; `formed` (if given) counts the
+/// kernels.
 LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
                                     bool tensorCores = true, bool tf32 = false,
-                                    int64_t *formed = nullptr, bool keySplit = true);
+                                    int64_t *formed = nullptr, bool keySplit = true,
+                                    const GpuTarget &target = {});
 
 /// Runs each score-tile program of `func` (GpuScoreTiles.h: L x L
 /// temporaries made from a contraction s = q k^T, elementwise or by short
@@ -180,10 +183,12 @@ LogicalResult generateGpuAttentions(RewriterBase &rewriter, func::FuncOp func,
 /// staged operands are of one 16-bit type (with `tf32`, also f32) on
 /// mma.sync, a warp per 16 rows (keys) (GpuScoreTilesMma.cpp). With
 /// `leaveAttention`, a softmax attention's o stays for
-/// generateGpuAttentions. `formed` counts the programs.
+/// generateGpuAttentions. `formed` counts the programs. A side whose blocks
+/// are fewer than the SMs of `target` splits the other side's tiles over
+/// blocks.
 LogicalResult generateGpuScoreTiles(RewriterBase &rewriter, func::FuncOp func, bool leaveAttention,
                                     bool tensorCores = true, bool tf32 = false,
-                                    int64_t *formed = nullptr);
+                                    int64_t *formed = nullptr, const GpuTarget &target = {});
 
 } // namespace neo
 } // namespace mlir

@@ -29,7 +29,7 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     a contraction that the wgmma kernel runs (f16/bf16 operands, f32 result,
     extents multiples of its tiles) gets `mma = "wgmma"`, `bk = 64`,
     `wm = 64` and the largest of 128x256, 128x128, 64x128, 64x64 block tiles
-    that gives 132 blocks (explicit wgmma tiles, bk = 64 or 32 and wm = 64,
+    that gives `sm-count` blocks (explicit wgmma tiles, bk = 64 or 32 and wm = 64,
     are kept). An implicit GEMM (a convolution) whose operands are plain
     reads of one f16/bf16 type, or of f32 with `mma=tf32` (on
     cuda-sm_90a) or `mma=wgmma`, gets the implicit wgmma kernel's schedule
@@ -53,9 +53,14 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
               "(f16/bf16 operands; wgmma where it applies when the target is cuda-sm_90a)">,
        Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
               "Threads per block of elementwise and reduction kernels">,
-       Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
+       Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"-1",
               "Below this many blocks, the default GEMM schedule shrinks its tiles and then "
-              "splits K (0: never; ops with an explicit schedule never adapt)">,
+              "splits K (0: never; -1: twice sm-count; ops with an explicit schedule never "
+              "adapt)">,
+       Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+              "SMs of the target GPU (H100 SXM, H200: 132; H100 PCIe: 114; A100: 108): the "
+              "default min-blocks, and the wgmma tiles chosen (the largest that give every SM "
+              "a block)">,
        Option<"records", "records", "std::string", /*default=*/"\"\"",
               "Tuning records (JSON, as neo-tune and scripts/gpu/bench.py write them): a GEMM "
               "whose key has a record for the target takes the record's schedule">,
@@ -123,7 +128,11 @@ def NeoGpuMap : Pass<"neo-gpu-map", "::mlir::func::FuncOp"> {
                  Option<"scoreTiles", "score-tiles", "bool", /*default=*/"true",
                         "Run L x L temporaries of a contraction s = q k^T and the "
                         "outputs that reduce them along rows or keys (attention's "
-                        "backward) as a kernel per side, the L x L values never written">];
+                        "backward) as a kernel per side, the L x L values never written">,
+                 Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+                        "SMs of the target GPU (H100 SXM, H200: 132; H100 PCIe: 114; "
+                        "A100: 108): when the GEMMs' K, the fused attention's key tiles "
+                        "and the score tiles split over blocks, and their warps a block">];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::arith::ArithDialect",
                            "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",

@@ -81,6 +81,7 @@ struct BundleLaunch {
 struct BundleManifest {
   std::string function;
   std::string chip;      // "sm_90"
+  int64_t smCount = 0;   // the SMs its kernels were planned for (sm-count); 0: not said
   std::string ptxFile;   // "kernels.ptx"
   std::string cubinFile; // "" when there is no cubin
   std::vector<BundleBuffer> buffers;

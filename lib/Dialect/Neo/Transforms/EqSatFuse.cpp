@@ -569,6 +569,11 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       module.emitError("neo-eqsat-fuse: min-row-blocks and row-block-bytes must be positive");
       return signalPassFailure();
     }
+    if (smCount < 1) {
+      module.emitError("neo-eqsat-fuse: sm-count must be at least 1, got ")
+          << static_cast<int64_t>(smCount);
+      return signalPassFailure();
+    }
     // Numeric options: NaN and infinities would reach GLPK and the cost model
     // (GLPK aborts the process on a NaN time limit).
     auto checkNumber = [&](StringRef name, double value, bool allowNegative, StringRef what) {
@@ -623,7 +628,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
         // The pass's GPU costs; a row's dot products run at a quarter of a
         // tiled GEMM's pace, and L2 serves what every row re-reads at three
         // times DRAM's bandwidth; a block of 256 threads on each of the
-        // H100/H200's 132 SMs keeps the GPU busy.
+        // target's SMs keeps the GPU busy.
         GpuRowCosts costs;
         costs.bandwidth = params.bandwidth;
         costs.l2Bandwidth = 3 * params.bandwidth;
@@ -631,6 +636,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
         costs.rowGemmPeak = params.gemmPeak / 4;
         costs.otherPeak = params.otherPeak;
         costs.launch = params.launch;
+        costs.threads = smCount * 256;
         rows.gpu = costs;
       }
       FunctionFuser fuser(f, params, store, std::vector<std::string>(rules.begin(), rules.end()),

@@ -126,7 +126,7 @@ struct GpuRowCosts {
   double rowGemmPeak = 1.25e7; // contraction flops per microsecond, per row
   double otherPeak = 1.5e6;    // other (weighted) flops per microsecond
   double launch = 5.0;         // microseconds
-  int64_t threads = 132 * 256; // threads that keep the GPU busy (a block per SM)
+  int64_t threads = 132 * 256; // threads that keep the GPU busy (a block per SM: sm-count)
 };
 
 struct RowBlockOptions {

@@ -9,7 +9,8 @@ import bench  # noqa: E402
 g = dict(kind="gemm", ok=True, dtype="bf16", shape=(4096, 4096, 4096), torch_tflops=600.0,
          record_key="gemm f32 batch=1 m=4096 n=4096 k=4096 layout=mk,kn,mn in=bf16")
 results = dict(
-    device="NVIDIA H200", driver="580", date="2026-12-05", torch="2.x", command="check.sh",
+    device="NVIDIA H100 PCIe", driver="580", date="2026-12-05", torch="2.x", command="check.sh",
+    sm_count=114, bundle_sm_count=132,
     check=[dict(name="softmax_fwdbwd_eqsat", ok=True), dict(name="gemm_odd", ok=False)],
     sanitize=[dict(name="gemm_odd", ok=True)],
     bench=[dict(g, name="bgemm_a", options="", neo_ms=0.5, torch_ms=0.25, ratio=0.5,

@@ -112,6 +112,9 @@ def NeoEqSatFuse : Pass<"neo-eqsat-fuse", "ModuleOp"> {
            "Peak GFLOP/s of contraction kernels (0: the target's default)">,
     Option<"launch", "launch", "double", /*default=*/"-1",
            "Per-kernel overhead in microseconds (negative: the target's default)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"132",
+           "target=gpu: SMs of the GPU (H100 SXM, H200: 132; H100 PCIe: 114; A100: 108); "
+           "a block of 256 threads on each keeps it busy in the row-blocked kernels' costs">,
     Option<"activationWeight", "activation-weight", "double", /*default=*/"0.0",
            "Cost in microseconds per MB held live between forward and backward">,
     Option<"extractor", "extractor", "std::string", /*default=*/"\"ilp\"",
