@@ -1,4 +1,5 @@
 //===- GpuPipeline.cpp - neo-lower-to-ptx ---------------------------------===//
+#include "neo/Codegen/GPU/GpuTarget.h"
 #include "neo/Codegen/GPU/Passes.h"
 #include "neo/Dialect/Neo/Transforms/Passes.h"
 #include "neo/Pipelines/Pipelines.h"
@@ -23,8 +24,9 @@ std::string mlir::neo::checkGpuPipelineOptions(const GpuPipelineOptions &options
     return "gemm-tile takes at most 7 values (bm,bn,bk,tm,tn,wm,wn)";
   if (options.gemmStages < 0 || options.gemmStages > 8)
     return "gemm-stages must be between 0 (the kernel chooses) and 8";
-  if (options.smCount < 1)
-    return "sm-count must be at least 1, not " + std::to_string(options.smCount);
+  if (options.smCount < 1 || options.smCount > GpuTarget::kMaxSmCount)
+    return "sm-count must be between 1 and " + std::to_string(GpuTarget::kMaxSmCount) + ", not " +
+           std::to_string(options.smCount);
   if (options.mma == "wgmma" && options.chip != "sm_90a")
     return "tensor-cores=wgmma needs chip=sm_90a (warpgroup MMA is sm_90a's), not chip=" +
            options.chip.getValue();

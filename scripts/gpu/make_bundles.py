@@ -478,8 +478,8 @@ def main():
                         "PCIe: 114): the kernels' splits and warps are planned for them; "
                         "scripts/gpu/bench.py warns when the device has another count")
     args = parser.parse_args()
-    if args.sm_count < 1:
-        parser.error("--sm-count must be at least 1")
+    if not 1 <= args.sm_count <= 65536:
+        parser.error("--sm-count must be between 1 and 65536")
     global SM_COUNT
     SM_COUNT = args.sm_count
     out = os.path.abspath(args.out)

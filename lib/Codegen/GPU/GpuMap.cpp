@@ -100,9 +100,10 @@ struct NeoGpuMapPass : public mlir::neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    if (smCount < 1)
+    if (smCount < 1 || smCount > GpuTarget::kMaxSmCount)
       return emitError(UnknownLoc::get(ctx))
-             << "neo-gpu-map: sm-count must be at least 1, not " << static_cast<int64_t>(smCount);
+             << "neo-gpu-map: sm-count must be between 1 and " << GpuTarget::kMaxSmCount << ", not "
+             << static_cast<int64_t>(smCount);
     target.smCount = smCount;
     return success();
   }

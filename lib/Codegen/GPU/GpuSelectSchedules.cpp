@@ -37,9 +37,9 @@ struct NeoGpuSelectSchedulesPass
   /// The schedules of the options, checked once.
   LogicalResult initialize(MLIRContext *ctx) override {
     Location loc = UnknownLoc::get(ctx);
-    if (smCount < 1)
-      return emitError(loc) << "neo-gpu-select-schedules: sm-count must be at least 1, not "
-                            << static_cast<int64_t>(smCount);
+    if (smCount < 1 || smCount > GpuTarget::kMaxSmCount)
+      return emitError(loc) << "neo-gpu-select-schedules: sm-count must be between 1 and "
+                            << GpuTarget::kMaxSmCount << ", not " << static_cast<int64_t>(smCount);
     if (minBlocks < -1)
       return emitError(loc) << "neo-gpu-select-schedules: min-blocks must be -1 (twice "
                                "sm-count), 0 (never adapt) or positive, not "

@@ -14,13 +14,16 @@
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(func.func(neo-gpu-select-schedules{sm-count=0}))' 2>&1 | FileCheck %s --check-prefix=BADSELECT
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(func.func(neo-gpu-select-schedules{min-blocks=-2}))' 2>&1 | FileCheck %s --check-prefix=BADMIN
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(func.func(neo-gpu-map{sm-count=-1}))' 2>&1 | FileCheck %s --check-prefix=BADMAP
+// RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-lower-to-ptx{sm-count=65537})' 2>&1 | FileCheck %s --check-prefix=BADHUGE
 // RUN: not neo-opt %s --pass-pipeline='builtin.module(neo-eqsat-fuse{target=gpu sm-count=0})' 2>&1 | FileCheck %s --check-prefix=BADFUSE
-// BADSELECT: neo-gpu-select-schedules: sm-count must be at least 1, not 0
+// BADSELECT: neo-gpu-select-schedules: sm-count must be between 1 and 65536, not 0
 // BADSELECT-NOT: func.func
 // BADMIN: neo-gpu-select-schedules: min-blocks must be -1 (twice sm-count), 0 (never adapt) or positive, not -2
-// BADMAP: neo-gpu-map: sm-count must be at least 1, not -1
+// BADMAP: neo-gpu-map: sm-count must be between 1 and 65536, not -1
 // BADMAP-NOT: func.func
-// BADFUSE: neo-eqsat-fuse: sm-count must be at least 1, got 0
+// BADHUGE: neo-lower-to-ptx: sm-count must be between 1 and 65536, not 65537
+// BADHUGE-NOT: func.func
+// BADFUSE: neo-eqsat-fuse: sm-count must be between 1 and 65536, got 0
 
 // SM132-LABEL: func.func @bf16
 // SM132: #neo.gpu_gemm<bm = 128, bn = 128, bk = 64, tm = 8, tn = 8, wm = 64, wn = 128, mma = "wgmma">

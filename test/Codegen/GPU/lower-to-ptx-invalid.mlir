@@ -18,9 +18,9 @@
 // TM-NOT: func.func
 // FORMAT: neo-lower-to-ptx: format must be isa, bin, fatbin, offload, llvm or empty, not 'bogus'
 // FORMAT-NOT: func.func
-// SMS: neo-lower-to-ptx: sm-count must be at least 1, not 0
+// SMS: neo-lower-to-ptx: sm-count must be between 1 and 65536, not 0
 // SMS-NOT: func.func
-// SMBUNDLE: sm-count must be at least 1, not -4
+// SMBUNDLE: sm-count must be between 1 and 65536, not -4
 // BUNDLE: invalid gemm options: bm, bn (at most 256) and bk (at most 64) must be powers of two
 
 func.func @mm(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {

@@ -20,6 +20,9 @@ namespace neo {
 /// score tiles runs. Kernels are correct on any GPU of the chip; this only
 /// steers their speed.
 struct GpuTarget {
+  /// The most SMs an option may give (the planners multiply it by threads).
+  static constexpr int64_t kMaxSmCount = 1 << 16;
+
   int64_t smCount = 132;
   /// Threads that keep every SM issuing (4 warps each).
   int64_t busyThreads() const { return smCount * 4 * 32; }

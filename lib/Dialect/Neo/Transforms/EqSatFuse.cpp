@@ -569,8 +569,8 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       module.emitError("neo-eqsat-fuse: min-row-blocks and row-block-bytes must be positive");
       return signalPassFailure();
     }
-    if (smCount < 1) {
-      module.emitError("neo-eqsat-fuse: sm-count must be at least 1, got ")
+    if (smCount < 1 || smCount > (1 << 16)) {
+      module.emitError("neo-eqsat-fuse: sm-count must be between 1 and 65536, got ")
           << static_cast<int64_t>(smCount);
       return signalPassFailure();
     }
