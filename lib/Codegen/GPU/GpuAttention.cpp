@@ -120,6 +120,41 @@ std::pair<Value, Value> mlir::neo::attention::unmaskedTiles(OpBuilder &b, Locati
   return {first, maxS(first, end)};
 }
 
+std::pair<int64_t, int64_t> mlir::neo::attention::unmaskedTiles(ArrayRef<KeyMask> masks, int64_t q0,
+                                                                int64_t rows, int64_t keys,
+                                                                int64_t keyTiles) {
+  // As the IR above computes it (coefficients below 2^24: no overflow).
+  auto floorDiv = [](int64_t x, int64_t y) {
+    int64_t q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  };
+  int64_t first = 0, end = keyTiles;
+  for (const KeyMask &m : masks) {
+    int64_t row = m.row >= 0 ? q0 : q0 + rows - 1;
+    int64_t least = row * m.row + m.offset;
+    if (m.key > 0)
+      end = std::min(end, floorDiv(-least, m.key * keys) + 1);
+    else if (m.key < 0)
+      first = std::max(first, floorDiv(floorDiv(least - 1, -m.key) - (keys - 1), keys) + 1);
+    else if (least > 0)
+      end = 0;
+  }
+  first = std::min(first, keyTiles);
+  return {first, std::max(first, end)};
+}
+
+int64_t mlir::neo::attention::mostUnmaskedTiles(ArrayRef<KeyMask> masks, int64_t lq, int64_t rows,
+                                                int64_t keys, int64_t keyTiles) {
+  if (masks.empty())
+    return keyTiles;
+  int64_t most = 0;
+  for (int64_t q0 = 0; q0 < lq && most < keyTiles; q0 += rows) {
+    auto [first, end] = unmaskedTiles(masks, q0, rows, keys, keyTiles);
+    most = std::max(most, end - first);
+  }
+  return most;
+}
+
 gpu::LaunchOp mlir::neo::attention::createAttentionLaunch(OpBuilder &b, Location loc,
                                                           const Attention &a, StringRef kernel,
                                                           int64_t rows, int64_t threads,

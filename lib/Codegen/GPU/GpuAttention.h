@@ -223,6 +223,14 @@ void emitKeyCombine(OpBuilder &b, Location loc, const Attention &a, const KeySpl
 /// query rows start at `q0` that no mask of `masks` hides from all of them.
 std::pair<Value, Value> unmaskedTiles(OpBuilder &b, Location loc, ArrayRef<KeyMask> masks, Value q0,
                                       int64_t rows, int64_t keys, int64_t keyTiles);
+/// The same range computed here, for the block starting at row `q0`.
+std::pair<int64_t, int64_t> unmaskedTiles(ArrayRef<KeyMask> masks, int64_t q0, int64_t rows,
+                                          int64_t keys, int64_t keyTiles);
+/// The most key tiles any block of `rows` rows (of `lq`) visits: all
+/// `keyTiles` without masks; under a band, the band's width in tiles. What
+/// a key split divides (its parts run in parallel, the longest block last).
+int64_t mostUnmaskedTiles(ArrayRef<KeyMask> masks, int64_t lq, int64_t rows, int64_t keys,
+                          int64_t keyTiles);
 
 /// phi of the contraction's value `score` at (row, key), after the
 /// epilogue's psi; their bias reads at (lastRow, lastKey), in bounds.

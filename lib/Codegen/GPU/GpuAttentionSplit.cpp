@@ -57,7 +57,8 @@ KeySplit mlir::neo::attention::planKeySplit(OpBuilder &b, Location loc, const At
                                             int64_t rows, int64_t keys, int64_t threads) {
   KeySplit split;
   int64_t blocks = (a.lq + rows - 1) / rows * a.batches();
-  int64_t tiles = (a.lk + keys - 1) / keys;
+  // The longest block's tiles (a band mask leaves each block its width).
+  int64_t tiles = mostUnmaskedTiles(a.masks, a.lq, rows, keys, (a.lk + keys - 1) / keys);
   // Doubled while SMs would stay idle or hold fewer than 4 warps each.
   auto wanted = [&](int64_t parts) {
     return blocks * parts <= a.target.smCount || blocks * parts * threads <= a.target.busyThreads();

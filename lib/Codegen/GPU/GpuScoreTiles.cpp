@@ -88,7 +88,11 @@ bool plan(const Program &p, int side, const GpuTarget &target, Plan &k) {
     return k.bytes;
   };
   auto splitTiles = [&]() {
-    k.split = splitFor(blocks, (p.extentOf(w.other) + k.tile - 1) / k.tile, target);
+    // The longest block's tiles (a band leaves each block its width).
+    k.split = splitFor(blocks,
+                       attention::mostUnmaskedTiles(w.masks, p.extentOf(side), kBlock, k.tile,
+                                                    (p.extentOf(w.other) + k.tile - 1) / k.tile),
+                       target);
   };
   for (;;) {
     for (k.tile = kTile; k.tile > std::max(kMinTile, k.lanes) && bytesOf() > kMaxStaticShared;)

@@ -143,7 +143,10 @@ std::optional<MmaPlan> mlir::neo::scoretiles::planMma(const Program &p, int side
   };
   if (blocks(64) < target.smCount && extent > 32)
     k.warps = 2;
-  k.split = splitFor(blocks(k.positions()), (other + k.tile - 1) / k.tile, target);
+  k.split = splitFor(blocks(k.positions()),
+                     attention::mostUnmaskedTiles(w.masks, extent, k.positions(), k.tile,
+                                                  (other + k.tile - 1) / k.tile),
+                     target);
   // All by 16-byte cp.async: the other side's tiles double-buffered, the
   // next tile's copies in flight while the warps compute on this one.
   k.async = llvm::all_of(llvm::concat<const int>(w.blockStages, w.tileStages),
