@@ -348,6 +348,21 @@ void buildBatch(ArrayRef<Candidate> batch) {
   Value bid = launch.getBlockIds().x;
   int64_t offset = 0;
   SmallVector<StringRef> kinds;
+  // Each part's other neo.* attributes (a side, masks, key parts), their
+  // names without the prefix: what the batched launch's bodies are.
+  SmallVector<Attribute> partAttrs;
+  bool anyPartAttrs = false;
+  for (const Candidate &c : batch) {
+    SmallVector<NamedAttribute> own;
+    for (NamedAttribute attr : c.launch->getDiscardableAttrs()) {
+      StringRef name = attr.getName().getValue();
+      if (name.consume_front("neo.") && name != "kernel" && name != "batched" &&
+          name != "batched_attrs")
+        own.push_back(b.getNamedAttr(name, attr.getValue()));
+    }
+    anyPartAttrs |= !own.empty();
+    partAttrs.push_back(b.getDictionaryAttr(own));
+  }
   for (const Candidate &c : batch) {
     // Blocks [offset, offset + blocks) run this launch's body.
     int64_t blocks = c.blocksIn(first);
@@ -417,6 +432,8 @@ void buildBatch(ArrayRef<Candidate> batch) {
   for (StringRef k : kinds)
     parts.push_back(b.getStringAttr(k));
   launch->setAttr("neo.batched", b.getArrayAttr(parts));
+  if (anyPartAttrs)
+    launch->setAttr("neo.batched_attrs", b.getArrayAttr(partAttrs));
   for (const Candidate &c : batch)
     c.launch->erase();
 }

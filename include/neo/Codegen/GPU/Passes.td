@@ -178,7 +178,9 @@ def NeoGpuBatchLaunches : Pass<"neo-gpu-batch-launches", "::mlir::func::FuncOp">
     another reads or writes (buffers by their root: a function argument or
     an allocation, through views; function arguments are distinct buffers,
     as the runtime checks) become one launch (`neo.kernel = "batched"`, the
-    kernels' kinds in `neo.batched`): a 1-D grid of all their blocks, where
+    kernels' kinds in `neo.batched` and, when any has them, their other
+    `neo.*` attributes in `neo.batched_attrs`, a dictionary per kernel
+    without the prefix: `side`, `key_masks`, `key_parts`): a 1-D grid of all their blocks, where
     each block runs the body of the launch whose range of block indices
     holds it, with the block index (x, y, z) that its place in the range
     stands for. Only operations without memory effects, or allocations, may
