@@ -111,8 +111,10 @@ def bench_gemm(args, name, entry, workdir):
     m, n, k, dtype = entry["m"], entry["n"], entry["k"], entry["dtype"]
     rng = np.random.default_rng(0)
     np_type = np.float16 if dtype == "f16" else np.float32
+    # "nt": b stored n by k (A·Bᵀ); PyTorch multiplies by its transposed view.
+    nt = entry.get("layout") == "nt"
     a = rng.uniform(-1, 1, (m, k)).astype(np_type)
-    b = rng.uniform(-1, 1, (k, n)).astype(np_type)
+    b = rng.uniform(-1, 1, (n, k) if nt else (k, n)).astype(np_type)
     if dtype == "bf16":
         # bf16 values as float32 (for the reference) and as their bits, the
         # '<u2' .npy the runner reads as bf16.
@@ -130,6 +132,8 @@ def bench_gemm(args, name, entry, workdir):
     neo_ms = report.get("median_ms")
     c = np.load(os.path.join(outdir, os.listdir(outdir)[0]))
     ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    if nt:
+        tb = tb.t()
     want = (ta.double() @ tb.double()).cpu().numpy()
     if dtype == "bf16":
         ta, tb = ta.bfloat16(), tb.bfloat16()

@@ -125,6 +125,11 @@ GEMM_VARIANTS = [
     # An f32 GEMM with wgmma asked for by name: tf32, as an implicit GEMM
     # (each float copied K-major; ragged n).
     ("gemm_tf32_wgmma", "def g(a: f32[256, 96], b: f32[96, 192]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma", 1e-2),
+    # Both operands K-major (A·Bᵀ): tf32 on the GEMM kernel, 16-byte copies
+    # of 4 floats, k tiles of 32; the default tiles (64 x 64 here) and 128 x
+    # 256 (two warpgroups of 64 x 256).
+    ("gemm_tf32_wgmma_nt", "def g(a: f32[256, 96], b: f32[192, 96]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma", 1e-2),
+    ("gemm_tf32_wgmma_nt_128x256", "def g(a: f32[128, 64], b: f32[256, 64]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,256,32,8,8,64,256", 1e-2),
     ("gemm_bf16_wgmma_batched_tn", "def g(a: bf16[3, 128, 64], b: bf16[3, 128, 128]) -> c {\n  c[z, i, j] = sum(k) a[z, k, i] * b[z, k, j]\n}\n", "chip=sm_90a", 2e-3),
 ]
 
@@ -149,6 +154,11 @@ MLP_BF16 = """def mlp(x: bf16[128, 256], w: bf16[256, 128], bias: f32[128]) -> y
 }
 """
 
+MLP_F32 = """def mlp(x: f32[128, 256], w: f32[256, 128], bias: f32[128]) -> y {
+  y[i, j] = tanh(sum(k) x[i, k] * w[k, j] + bias[j])
+}
+"""
+
 CONV_BF16 = """def conv(x: bf16[2, 16, 12, 12], w: bf16[32, 16, 3, 3]) -> (y: bf16[2, 32, 12, 12]) {
   y[n, k, p, q] = bf16(sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s])
 }
@@ -164,21 +174,21 @@ F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
 
 
-def gemm_entry(function, m, n, k, dtype, opts):
+def gemm_entry(function, m, n, k, dtype, opts, layout="nn"):
     """The index entry of a benchmark GEMM, with its tuning-record key and
-    schedule fields (gemm_record)."""
-    key, fields = gemm_record(m, n, k, dtype, opts)
+    schedule fields (gemm_record). `layout` "nt": b is stored n by k."""
+    key, fields = gemm_record(m, n, k, dtype, opts, layout)
     chip = ([o.split("=", 1)[1] for o in opts.split() if o.startswith("chip=")] or ["sm_90"])[0]
     return dict(kind="gemm", function=function, m=m, n=n, k=k, dtype=dtype, options=opts,
-                record_key=key, schedule=fields, chip=chip)
+                record_key=key, schedule=fields, chip=chip, layout=layout)
 
 
-def gemm_record(m, n, k, dtype, opts):
+def gemm_record(m, n, k, dtype, opts, layout="nn"):
     """The tuning-record key and schedule fields of a benchmark GEMM compiled
     with neo-lower-to-ptx options `opts` (neo-gpu-select-schedules' defaults,
     then gemm-tile's prefix, tensor-cores and gemm-stages), so that the device
     search can write records the pipeline reads back (tuning-records=)."""
-    fields = dict(bm=128, bn=128, bk=8, tm=8, tn=8, wm=64, wn=32, mma=0, min_blocks=264,
+    fields = dict(bm=128, bn=128, bk=8, tm=8, tn=8, wm=64, wn=32, mma=0, min_blocks=2 * SM_COUNT,
                   stages=0)
     for opt in opts.split():
         name, value = opt.split("=", 1)
@@ -190,8 +200,9 @@ def gemm_record(m, n, k, dtype, opts):
             fields["mma"] = {"auto": 0, "none": 1, "tf32": 2, "wgmma": 3}[value]
         elif name == "gemm-stages":
             fields["stages"] = int(value)
-    key = "gemm f32 batch=1 m=%d n=%d k=%d layout=mk,kn,mn%s" % (
-        m, n, k, " in=%s" % dtype if dtype in ("f16", "bf16") else "")
+    key = "gemm f32 batch=1 m=%d n=%d k=%d layout=%s%s" % (
+        m, n, k, "mk,nk,mn" if layout == "nt" else "mk,kn,mn",
+        " in=%s" % dtype if dtype in ("f16", "bf16") else "")
     return key, fields
 
 
@@ -303,6 +314,16 @@ def check_jobs(out, quick, reference="interpreter"):
                        options="chip=sm_90a")
     jobs.append((name, lambda dest=dest: emit(autodiff(import_neo(MLP_BF16), "mlp"),
                                               "mlp_fwdbwd", dest, reference, "chip=sm_90a")))
+    # An f32 step with wgmma asked for (tf32): the input gradient dy wᵀ has
+    # both operands K-major (the GEMM kernel's 16-byte copies), the forward
+    # and the weight gradient run as implicit GEMMs.
+    name = "mlp_fwdbwd_tf32_wgmma"
+    dest = os.path.join(out, "check", name)
+    index[name] = dict(kind="check", function="mlp_fwdbwd", rtol=2e-2, atol=2e-2,
+                       options="chip=sm_90a tensor-cores=wgmma")
+    jobs.append((name, lambda dest=dest: emit(autodiff(import_neo(MLP_F32), "mlp"), "mlp_fwdbwd",
+                                              dest, reference,
+                                              "chip=sm_90a tensor-cores=wgmma")))
     for name, src, opts, tol in GEMM_VARIANTS + [("gemm_f16_tc", None, "", 2e-3)]:
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function="g", rtol=tol, atol=tol, options=opts)
@@ -347,6 +368,19 @@ def bench_jobs(out, quick):
         index[name] = gemm_entry("mm", 4096, 4096, 4096, label.split("_")[0], opts)
         dest = os.path.join(out, "bench", name)
         jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(src4k), "mm", dest,
+                                                             "none", opts)))
+    # tf32 on wgmma with B stored n by k (A·Bᵀ, both K-major): the GEMM
+    # kernel's 16-byte copies; against cuBLAS's TF32 a @ b.t().
+    src4k_nt = ("def mm(a: f32[4096, 4096], b: f32[4096, 4096]) -> c {\n"
+                "  c[i, j] = sum(k) a[i, k] * b[j, k]\n}\n")
+    for label, opts in (("tf32_wgmma_nt", "chip=sm_90a tensor-cores=wgmma "
+                         "gemm-tile=128,256,32,8,8,64,256"),
+                        ("tf32_wgmma_nt_128x128", "chip=sm_90a tensor-cores=wgmma "
+                         "gemm-tile=128,128,32,8,8,64,128")):
+        name = "sgemm_4096x4096x4096_%s" % label
+        index[name] = gemm_entry("mm", 4096, 4096, 4096, "tf32", opts, layout="nt")
+        dest = os.path.join(out, "bench", name)
+        jobs.append((name, lambda opts=opts, dest=dest: emit(import_neo(src4k_nt), "mm", dest,
                                                              "none", opts)))
     # The pipelined tensor-core kernel (cp.async stages, ldmatrix, mma.sync):
     # the default schedule and the variants the device run searches over

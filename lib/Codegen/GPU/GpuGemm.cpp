@@ -994,12 +994,19 @@ static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
   return o;
 }
 
-/// Whether a contraction with operands of type `in` under `schedule` runs
-/// as an implicit GEMM: f32 with wgmma asked for by name is tf32 on the
+/// Whether contraction `o` under `schedule` runs as an implicit GEMM: f32
+/// with wgmma asked for by name is tf32, on the GEMM kernel's 16-byte copies
+/// when both operands are K-major and the tiles fit (A·Bᵀ), else on the
 /// implicit warpgroup kernel (tf32 wgmma reads K-major operands only, which
-/// the GEMM kernel's 16-byte copies cannot make of an N-major B).
-static bool runsAsImplicitTf32(Type in, const GpuGemmSchedule &schedule) {
-  return in.isF32() && schedule.mma == "wgmma";
+/// the GEMM kernel's copies cannot make of an N-major B; the implicit one
+/// copies float by float).
+static bool runsAsImplicitTf32(const GemmOperands &o, const GpuGemmSchedule &schedule) {
+  if (!o.in.isF32() || schedule.mma != "wgmma")
+    return false;
+  WgmmaPlan plan;
+  const GemmProblem &p = o.p;
+  return !planWgmma(p, o.in, o.acc, p.strides[0], p.strides[1], p.strides[2], schedule, plan)
+              .empty();
 }
 
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -1015,7 +1022,7 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   // tf32 on warpgroup MMA reads K-major operands only: an f32 contraction
   // with mma "wgmma" runs as an implicit GEMM, whose copies place each float
   // K-major in shared memory whatever the operands' layouts.
-  if (runsAsImplicitTf32(in, schedule) && analyzeImplicitGemm(op))
+  if (runsAsImplicitTf32(*operands, schedule) && analyzeImplicitGemm(op))
     return false;
   auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
     auto fill = [&](Operand &o, Value mem, int which) {
@@ -1094,13 +1101,18 @@ std::optional<GpuGemmSchedule> mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp o
                                                               bool keepTiles,
                                                               const GpuTarget &target) {
   std::optional<GemmOperands> operands = gemmOperands(op);
-  // Implicit GEMMs, and f32 contractions where wgmma was asked for by name
-  // (tf32, as implicit GEMMs: see generateGpuGemm).
-  if (!operands || runsAsImplicitTf32(operands->in, base))
+  // Implicit GEMMs first.
+  if (!operands)
     return chooseImplicitWgmmaSchedule(op, base, keepTiles, target);
   const GemmProblem &p = operands->p;
   Type in = operands->in, acc = operands->acc;
   if (in != cast<MemRefType>(operands->b.getType()).getElementType())
+    return std::nullopt;
+  // f32 contractions only where wgmma was asked for by name (tf32): on this
+  // kernel when both operands are K-major and a tile fits, else as implicit
+  // GEMMs (see generateGpuGemm). (tensor-cores=tf32 keeps them on mma.sync.)
+  const bool tf32 = in.isF32();
+  if (tf32 && base.mma != "wgmma")
     return std::nullopt;
   GpuGemmSchedule s = base;
   s.mma = "wgmma";
@@ -1110,8 +1122,11 @@ std::optional<GpuGemmSchedule> mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp o
     return planWgmma(p, in, acc, p.strides[0], p.strides[1], p.strides[2], t, plan).empty() &&
            gemmGridError(p, t.bm, t.bn).empty();
   };
-  if (keepTiles)
-    return fits(s) ? std::optional<GpuGemmSchedule>(s) : std::nullopt;
+  if (keepTiles) {
+    if (fits(s))
+      return s;
+    return tf32 ? chooseImplicitWgmmaSchedule(op, base, keepTiles, target) : std::nullopt;
+  }
   // The largest tile (128 x 256: 128 accumulators per thread, as cuBLAS's
   // Hopper kernels) that still gives every SM of the target a block;
   // else the applicable tile with the most blocks.
@@ -1119,13 +1134,15 @@ std::optional<GpuGemmSchedule> mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp o
       {128, 256, 256}, {128, 128, 128}, {64, 128, 128}, {64, 64, 64}};
   std::optional<GpuGemmSchedule> best;
   for (const auto &t : tiles) {
-    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = kWgmmaBk, s.wm = 64;
+    s.bm = t[0], s.bn = t[1], s.wn = t[2], s.bk = wgmmaBk(in), s.wm = 64;
     if (!fits(s))
       continue;
     best = s;
     if ((p.m / s.bm) * (p.n / s.bn) * p.batch >= target.smCount)
       break;
   }
+  if (!best && tf32)
+    return chooseImplicitWgmmaSchedule(op, base, keepTiles, target);
   return best;
 }
 

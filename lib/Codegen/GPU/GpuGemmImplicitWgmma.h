@@ -22,7 +22,7 @@ namespace gpukernel {
 
 /// The k extent of the gather kernel's tiles: one 128-byte row (64 halves,
 /// 32 floats as tf32).
-inline int64_t wgmmaGatherBk(Type in) { return in.isF32() ? 32 : kWgmmaBk; }
+inline int64_t wgmmaGatherBk(Type in) { return wgmmaBk(in); }
 
 /// The most copies (pairs of halves, floats) a thread makes per k tile. Their index arithmetic is
 /// unrolled, and ptxas keeps what it can of it in registers: with 32 pairs

@@ -24,6 +24,10 @@
 //    waited for (its buffer is refilled two iterations later). With two
 //    stages, each group is waited for and the copies run one tile ahead.
 //
+// f32 operands run as tf32 (wgmma.mma_async.m64nWNk8.tf32, four per k tile
+// of 32 floats: one 128-byte row) when both are K-major, 4 floats per
+// 16-byte copy; tf32 wgmma reads no MN-major operand.
+//
 // Extents must be multiples of the tiles (planWgmma says why not).
 //
 //===----------------------------------------------------------------------===//
@@ -207,30 +211,35 @@ std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type 
                                             WgmmaPlan &plan) {
   if (s.mma != "wgmma")
     return "the schedule does not ask for wgmma";
-  if (!acc.isF32() || !(in.isF16() || in.isBF16()))
-    return "wgmma takes f16 or bf16 operands with f32 accumulators";
-  if (std::string why = planWgmmaTiles(s, plan); !why.empty())
+  if (!acc.isF32() || !(in.isF16() || in.isBF16() || in.isF32()))
+    return "wgmma takes f16, bf16 or f32 (tf32) operands with f32 accumulators";
+  const bool tf32 = in.isF32();
+  const int64_t bk = wgmmaBk(in), vec = tf32 ? 4 : 8; // elements of 16 bytes
+  if (std::string why = planWgmmaTiles(s, plan, bk); !why.empty())
     return why;
   if ((s.bm * 8) % plan.threads || (s.bn * 8) % plan.threads)
     return "the tiles' 16-byte chunks are not a multiple of the thread count";
-  if (p.m % s.bm || p.n % s.bn || p.k % kWgmmaBk)
+  if (p.m % s.bm || p.n % s.bn || p.k % bk)
     return "the extents are not multiples of the block tile";
   if (strideC[kN] != 1)
     return "C's rows are not contiguous";
-  // Operands are copied 16 bytes (8 elements) at a time as they lie.
+  // Operands are copied 16 bytes at a time as they lie; tf32 wgmma reads
+  // K-major operands only.
   auto lies = [&](const int64_t st[4], int other, int64_t otherExtent, bool &kMajor) -> bool {
-    if (!multipleOf(st, kB, p.batch, 8))
+    if (!multipleOf(st, kB, p.batch, vec))
       return false;
-    if (st[kK] == 1 && multipleOf(st, other, otherExtent, 8))
+    if (st[kK] == 1 && multipleOf(st, other, otherExtent, vec))
       return kMajor = true, true;
-    if (st[other] == 1 && multipleOf(st, kK, p.k, 8))
+    if (!tf32 && st[other] == 1 && multipleOf(st, kK, p.k, vec))
       return kMajor = false, true;
     return false;
   };
   if (!lies(strideA, kM, p.m, plan.aKMajor))
-    return "A is contiguous along neither k nor m with 16-byte aligned rows";
+    return tf32 ? "tf32: A is not contiguous along k with 16-byte aligned rows"
+                : "A is contiguous along neither k nor m with 16-byte aligned rows";
   if (!lies(strideB, kN, p.n, plan.bKMajor))
-    return "B is contiguous along neither k nor n with 16-byte aligned rows";
+    return tf32 ? "tf32: B is not contiguous along k with 16-byte aligned rows (B stored n by k)"
+                : "B is contiguous along neither k nor n with 16-byte aligned rows";
   plan.cPairs = multipleOf(strideC, kM, p.m, 2) && multipleOf(strideC, kB, p.batch, 2);
   return planWgmmaStages(s, plan);
 }
@@ -243,9 +252,11 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   Value a = buffers.a, bMem = buffers.b, c = buffers.c;
   const int64_t *strideA = buffers.strideA, *strideB = buffers.strideB, *strideC = buffers.strideC;
   MLIRContext *ctx = b.getContext();
-  const int64_t BM = plan.bm, BN = plan.bn, BK = kWgmmaBk, WN = plan.wn;
+  const int64_t BM = plan.bm, BN = plan.bn, BK = wgmmaBk(in), WN = plan.wn;
   const int64_t S = plan.stages, T = plan.threads, KT = p.k / BK;
-  const int64_t elemBytes = 2, stageElems = plan.stageBytes / elemBytes;
+  // A 16-byte chunk: 8 halves or 4 floats; a 128-byte row: 8 chunks.
+  const int64_t elemBytes = in.isF32() ? 4 : 2, stageElems = plan.stageBytes / elemBytes;
+  const int64_t chunkElems = 16 / elemBytes, rowElems = kRowBytes / elemBytes;
   const int64_t aBytes = BM * kRowBytes;
   Type f32 = b.getF32Type();
 
@@ -265,8 +276,9 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   };
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
   // One operand tile: `rows` swizzled rows of 8 chunks. K-major: row r is
-  // m (n) = outer0 + r, its chunk c is k0 + 8c. MN-major: row r is k0 + r %
-  // 64 of atom r / 64, whose chunk c is m (n) = outer0 + 64 (r / 64) + 8c.
+  // m (n) = outer0 + r, its chunk c is k0 + chunkElems c. MN-major (16-bit
+  // only): row r is k0 + r % 64 of atom r / 64, whose chunk c is m (n) =
+  // outer0 + 64 (r / 64) + 8c.
   auto copyTile = [&](Value stage, int64_t tileOffsetElems, Value src, const int64_t st[4],
                       int64_t rows, bool kMajor, int outerRole, Value outer0, Value k0) {
     for (int64_t r = 0; r < rows * 8 / T; ++r) {
@@ -274,16 +286,17 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
       Value row = kb.div(e, 8), chunk = kb.rem(e, 8);
       Value off;
       if (kMajor) {
-        off = globalOffset(st, kb.add(outer0, row), outerRole, kb.add(k0, kb.mul(chunk, 8)), kK);
+        off = globalOffset(st, kb.add(outer0, row), outerRole,
+                           kb.add(k0, kb.mul(chunk, chunkElems)), kK);
       } else {
         Value outer = kb.add(kb.add(outer0, kb.mul(kb.div(row, 64), 64)), kb.mul(chunk, 8));
         off = globalOffset(st, outer, outerRole, kb.add(k0, kb.rem(row, 64)), kK);
       }
       Value swz = arith::XOrIOp::create(b, loc, chunk, kb.rem(row, 8));
       Value dst = kb.add(kb.add(kb.mul(stage, stageElems), tileOffsetElems),
-                         kb.add(kb.mul(row, 64), kb.mul(swz, 8)));
+                         kb.add(kb.mul(row, rowElems), kb.mul(swz, chunkElems)));
       nvgpu::DeviceAsyncCopyOp::create(b, loc, tokenType, tiles, ValueRange{dst}, src,
-                                       ValueRange{off}, b.getIndexAttr(8), Value(),
+                                       ValueRange{off}, b.getIndexAttr(chunkElems), Value(),
                                        b.getUnitAttr());
     }
   };

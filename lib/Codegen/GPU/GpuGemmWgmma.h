@@ -23,8 +23,8 @@ namespace gpukernel {
 
 /// What the warpgroup kernel needs to know before it is built.
 struct WgmmaPlan {
-  /// Block tile bm x bn (bk = 64: one 128-byte swizzle row of k), each
-  /// warpgroup (4 warps) computing 64 x wn of it.
+  /// Block tile bm x bn (bk: one 128-byte swizzle row of k, 64 halves or
+  /// 32 floats), each warpgroup (4 warps) computing 64 x wn of it.
   int64_t bm = 0, bn = 0, wn = 0, stages = 0, threads = 0;
   /// Whether A is contiguous along k (K-major; else along m: M-major) and B
   /// along k (K-major: B stored n-by-k; else N-major).
@@ -41,10 +41,16 @@ struct WgmmaPlan {
 
 /// The k extent of a tile (one 128-byte swizzle row of 16-bit elements).
 constexpr int64_t kWgmmaBk = 64;
+/// The k extent of a tile of `in`: one 128-byte row (64 halves, 32 floats
+/// as tf32).
+inline int64_t wgmmaBk(Type in) { return in.isF32() ? 32 : kWgmmaBk; }
 
 /// "" and `plan` filled when the warpgroup kernel computes C[b,m,n] +=
 /// A[b,m,k] * B[b,k,n] with these element strides (batch, m, n, k) under
-/// schedule `s` (mma "wgmma"); otherwise why not.
+/// schedule `s` (mma "wgmma"); otherwise why not. f16/bf16 operands lie
+/// K-major or MN-major; f32 ones (tf32, k tiles of 32) K-major only, both
+/// contiguous along k with 16-byte aligned rows (A·Bᵀ, as a layer's input
+/// gradient reads its weights).
 std::string planWgmma(const GemmProblem &p, Type in, Type acc, const int64_t strideA[4],
                       const int64_t strideB[4], const int64_t strideC[4], const GpuGemmSchedule &s,
                       WgmmaPlan &plan);

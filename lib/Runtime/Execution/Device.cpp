@@ -110,6 +110,9 @@ compileForCuda(ModuleOp module, const GpuCompileOptions &options, llvm::StringRe
   std::shared_ptr<cuda::CudaDriver> driver;
   if (Status s = cuda::CudaDriver::open(driver); !s.ok())
     return makeError("cannot run on the GPU: " + s.message());
+  // Compiled for this GPU: its SMs plan the kernels' splits and warps.
+  GpuCompileOptions forDevice = options;
+  forDevice.deviceSmCount = driver->getMultiprocessorCount();
   auto all = getSignatures(module);
   if (!all)
     return all.takeError();
@@ -118,7 +121,7 @@ compileForCuda(ModuleOp module, const GpuCompileOptions &options, llvm::StringRe
   for (const FunctionSignature &sig : *all) {
     if (!only.empty() && sig.name != only)
       continue;
-    auto data = compileGpuBundle(module, sig.name, options);
+    auto data = compileGpuBundle(module, sig.name, forDevice);
     if (!data)
       return data.takeError();
     Bundle bundle;

@@ -311,6 +311,9 @@ mlir::neo::runtime::compileGpuBundle(ModuleOp source, llvm::StringRef function,
       !error.empty())
     return makeError(error);
   pipelineOptions.format = "isa";
+  // The GPU at hand plans the splits and warps, unless the options say.
+  if (options.deviceSmCount > 0 && !pipelineOptions.smCount.hasValue())
+    pipelineOptions.smCount = options.deviceSmCount;
   if (std::string error = checkGpuPipelineOptions(pipelineOptions); !error.empty())
     return makeError("invalid neo-lower-to-ptx options '" + options.pipelineOptions +
                      "': " + error);

@@ -33,9 +33,11 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     are kept). An implicit GEMM (a convolution) whose operands are plain
     reads of one f16/bf16 type, or of f32 with `mma=tf32` (on
     cuda-sm_90a) or `mma=wgmma`, gets the implicit wgmma kernel's schedule
-    (bk 64, or 32 for tf32; 128x128, 64x128 or 128x64 tiles), and so does an
-    f32 contraction with `mma=wgmma` (tf32). Other GEMMs get the options'
-    schedule with mma "auto".
+    (bk 64, or 32 for tf32; 128x128, 64x128 or 128x64 tiles). An f32
+    contraction with `mma=wgmma` runs as tf32: with both operands K-major
+    (A·Bᵀ) and extents multiples of a tile, on the wgmma GEMM kernel (the
+    tiles above with bk = 32), else with the implicit kernel's schedule.
+    Other GEMMs get the options' schedule with mma "auto".
   }];
   let dependentDialects = ["::mlir::neo::NeoDialect", "::mlir::linalg::LinalgDialect"];
   let options =

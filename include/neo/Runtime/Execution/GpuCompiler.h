@@ -38,6 +38,10 @@ struct GpuCompileOptions {
   /// bundle without a cubin.
   bool cubin = true;
   std::string cudaHome;
+  /// The SMs of the GPU the bundle is compiled for, when it is at hand (the
+  /// execution engine's device): the pipeline's sm-count unless its options
+  /// give one. 0: the pipeline's (132 unless given).
+  int64_t deviceSmCount = 0;
 };
 
 /// A compiled bundle in memory.
