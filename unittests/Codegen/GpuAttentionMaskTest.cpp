@@ -3,20 +3,64 @@
 // unmaskedTiles (the host side of the range the fused attention's and the
 // score tiles' blocks loop over) against brute force: every tile holding a
 // (row, key) that no mask hides is in the range; with one mask, the range
-// is exactly those tiles. mostUnmaskedTiles is the longest range.
+// is exactly those tiles. The IR the kernels run computes the same range
+// (its arith ops evaluated here). mostUnmaskedTiles is the longest range.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuAttention.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
+using namespace mlir;
 using namespace mlir::neo::attention;
 
 namespace {
+
+/// The value of `v` (index arithmetic of the arith dialect on constants, as
+/// unmaskedTiles emits it), evaluating its defining ops.
+int64_t evaluate(Value v, llvm::DenseMap<Value, int64_t> &known) {
+  if (auto it = known.find(v); it != known.end())
+    return it->second;
+  Operation *op = v.getDefiningOp();
+  auto at = [&](unsigned i) { return evaluate(op->getOperand(i), known); };
+  auto floorDiv = [](int64_t x, int64_t y) {
+    int64_t q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+  };
+  int64_t r = 0;
+  if (auto c = dyn_cast<arith::ConstantOp>(op))
+    r = cast<IntegerAttr>(c.getValue()).getInt();
+  else if (isa<arith::AddIOp>(op))
+    r = at(0) + at(1);
+  else if (isa<arith::SubIOp>(op))
+    r = at(0) - at(1);
+  else if (isa<arith::MulIOp>(op))
+    r = at(0) * at(1);
+  else if (isa<arith::FloorDivSIOp>(op))
+    r = floorDiv(at(0), at(1));
+  else if (isa<arith::MaxSIOp>(op))
+    r = std::max(at(0), at(1));
+  else if (isa<arith::MinSIOp>(op))
+    r = std::min(at(0), at(1));
+  else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    EXPECT_EQ(cmp.getPredicate(), arith::CmpIPredicate::sgt);
+    r = at(0) > at(1);
+  } else if (isa<arith::SelectOp>(op))
+    r = at(0) ? at(1) : at(2);
+  else
+    ADD_FAILURE() << "unexpected op " << op->getName().getStringRef().str();
+  return known[v] = r;
+}
 
 /// Whether mask `m` hides (row, key): key * j + row * i + offset > 0.
 bool hides(const KeyMask &m, int64_t i, int64_t j) { return m.key * j + m.row * i + m.offset > 0; }
@@ -57,6 +101,31 @@ TEST(GpuAttentionMaskTest, RangesHoldEveryVisibleTile) {
       if (masks.size() == 1)
         EXPECT_EQ(in, seen) << "trial " << trial << ": tile " << t;
     }
+  }
+}
+
+TEST(GpuAttentionMaskTest, IrRangeIsTheHostRange) {
+  MLIRContext context;
+  context.loadDialect<arith::ArithDialect, func::FuncDialect>();
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  std::mt19937_64 rng(11);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<KeyMask> masks;
+    for (int64_t n = pick(1, 3); n > 0; --n)
+      masks.push_back({pick(-4, 4), pick(-4, 4), pick(-100, 100)});
+    int64_t rows = pick(1, 64), keys = pick(1, 64), keyTiles = pick(1, 40);
+    int64_t q0 = pick(0, 20) * rows;
+    Value start = arith::ConstantIndexOp::create(b, loc, q0);
+    auto [first, end] = unmaskedTiles(b, loc, masks, start, rows, keys, keyTiles);
+    llvm::DenseMap<Value, int64_t> known;
+    std::pair<int64_t, int64_t> ir{evaluate(first, known), evaluate(end, known)};
+    EXPECT_EQ(ir, unmaskedTiles(masks, q0, rows, keys, keyTiles)) << "trial " << trial;
   }
 }
 

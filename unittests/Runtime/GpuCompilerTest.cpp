@@ -46,8 +46,9 @@ protected:
       ADD_FAILURE() << llvm::toString(bundle.takeError());
       return {};
     }
+    // The wgmma kernel: the launch with dynamic shared memory (its stages).
     for (const BundleLaunch &l : bundle->manifest.launches)
-      if (l.block[0] >= 128)
+      if (l.sharedBytes > 0)
         return {bundle->manifest.smCount, {l.grid[0], l.grid[1]}};
     ADD_FAILURE() << "no GEMM launch";
     return {};

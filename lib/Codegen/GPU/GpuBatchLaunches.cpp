@@ -422,8 +422,9 @@ void buildBatch(ArrayRef<Candidate> batch) {
       map.map(o, n);
     for (Operation &op : old.getBody().front().without_terminator())
       in.clone(op, map);
-    if (auto kind = old->getAttrOfType<StringAttr>("neo.kernel"))
-      kinds.push_back(kind.getValue());
+    // One kind per part (in step with neo.batched_attrs).
+    auto kind = old->getAttrOfType<StringAttr>("neo.kernel");
+    kinds.push_back(kind ? kind.getValue() : StringRef("unnamed"));
     offset += blocks;
   }
   gpu::TerminatorOp::create(b, loc);

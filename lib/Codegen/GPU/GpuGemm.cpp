@@ -1000,13 +1000,23 @@ static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
 /// implicit warpgroup kernel (tf32 wgmma reads K-major operands only, which
 /// the GEMM kernel's copies cannot make of an N-major B; the implicit one
 /// copies float by float).
-static bool runsAsImplicitTf32(const GemmOperands &o, const GpuGemmSchedule &schedule) {
+/// Where a schedule adapts to the GPU (`minBlocks`), also when its tiles
+/// leave SMs of `target` without a block on a K of 512 or more: the
+/// implicit kernel splits K over blocks, the GEMM kernel does not.
+static bool tf32WantsKSplit(const GemmProblem &p, int64_t bm, int64_t bn, int64_t minBlocks,
+                            const GpuTarget &target) {
+  int64_t blocks = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch;
+  return minBlocks > 0 && blocks < std::min(minBlocks, target.smCount) && p.k >= 512;
+}
+static bool runsAsImplicitTf32(const GemmOperands &o, const GpuGemmSchedule &schedule,
+                               const GpuTarget &target) {
   if (!o.in.isF32() || schedule.mma != "wgmma")
     return false;
   WgmmaPlan plan;
   const GemmProblem &p = o.p;
   return !planWgmma(p, o.in, o.acc, p.strides[0], p.strides[1], p.strides[2], schedule, plan)
-              .empty();
+              .empty() ||
+         tf32WantsKSplit(p, schedule.bm, schedule.bn, schedule.minBlocks, target);
 }
 
 FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -1020,9 +1030,10 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   Value a = operands->a, bMem = operands->b, c = operands->c;
   Type in = operands->in, acc = operands->acc;
   // tf32 on warpgroup MMA reads K-major operands only: an f32 contraction
-  // with mma "wgmma" runs as an implicit GEMM, whose copies place each float
-  // K-major in shared memory whatever the operands' layouts.
-  if (runsAsImplicitTf32(*operands, schedule) && analyzeImplicitGemm(op))
+  // with mma "wgmma" whose operands are not both K-major (or whose tiles do
+  // not fit) runs as an implicit GEMM, whose copies place each float K-major
+  // in shared memory whatever the operands' layouts.
+  if (runsAsImplicitTf32(*operands, schedule, target) && analyzeImplicitGemm(op))
     return false;
   auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
     auto fill = [&](Operand &o, Value mem, int which) {
@@ -1141,7 +1152,9 @@ std::optional<GpuGemmSchedule> mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp o
     if ((p.m / s.bm) * (p.n / s.bn) * p.batch >= target.smCount)
       break;
   }
-  if (!best && tf32)
+  // tf32: the implicit kernel also where this one would leave SMs without
+  // a block and K is long enough to split (this kernel does not split K).
+  if (tf32 && (!best || tf32WantsKSplit(p, best->bm, best->bn, base.minBlocks, target)))
     return chooseImplicitWgmmaSchedule(op, base, keepTiles, target);
   return best;
 }

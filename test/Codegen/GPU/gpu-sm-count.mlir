@@ -23,7 +23,7 @@
 // BADMAP-NOT: func.func
 // BADHUGE: neo-lower-to-ptx: sm-count must be between 1 and 65536, not 65537
 // BADHUGE-NOT: func.func
-// BADFUSE: neo-eqsat-fuse: sm-count must be between 1 and 65536, got 0
+// BADFUSE: neo-eqsat-fuse: sm-count must be between 1 and 65536, not 0
 
 // SM132-LABEL: func.func @bf16
 // SM132: #neo.gpu_gemm<bm = 128, bn = 128, bk = 64, tm = 8, tn = 8, wm = 64, wn = 128, mma = "wgmma">

@@ -120,10 +120,13 @@ FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
 /// The warpgroup-MMA (sm_90a) schedule of `op` when a wgmma kernel applies
 /// to it: a contraction with f16/bf16 operands, f32 result and extents
 /// multiples of the tiles (128 x 256 down to 64 x 64 until every SM of
-/// `target` has a block), or an implicit GEMM (a convolution) whose operands are plain
-/// reads of one f16/bf16 type, or of f32 where `base` asks for tf32 (any
-/// extents; 128 x 128, 64 x 128 or 128 x 64, K split later). `base` with mma
-/// "wgmma" and, unless `keepTiles`, the tiles chosen for the problem.
+/// `target` has a block), or with f32 operands both K-major where `base`
+/// asks for wgmma (tf32, bk = 32; else, or where those tiles leave SMs idle
+/// on a K of 512 or more, the implicit kernel's schedule); or an implicit
+/// GEMM (a convolution) whose operands are plain reads of one f16/bf16
+/// type, or of f32 where `base` asks for tf32 (any extents; 128 x 128,
+/// 64 x 128 or 128 x 64, K split later). `base` with mma "wgmma" and,
+/// unless `keepTiles`, the tiles chosen for the problem.
 std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const GpuGemmSchedule &base,
                                                    bool keepTiles, const GpuTarget &target = {});
 

@@ -11,7 +11,7 @@ def NeoGpuSelectSchedules : Pass<"neo-gpu-select-schedules", "::mlir::func::Func
     `linalg.copy` and puts on every linalg op outside a `gpu.launch` a
     `neo.schedule` attribute that `neo-gpu-map` applies:
     `#neo.gpu_gemm<bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, wm = 64, wn = 32,
-    mma = "auto", min_blocks = 264>` on contractions and bilinear generics
+    mma = "auto", min_blocks = 264>` (twice `sm-count`) on contractions and bilinear generics
     (implicit GEMMs) with f32 or f64 results, `#neo.gpu_generic<block = 256>`
     on the rest. An op's own `neo.schedule` is kept (checked: a
     `#neo.gpu_gemm` on an op that is not a GEMM is an error); else the

@@ -570,7 +570,7 @@ struct NeoEqSatFusePass : public mlir::neo::impl::NeoEqSatFuseBase<NeoEqSatFuseP
       return signalPassFailure();
     }
     if (smCount < 1 || smCount > (1 << 16)) {
-      module.emitError("neo-eqsat-fuse: sm-count must be between 1 and 65536, got ")
+      module.emitError("neo-eqsat-fuse: sm-count must be between 1 and 65536, not ")
           << static_cast<int64_t>(smCount);
       return signalPassFailure();
     }
