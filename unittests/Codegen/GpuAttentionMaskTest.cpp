@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <gtest/gtest.h>
 
@@ -33,10 +34,6 @@ int64_t evaluate(Value v, llvm::DenseMap<Value, int64_t> &known) {
     return it->second;
   Operation *op = v.getDefiningOp();
   auto at = [&](unsigned i) { return evaluate(op->getOperand(i), known); };
-  auto floorDiv = [](int64_t x, int64_t y) {
-    int64_t q = x / y;
-    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-  };
   int64_t r = 0;
   if (auto c = dyn_cast<arith::ConstantOp>(op))
     r = cast<IntegerAttr>(c.getValue()).getInt();
@@ -47,7 +44,7 @@ int64_t evaluate(Value v, llvm::DenseMap<Value, int64_t> &known) {
   else if (isa<arith::MulIOp>(op))
     r = at(0) * at(1);
   else if (isa<arith::FloorDivSIOp>(op))
-    r = floorDiv(at(0), at(1));
+    r = llvm::divideFloorSigned(at(0), at(1));
   else if (isa<arith::MaxSIOp>(op))
     r = std::max(at(0), at(1));
   else if (isa<arith::MinSIOp>(op))
@@ -60,6 +57,17 @@ int64_t evaluate(Value v, llvm::DenseMap<Value, int64_t> &known) {
   else
     ADD_FAILURE() << "unexpected op " << op->getName().getStringRef().str();
   return known[v] = r;
+}
+
+/// 1 to 3 masks with small coefficients and offsets.
+std::vector<KeyMask> randomMasks(std::mt19937_64 &rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::vector<KeyMask> masks;
+  for (int64_t n = pick(1, 3); n > 0; --n)
+    masks.push_back({pick(-4, 4), pick(-4, 4), pick(-100, 100)});
+  return masks;
 }
 
 /// Whether mask `m` hides (row, key): key * j + row * i + offset > 0.
@@ -82,9 +90,7 @@ TEST(GpuAttentionMaskTest, RangesHoldEveryVisibleTile) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   for (int trial = 0; trial < 20000; ++trial) {
-    std::vector<KeyMask> masks;
-    for (int64_t n = pick(1, 3); n > 0; --n)
-      masks.push_back({pick(-4, 4), pick(-4, 4), pick(-100, 100)});
+    std::vector<KeyMask> masks = randomMasks(rng);
     int64_t rows = pick(1, 40), keys = pick(1, 40), keyTiles = pick(1, 12);
     int64_t q0 = pick(0, 5) * rows;
     auto [first, end] = unmaskedTiles(masks, q0, rows, keys, keyTiles);
@@ -116,9 +122,7 @@ TEST(GpuAttentionMaskTest, IrRangeIsTheHostRange) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   for (int trial = 0; trial < 2000; ++trial) {
-    std::vector<KeyMask> masks;
-    for (int64_t n = pick(1, 3); n > 0; --n)
-      masks.push_back({pick(-4, 4), pick(-4, 4), pick(-100, 100)});
+    std::vector<KeyMask> masks = randomMasks(rng);
     int64_t rows = pick(1, 64), keys = pick(1, 64), keyTiles = pick(1, 40);
     int64_t q0 = pick(0, 20) * rows;
     Value start = arith::ConstantIndexOp::create(b, loc, q0);

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <utility>
 
@@ -124,10 +125,7 @@ std::pair<int64_t, int64_t> mlir::neo::attention::unmaskedTiles(ArrayRef<KeyMask
                                                                 int64_t rows, int64_t keys,
                                                                 int64_t keyTiles) {
   // As the IR above computes it (coefficients below 2^24: no overflow).
-  auto floorDiv = [](int64_t x, int64_t y) {
-    int64_t q = x / y;
-    return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-  };
+  auto floorDiv = [](int64_t x, int64_t y) { return llvm::divideFloorSigned(x, y); };
   int64_t first = 0, end = keyTiles;
   for (const KeyMask &m : masks) {
     int64_t row = m.row >= 0 ? q0 : q0 + rows - 1;

@@ -1005,8 +1005,10 @@ static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
 /// implicit kernel splits K over blocks, the GEMM kernel does not.
 static bool tf32WantsKSplit(const GemmProblem &p, int64_t bm, int64_t bn, int64_t minBlocks,
                             const GpuTarget &target) {
-  int64_t blocks = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch;
-  return minBlocks > 0 && blocks < std::min(minBlocks, target.smCount) && p.k >= 512;
+  // The implicit kernel's own rule (emitGemm: min_blocks capped at the SMs).
+  int64_t splits = 1, kChunk = p.k;
+  splitK(p, bm, bn, /*bk=*/32, std::min(minBlocks, target.smCount), splits, kChunk);
+  return splits > 1;
 }
 static bool runsAsImplicitTf32(const GemmOperands &o, const GpuGemmSchedule &schedule,
                                const GpuTarget &target) {
