@@ -122,12 +122,20 @@ GEMM_VARIANTS = [
     ("gemm_bf16_wgmma", "def g(a: bf16[256, 192], b: bf16[192, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a", 2e-3),
     ("gemm_bf16_wgmma_128x256", "def g(a: bf16[256, 128], b: bf16[128, 256]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,256,64,8,8,64,256", 2e-3),
     ("gemm_f16_wgmma_tn", "def g(a: f16[192, 128], b: f16[256, 192]) -> c {\n  c[i, j] = sum(k) a[k, i] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,128,64,8,8,64,64", 2e-3),
-    # An f32 GEMM with wgmma asked for by name: tf32, as an implicit GEMM
-    # (each float copied K-major; ragged n).
+    # An f32 GEMM with wgmma asked for by name: tf32 on the GEMM kernel, k
+    # tiles of 32; B N-major, transposed to K-major by the threads (16-byte
+    # loads along n, 16-byte stores of 4 k). A ragged n runs as an implicit
+    # GEMM (each float copied K-major).
     ("gemm_tf32_wgmma", "def g(a: f32[256, 96], b: f32[96, 192]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma", 1e-2),
-    # Both operands K-major (A·Bᵀ): tf32 on the GEMM kernel, 16-byte copies
-    # of 4 floats, k tiles of 32; the default tiles (64 x 64 here) and 128 x
-    # 256 (two warpgroups of 64 x 256).
+    ("gemm_tf32_wgmma_ragged", "def g(a: f32[256, 96], b: f32[96, 200]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma", 1e-2),
+    # Both transposed (Aᵀ·B, a weight gradient) with four warpgroups of 64 x
+    # 64 (the first 256 of 512 threads transpose A's and B's tiles), and a
+    # batched B-transposed one of two warpgroups of 64 x 256 in two stages.
+    ("gemm_tf32_wgmma_tn_4wg", "def g(a: f32[96, 128], b: f32[96, 256]) -> c {\n  c[i, j] = sum(k) a[k, i] * b[k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,128,32,8,8,64,64", 1e-2),
+    ("gemm_tf32_wgmma_batched_128x256_s2", "def g(a: f32[2, 128, 64], b: f32[2, 64, 256]) -> c {\n  c[z, i, j] = sum(k) a[z, i, k] * b[z, k, j]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,256,32,8,8,64,256 gemm-stages=2", 1e-2),
+    # Both operands K-major (A·Bᵀ): 16-byte copies of 4 floats as they lie;
+    # the default tiles (64 x 64 here) and 128 x 256 (two warpgroups of 64 x
+    # 256).
     ("gemm_tf32_wgmma_nt", "def g(a: f32[256, 96], b: f32[192, 96]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma", 1e-2),
     ("gemm_tf32_wgmma_nt_128x256", "def g(a: f32[128, 64], b: f32[256, 64]) -> c {\n  c[i, j] = sum(k) a[i, k] * b[j, k]\n}\n", "chip=sm_90a tensor-cores=wgmma gemm-tile=128,256,32,8,8,64,256", 1e-2),
     ("gemm_bf16_wgmma_batched_tn", "def g(a: bf16[3, 128, 64], b: bf16[3, 128, 128]) -> c {\n  c[z, i, j] = sum(k) a[z, k, i] * b[z, k, j]\n}\n", "chip=sm_90a", 2e-3),
@@ -314,9 +322,10 @@ def check_jobs(out, quick, reference="interpreter"):
                        options="chip=sm_90a")
     jobs.append((name, lambda dest=dest: emit(autodiff(import_neo(MLP_BF16), "mlp"),
                                               "mlp_fwdbwd", dest, reference, "chip=sm_90a")))
-    # An f32 step with wgmma asked for (tf32): the input gradient dy wᵀ has
-    # both operands K-major (the GEMM kernel's 16-byte copies), the forward
-    # and the weight gradient run as implicit GEMMs.
+    # An f32 step with wgmma asked for (tf32): its three GEMMs on the GEMM
+    # kernel; the input gradient dy wᵀ copies both operands as they lie, the
+    # forward (x w, its bias and tanh in the epilogue) transposes w's tiles
+    # and the weight gradient xᵀ dy both operands'.
     name = "mlp_fwdbwd_tf32_wgmma"
     dest = os.path.join(out, "check", name)
     index[name] = dict(kind="check", function="mlp_fwdbwd", rtol=2e-2, atol=2e-2,
@@ -361,8 +370,13 @@ def bench_jobs(out, quick):
                         ("tf32_w32x32", "tensor-cores=tf32 gemm-tile=128,128,32,8,8,32,32"),
                         ("tf32_256x128", "tensor-cores=tf32 gemm-tile=256,128,16,8,8,64,64"),
                         # tf32 on wgmma (sm_90a): B transposed to K-major
-                        # by single-float copies (the implicit-GEMM kernel).
-                        ("tf32_wgmma", "chip=sm_90a tensor-cores=wgmma "
+                        # by the threads on the GEMM kernel; its default
+                        # tiles (128 x 256), and 128 x 128 in two
+                        # warpgroups (64 x 128 each) and in four (64 x 64).
+                        ("tf32_wgmma", "chip=sm_90a tensor-cores=wgmma"),
+                        ("tf32_wgmma_128x128", "chip=sm_90a tensor-cores=wgmma "
+                         "gemm-tile=128,128,32,8,8,64,128"),
+                        ("tf32_wgmma_128x128_4wg", "chip=sm_90a tensor-cores=wgmma "
                          "gemm-tile=128,128,32,8,8,64,64")):
         name = "sgemm_4096x4096x4096_%s" % label
         index[name] = gemm_entry("mm", 4096, 4096, 4096, label.split("_")[0], opts)

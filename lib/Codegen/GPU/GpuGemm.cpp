@@ -995,11 +995,11 @@ static std::optional<GemmOperands> gemmOperands(linalg::LinalgOp op) {
 }
 
 /// Whether contraction `o` under `schedule` runs as an implicit GEMM: f32
-/// with wgmma asked for by name is tf32, on the GEMM kernel's 16-byte copies
-/// when both operands are K-major and the tiles fit (A·Bᵀ), else on the
-/// implicit warpgroup kernel (tf32 wgmma reads K-major operands only, which
-/// the GEMM kernel's copies cannot make of an N-major B; the implicit one
-/// copies float by float).
+/// with wgmma asked for by name is tf32, on the GEMM kernel when its tiles
+/// fit and the operands lie along k or m (n) with 16-byte aligned rows (a
+/// K-major operand copied as it lies, an MN-major one transposed by the
+/// threads), else on the implicit warpgroup kernel (which copies float by
+/// float).
 /// Where a schedule adapts to the GPU (`minBlocks`), also when its tiles
 /// leave SMs of `target` without a block on a K of 512 or more: the
 /// implicit kernel splits K over blocks, the GEMM kernel does not.
@@ -1031,10 +1031,10 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   const GemmProblem &p = operands->p;
   Value a = operands->a, bMem = operands->b, c = operands->c;
   Type in = operands->in, acc = operands->acc;
-  // tf32 on warpgroup MMA reads K-major operands only: an f32 contraction
-  // with mma "wgmma" whose operands are not both K-major (or whose tiles do
-  // not fit) runs as an implicit GEMM, whose copies place each float K-major
-  // in shared memory whatever the operands' layouts.
+  // tf32 on warpgroup MMA: an f32 contraction with mma "wgmma" that the
+  // GEMM kernel cannot run (tiles, alignment) or that wants K split runs as
+  // an implicit GEMM, whose copies place each float K-major in shared
+  // memory whatever the operands' layouts.
   if (runsAsImplicitTf32(*operands, schedule, target) && analyzeImplicitGemm(op))
     return false;
   auto make = [&](KB &kb, Operand &A, Operand &B, Operand &C) {
@@ -1122,8 +1122,9 @@ std::optional<GpuGemmSchedule> mlir::neo::chooseWgmmaSchedule(linalg::LinalgOp o
   if (in != cast<MemRefType>(operands->b.getType()).getElementType())
     return std::nullopt;
   // f32 contractions only where wgmma was asked for by name (tf32): on this
-  // kernel when both operands are K-major and a tile fits, else as implicit
-  // GEMMs (see generateGpuGemm). (tensor-cores=tf32 keeps them on mma.sync.)
+  // kernel when a tile fits (an MN-major operand transposed by its
+  // threads), else as implicit GEMMs (see generateGpuGemm). (tensor-cores=tf32 keeps them on
+  // mma.sync.)
   const bool tf32 = in.isF32();
   if (tf32 && base.mma != "wgmma")
     return std::nullopt;

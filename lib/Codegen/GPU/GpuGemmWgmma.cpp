@@ -25,8 +25,18 @@
 //    stages, each group is waited for and the copies run one tile ahead.
 //
 // f32 operands run as tf32 (wgmma.mma_async.m64nWNk8.tf32, four per k tile
-// of 32 floats: one 128-byte row) when both are K-major, 4 floats per
-// 16-byte copy; tf32 wgmma reads no MN-major operand.
+// of 32 floats: one 128-byte row), 4 floats per 16-byte copy. tf32 wgmma
+// reads K-major shared memory only, so an operand that lies MN-major in
+// global memory (B stored k by n, as a layer's forward reads its weights; A
+// stored k by m, as a weight gradient reads the inputs) is transposed by
+// the threads: each loads 4 x 4 blocks (16-byte loads of 4 m or n from 4
+// k rows; a warp reads 128 contiguous bytes of each of 4 rows) and stores
+// them as 4 16-byte chunks of 4 k into 4 swizzled rows (a warp's stores
+// fill 4 whole 128-byte rows: no bank conflicts). Those are synchronous
+// loads and generic-proxy stores: the tile is issued after the wgmmas of
+// the current one (the loads overlap the MMAs in flight) and the fence at
+// the top of each k tile orders the stores before the wgmmas that read
+// them.
 //
 // Extents must be multiples of the tiles (planWgmma says why not).
 //
@@ -136,7 +146,8 @@ Value mlir::neo::gpukernel::wgmmaKTile(KB &kb, Type in, int64_t wn, bool aKMajor
 
 Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in, Value base,
                                           Value wgRow, Value wgCol, int64_t tiles, Value acc,
-                                          function_ref<void(Value next)> issueNext) {
+                                          function_ref<void(Value next)> issueNext,
+                                          bool issueAfterMma) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   MLIRContext *ctx = b.getContext();
@@ -156,7 +167,8 @@ Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
-    issueNext(kb.add(kt, ahead));
+    if (!issueAfterMma)
+      issueNext(kb.add(kt, ahead));
 
     Value stageBase = arith::AddIOp::create(
         b, loc, base,
@@ -166,6 +178,10 @@ Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in
         arith::AddIOp::create(b, loc, arith::AddIOp::create(b, loc, stageBase, aBytes), bWg);
     Value next = wgmmaKTile(kb, in, plan.wn, plan.aKMajor, plan.bKMajor, aBase, bBase,
                             loop.getRegionIterArgs()[0]);
+    // The next tile's buffer was last read by the group that the barrier's
+    // waits completed, not by this one.
+    if (issueAfterMma)
+      issueNext(kb.add(kt, ahead));
     // The group before this one has read its buffers, which the copies of
     // the next iteration (after its barrier) may refill.
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
@@ -224,22 +240,26 @@ std::string mlir::neo::gpukernel::planWgmma(const GemmProblem &p, Type in, Type 
   if (strideC[kN] != 1)
     return "C's rows are not contiguous";
   // Operands are copied 16 bytes at a time as they lie; tf32 wgmma reads
-  // K-major operands only.
-  auto lies = [&](const int64_t st[4], int other, int64_t otherExtent, bool &kMajor) -> bool {
+  // K-major operands only, so an MN-major f32 operand is transposed by the
+  // threads on its way (16-byte loads along m or n).
+  auto lies = [&](const int64_t st[4], int other, int64_t otherExtent, bool &kMajor,
+                  bool &transposed) -> bool {
+    transposed = false;
     if (!multipleOf(st, kB, p.batch, vec))
       return false;
     if (st[kK] == 1 && multipleOf(st, other, otherExtent, vec))
       return kMajor = true, true;
-    if (!tf32 && st[other] == 1 && multipleOf(st, kK, p.k, vec))
-      return kMajor = false, true;
+    if (st[other] == 1 && multipleOf(st, kK, p.k, vec)) {
+      kMajor = tf32;
+      transposed = tf32;
+      return true;
+    }
     return false;
   };
-  if (!lies(strideA, kM, p.m, plan.aKMajor))
-    return tf32 ? "tf32: A is not contiguous along k with 16-byte aligned rows"
-                : "A is contiguous along neither k nor m with 16-byte aligned rows";
-  if (!lies(strideB, kN, p.n, plan.bKMajor))
-    return tf32 ? "tf32: B is not contiguous along k with 16-byte aligned rows (B stored n by k)"
-                : "B is contiguous along neither k nor n with 16-byte aligned rows";
+  if (!lies(strideA, kM, p.m, plan.aKMajor, plan.aTransposed))
+    return "A is contiguous along neither k nor m with 16-byte aligned rows";
+  if (!lies(strideB, kN, p.n, plan.bKMajor, plan.bTransposed))
+    return "B is contiguous along neither k nor n with 16-byte aligned rows";
   plan.cPairs = multipleOf(strideC, kM, p.m, 2) && multipleOf(strideC, kB, p.batch, 2);
   return planWgmmaStages(s, plan);
 }
@@ -300,9 +320,56 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
                                        b.getUnitAttr());
     }
   };
+  // An f32 tile that lies MN-major, transposed into K-major rows: 4 x 4
+  // blocks, block u holding m (n) 4g .. 4g + 3 and k 4kc .. 4kc + 3 with g =
+  // 8 (u / 64) + u % 8 and kc = (u / 8) % 8. A warp's loads read 128
+  // contiguous bytes of each of 4 k rows; its stores, 4 chunks to each of 4
+  // rows, fill 4 whole 128-byte rows (all 32 banks, 4 wavefronts).
+  auto vec4 = VectorType::get({4}, f32);
+  auto transposeTile = [&](Value stage, int64_t tileOffsetElems, Value src, const int64_t st[4],
+                           int64_t rows, int outerRole, Value outer0, Value k0) {
+    // 2 * rows blocks over the threads, block tid + r * T in round r; the
+    // last round's threads past the blocks (a 128 x 128 tile of 4
+    // warpgroups has 256 blocks for 512 threads) do nothing.
+    const int64_t blocks = 2 * rows;
+    for (int64_t r = 0; r * T < blocks; ++r) {
+      OpBuilder::InsertionGuard guard(b);
+      Value u = kb.add(tid, r * T);
+      if ((r + 1) * T > blocks) {
+        Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, kb.idx(blocks));
+        auto ifOp = scf::IfOp::create(b, loc, active, /*withElse=*/false);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      }
+      Value g = kb.add(kb.mul(kb.div(u, 64), 8), kb.rem(u, 8));
+      Value kc = kb.rem(kb.div(u, 8), 8);
+      Value outer = kb.add(outer0, kb.mul(g, 4)), k = kb.add(k0, kb.mul(kc, 4));
+      Value loaded[4];
+      for (int64_t i = 0; i < 4; ++i)
+        loaded[i] = vector::LoadOp::create(b, loc, vec4, src,
+                                           globalOffset(st, outer, outerRole, kb.add(k, i), kK),
+                                           false, llvm::MaybeAlign(16));
+      for (int64_t j = 0; j < 4; ++j) {
+        SmallVector<Value, 4> column;
+        for (int64_t i = 0; i < 4; ++i)
+          column.push_back(vector::ExtractOp::create(b, loc, loaded[i], j));
+        Value chunk = vector::FromElementsOp::create(b, loc, vec4, column);
+        Value row = kb.add(kb.mul(g, 4), j);
+        Value swz = arith::XOrIOp::create(b, loc, kc, kb.rem(row, 8));
+        Value dst = kb.add(kb.add(kb.mul(stage, stageElems), tileOffsetElems),
+                           kb.add(kb.mul(row, rowElems), kb.mul(swz, chunkElems)));
+        vector::StoreOp::create(b, loc, chunk, tiles, dst, false, llvm::MaybeAlign(16));
+      }
+    }
+  };
   auto issueLoads = [&](Value stage, Value k0) {
-    copyTile(stage, 0, a, strideA, BM, plan.aKMajor, kM, m0, k0);
-    copyTile(stage, aBytes / elemBytes, bMem, strideB, BN, plan.bKMajor, kN, n0, k0);
+    if (plan.aTransposed)
+      transposeTile(stage, 0, a, strideA, BM, kM, m0, k0);
+    else
+      copyTile(stage, 0, a, strideA, BM, plan.aKMajor, kM, m0, k0);
+    if (plan.bTransposed)
+      transposeTile(stage, aBytes / elemBytes, bMem, strideB, BN, kN, n0, k0);
+    else
+      copyTile(stage, aBytes / elemBytes, bMem, strideB, BN, plan.bKMajor, kN, n0, k0);
   };
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
 
@@ -346,8 +413,10 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
         accInit = LLVM::InsertValueOp::create(b, loc, accInit, v[e], 4 * j + 2 * h + e);
     }
 
-  Value result = wgmmaMainLoop(kb, plan, in, base, wgRow, wgCol, KT, accInit,
-                               [&](Value next) { issueNextTile(kb, next, KT, S, BK, issueLoads); });
+  Value result = wgmmaMainLoop(
+      kb, plan, in, base, wgRow, wgCol, KT, accInit,
+      [&](Value next) { issueNextTile(kb, next, KT, S, BK, issueLoads); },
+      /*issueAfterMma=*/plan.aTransposed || plan.bTransposed);
   for (int64_t j = 0; j < WN / 8; ++j)
     for (int64_t h = 0; h < 2; ++h) {
       Value v[2];

@@ -29,6 +29,11 @@ struct WgmmaPlan {
   /// Whether A is contiguous along k (K-major; else along m: M-major) and B
   /// along k (K-major: B stored n-by-k; else N-major).
   bool aKMajor = true, bKMajor = false;
+  /// tf32 only: A (B) lies MN-major in global memory and its threads
+  /// transpose it through registers (16-byte loads of 4 m (n) from 4 k
+  /// rows, 16-byte stores of 4 k to 4 m (n) rows) into the K-major layout
+  /// that tf32 wgmma reads (aKMajor, bKMajor stay true).
+  bool aTransposed = false, bTransposed = false;
   /// Bytes of one stage (A tile then B tile) and of dynamic shared memory
   /// (the stages plus 1024 bytes to align them to the swizzle pattern).
   int64_t stageBytes = 0, sharedBytes = 0;
@@ -48,9 +53,10 @@ inline int64_t wgmmaBk(Type in) { return in.isF32() ? 32 : kWgmmaBk; }
 /// "" and `plan` filled when the warpgroup kernel computes C[b,m,n] +=
 /// A[b,m,k] * B[b,k,n] with these element strides (batch, m, n, k) under
 /// schedule `s` (mma "wgmma"); otherwise why not. f16/bf16 operands lie
-/// K-major or MN-major; f32 ones (tf32, k tiles of 32) K-major only, both
-/// contiguous along k with 16-byte aligned rows (A·Bᵀ, as a layer's input
-/// gradient reads its weights).
+/// K-major or MN-major with 16-byte aligned rows. f32 ones (tf32, k tiles
+/// of 32) too: a K-major one is copied as it lies, an MN-major one
+/// transposed through registers (aTransposed, bTransposed), since tf32
+/// wgmma reads K-major shared memory only.
 std::string planWgmma(const GemmProblem &p, Type in, Type acc, const int64_t strideA[4],
                       const int64_t strideB[4], const int64_t strideC[4], const GpuGemmSchedule &s,
                       WgmmaPlan &plan);
@@ -103,9 +109,13 @@ inline int64_t wgmmaInFlight(int64_t stages) { return stages >= 3 ? 1 : 0; }
 /// issues that tile when it exists and commits a cp.async group), the
 /// warpgroup's wgmmas on the stage at byte address `base` + (kt % stages) *
 /// stageBytes, and the wait that leaves this group in flight; then waits
-/// for everything. Returns the accumulators, from `acc`.
+/// for everything. With `issueAfterMma`, `issueNext` comes after the
+/// wgmmas are issued (its buffer is free either way): loads that the
+/// threads wait for (a transposed operand) then overlap the MMAs in flight.
+/// Returns the accumulators, from `acc`.
 Value wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in, Value base, Value wgRow, Value wgCol,
-                    int64_t tiles, Value acc, function_ref<void(Value next)> issueNext);
+                    int64_t tiles, Value acc, function_ref<void(Value next)> issueNext,
+                    bool issueAfterMma = false);
 
 /// Builds the kernel body into `launch` (grid (n / bn, m / bm, batch),
 /// plan.threads threads, plan.sharedBytes of dynamic shared memory); `init`
