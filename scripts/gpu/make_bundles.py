@@ -177,6 +177,16 @@ CONV_WIDE_BF16 = """def conv(x: bf16[2, 8, 24, 24], w: bf16[16, 8, 3, 3]) -> (y:
 }
 """
 
+# A convolution with a bias and tanh after it: on tensor cores both run as
+# the implicit GEMM kernel stores its sums (its epilogue: one launch) where
+# nothing else reads the sums.
+CONV_BIAS_TANH_BF16 = """def conv(x: bf16[2, 16, 12, 12], w: bf16[32, 16, 3, 3], b: f32[32]) -> y {
+  a[n, k, p < 12, q < 12] = sum(c, r, s) x[n, c, p + r - 1, q + s - 1] * w[k, c, r, s]
+  y[n, k, p, q] = tanh(a[n, k, p, q] + b[k])
+}
+"""
+CONV_BIAS_TANH_F32 = CONV_BIAS_TANH_BF16.replace("bf16", "f32")
+
 F16_GEMM_BENCH = F16_GEMM.replace("256x128xf16", "4096x4096xf16").replace(
     "128x128xf16", "4096x4096xf16").replace("256x128xf32", "4096x4096xf32").replace(
     "space [256, 128] sum [128]", "space [4096, 4096] sum [4096]")
@@ -262,12 +272,27 @@ def check_jobs(out, quick, reference="interpreter"):
             ("conv_wide_bf16_fwdbwd_sm90a", CONV_WIDE_BF16, "conv", "chip=sm_90a", 3e-2),
             # f32 as tf32 on wgmma (K-major tiles of 32 k).
             ("conv2d_fwdbwd_tf32_sm90a", conv_src, "conv2d", "chip=sm_90a tensor-cores=tf32",
-             1e-2)):
+             1e-2),
+            # A bias and tanh after the convolution (the training step keeps
+            # the convolution's sums, which the backward reads).
+            ("conv_bias_tanh_bf16_fwdbwd_sm90a", CONV_BIAS_TANH_BF16, "conv", "chip=sm_90a",
+             3e-2)):
         dest = os.path.join(out, "check", name)
         index[name] = dict(kind="check", function=fn + "_fwdbwd", rtol=tol, atol=tol,
                            options=opts)
         jobs.append((name, lambda src=src, fn=fn, opts=opts, dest=dest: emit(
             autodiff(import_neo(src), fn), fn + "_fwdbwd", dest, reference, opts)))
+    # The forward alone: the bias and tanh in the implicit-GEMM kernel's
+    # epilogue (one launch) on the pipelined tensor-core kernel (bf16; f32 as
+    # tf32) and on warpgroup MMA.
+    for name, src, opts, tol in (
+            ("conv_bias_tanh_bf16", CONV_BIAS_TANH_BF16, "", 3e-2),
+            ("conv_bias_tanh_bf16_sm90a", CONV_BIAS_TANH_BF16, "chip=sm_90a", 3e-2),
+            ("conv_bias_tanh_tf32", CONV_BIAS_TANH_F32, "tensor-cores=tf32", 1e-2)):
+        dest = os.path.join(out, "check", name)
+        index[name] = dict(kind="check", function="conv", rtol=tol, atol=tol, options=opts)
+        jobs.append((name, lambda src=src, opts=opts, dest=dest: emit(
+            import_neo(src), "conv", dest, reference, opts)))
     # Softmax attention forward as one fused kernel (online softmax over key
     # tiles), with and without eqsat.
     att_src, att_fn, _ = models.attention(256, 64)

@@ -512,16 +512,17 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
     return std::nullopt;
   GpuGemmEpilogue initOnly = e;
   // An elementwise consumer to apply as the results are stored: the only
-  // use after the GEMM, over the 2-D f32 C.
+  // use after the GEMM, over the f32 C (2-D for a GEMM kernel; an implicit
+  // GEMM's C, a convolution's output, of any rank).
   e.consumer = candidate;
-  if (!oneLaterUse || !e.consumer || cType.getRank() != 2 || !cType.getLayout().isIdentity() ||
+  if (!oneLaterUse || !e.consumer || cType.getRank() < 1 || !cType.getLayout().isIdentity() ||
       !cType.getElementType().isF32())
     return initOnly;
   linalg::LinalgOp g = e.consumer;
-  // One read of C at the identity map of a 2-D all-parallel space of C's
+  // One read of C at the identity map of an all-parallel space of C's
   // shape, one output elsewhere that the body does not read.
-  if (g.getNumLoops() != 2 || g.getNumReductionLoops() != 0 || g.getNumDpsInits() != 1 ||
-      !isa<linalg::GenericOp>(g.getOperation()) ||
+  if (g.getNumLoops() != cType.getRank() || g.getNumReductionLoops() != 0 ||
+      g.getNumDpsInits() != 1 || !isa<linalg::GenericOp>(g.getOperation()) ||
       g.getStaticLoopRanges() != SmallVector<int64_t>(cType.getShape()))
     return initOnly;
   int reads = 0;
@@ -555,11 +556,26 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
   for (Operation &inner : g.getBlock()->without_terminator())
     if (!isPure(&inner) || isa<linalg::IndexOp>(inner))
       return initOnly;
-  // The consumer moves up to the GEMM: nothing between them may touch
-  // memory, and what it reads must exist there already.
+  // The consumer moves up to the GEMM: nothing between them may write what
+  // it reads or touch what it writes (an allocation, or the fills, GEMMs
+  // and conversions of other buffers that neo-gpu-map's earlier steps may
+  // leave there, touch neither), and what it reads must exist there already.
+  SmallVector<Value> consumerReads;
+  g->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (isa<BaseMemRefType>(v.getType()) && v != out->get())
+        consumerReads.push_back(baseBuffer(v));
+  });
+  Value consumerWrites = baseBuffer(out->get());
+  auto independent = [&](Operation *between) {
+    if (isPure(between) || isa<memref::AllocOp, memref::AllocaOp>(between))
+      return true;
+    return !mayTouch(between, consumerWrites) &&
+           llvm::none_of(consumerReads, [&](Value r) { return mayWrite(between, r); });
+  };
   for (Operation *between = op->getNextNode(); between != g.getOperation();
        between = between->getNextNode())
-    if (!isPure(between))
+    if (!independent(between))
       return initOnly;
   auto definedLater = [&](Value v) {
     Operation *def = v.getDefiningOp();
@@ -596,16 +612,16 @@ static void eraseFused(RewriterBase &rewriter, const GpuGemmEpilogue &e, bool co
   }
 }
 
-/// The consumer's body at (row, col) with C's element `value`, stored.
-static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &e, Value row,
-                             Value col, Value value) {
+/// The consumer's body at C's element `ivs` (its loops' indices: it reads
+/// C at the identity map) with that element's value `value`, stored.
+static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &e, ValueRange ivs,
+                             Value value) {
   linalg::LinalgOp g = e.consumer;
   Block *block = g.getBlock();
-  SmallVector<Value> ivs = {row, col};
   auto indices = [&](OpOperand *operand) {
     SmallVector<Value> out;
     for (AffineExpr expr : g.getMatchingIndexingMap(operand).getResults()) {
-      auto single = AffineMap::get(2, 0, expr);
+      auto single = AffineMap::get(ivs.size(), 0, expr);
       out.push_back(affine::AffineApplyOp::create(b, loc, single, ivs));
     }
     return out;
@@ -627,14 +643,17 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
 /// batch), `threads` threads, `sharedBytes` of dynamic shared memory) that
 /// `build` fills from A, B, C, the initial value (without split K, at any
 /// batch) and the epilogue store (batch 1), erasing what it took over and
-/// saying so in `*fused`.
+/// saying so in `*fused`. The store takes C's element (row, col) of the
+/// problem; `cIndices` gives its indices in C (an implicit GEMM's output),
+/// else they are (row, col).
 using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value init,
                                         function_ref<void(Value, Value, Value)> store)>;
+using CIndicesFn = function_ref<SmallVector<Value>(Value row, Value col)>;
 static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                             Type acc, const GpuGemmSchedule &t, int64_t threads,
                             int64_t sharedBytes, StringRef name, PipelinedBody build,
                             OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
-                            GemmFusion *fused, int64_t splits = 1) {
+                            GemmFusion *fused, int64_t splits = 1, CIndicesFn cIndices = nullptr) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
@@ -651,7 +670,8 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   bool withEpilogue = withInit && epilogue->consumer && p.batch == 1;
   Value init = withInit ? initialValue(*epilogue) : Value();
   auto store = [&](Value row, Value col, Value value) {
-    emitGemmEpilogue(rewriter, loc, *epilogue, row, col, value);
+    SmallVector<Value> ivs = cIndices ? cIndices(row, col) : SmallVector<Value>{row, col};
+    emitGemmEpilogue(rewriter, loc, *epilogue, ivs, value);
   };
   build(launch, g, init, withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
   launch->setAttr("neo.kernel",
@@ -729,13 +749,28 @@ static void splitK(const GemmProblem &p, int64_t bm, int64_t bn, int64_t bk, int
     splits = 1, kChunk = p.k;
 }
 
+/// An implicit GEMM kernel's write of C[batch, m, n]: through the epilogue's
+/// `store` when there is one (the kernel then stores every element once:
+/// its sums start from C's initial value and K is not split), else as
+/// `how` says.
+static void storeOrAdd(const GemmKernel &g, function_ref<void(Value, Value, Value)> store,
+                       Value batch, Value m, Value n, Value value, CUpdate how) {
+  if (store) {
+    assert(how == CUpdate::Store && "an epilogue needs the kernel to store C");
+    store(m, n, value);
+    return;
+  }
+  g.C.implicitAdd(batch, m, n, value, how);
+}
+
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
 static FailureOr<bool>
 emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type in, Type acc,
          bool cRowsContiguous, const GpuGemmSchedule &schedule, OperandMaker makeOperands,
          bool implicit, const GpuTarget &target, const GpuGemmEpilogue *epilogue = nullptr,
-         GemmFusion *fused = nullptr, const ImplicitOperands *implicitOperands = nullptr) {
+         GemmFusion *fused = nullptr, const ImplicitOperands *implicitOperands = nullptr,
+         CIndicesFn cIndices = nullptr) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
   {
@@ -816,12 +851,15 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
       return op->emitOpError("gpu_gemm schedule with mma = \"wgmma\": ") << why,
              FailureOr<bool>(failure());
     auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
-                     function_ref<void(Value, Value, Value)>) {
+                     function_ref<void(Value, Value, Value)> store) {
+      auto addC = [&](Value batch, Value m, Value n, Value value, CUpdate how) {
+        storeOrAdd(g, store, batch, m, n, value, how);
+      };
       buildWgmmaGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitRead,
-                       g.B.implicitRead, g.C.implicitAdd, splits, kChunk, init);
+                       g.B.implicitRead, addC, splits, kChunk, init);
     };
     launchPipelined(rewriter, op, p, acc, s, plan.threads, plan.sharedBytes, "gemm_implicit_wgmma",
-                    build, makeOperands, epilogue, fused, splits);
+                    build, makeOperands, epilogue, fused, splits, cIndices);
     return true;
   }
   // Implicit GEMMs on tensor cores: operands widened from 16 bits (exact),
@@ -877,14 +915,16 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
             .empty() &&
         gemmGridError(p, t.bm, t.bn, splits).empty()) {
       auto build = [&](gpu::LaunchOp launch, const GemmKernel &g, Value init,
-                       function_ref<void(Value, Value, Value)>) {
+                       function_ref<void(Value, Value, Value)> store) {
+        auto addC = [&](Value batch, Value m, Value n, Value value, CUpdate how) {
+          storeOrAdd(g, store, batch, m, n, value, how);
+        };
         buildMmaSyncGather(rewriter, op.getLoc(), launch, plan, p, mmaIn, g.A.implicitLoad,
-                           g.B.implicitLoad, g.A.implicitRead, g.B.implicitRead, g.C.implicitAdd,
-                           splits, kChunk, init);
+                           g.B.implicitLoad, g.A.implicitRead, g.B.implicitRead, addC, splits,
+                           kChunk, init);
       };
-      // (C's initial value only: generateGpuImplicitGemm passes no consumer.)
       launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_implicit_mma",
-                      build, makeOperands, epilogue, fused, splits);
+                      build, makeOperands, epilogue, fused, splits, cIndices);
       return true;
     }
   }
@@ -1051,7 +1091,9 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   // The consumer's C is the op's, with its rows contiguous. C's initial
   // value replaces the fill only if the GEMM writes all of C.
   GpuGemmEpilogue initOnly;
-  if (epilogue && epilogue->consumer && (p.strides[2][kN] != 1 || p.strides[2][kM] != p.n)) {
+  if (epilogue && epilogue->consumer &&
+      (cast<MemRefType>(c.getType()).getRank() != 2 || p.strides[2][kN] != 1 ||
+       p.strides[2][kM] != p.n)) {
     initOnly = *epilogue;
     initOnly.consumer = {};
     epilogue = &initOnly;
@@ -1231,17 +1273,18 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
     };
   };
   ImplicitOperands operands = implicitOperandsOf(op, ig);
-  // C's initial value replaces the fill only if the kernel writes all of C
-  // (each point of the problem is one element of C).
-  GpuGemmEpilogue initOnly;
-  if (epilogue) {
-    initOnly = *epilogue;
-    initOnly.consumer = {};
-    epilogue = ig.problem.batch * ig.problem.m * ig.problem.n ==
-                       cast<MemRefType>(cMem.getType()).getNumElements()
-                   ? &initOnly
-                   : nullptr;
-  }
+  // C's initial value replaces the fill, and the consumer (of C's indices:
+  // a convolution's bias and activation) is applied as the tensor-core
+  // kernels store C, only if the kernel writes all of C (each point of the
+  // problem is one element of C).
+  if (epilogue && ig.problem.batch * ig.problem.m * ig.problem.n !=
+                      cast<MemRefType>(cMem.getType()).getNumElements())
+    epilogue = nullptr;
+  // The epilogue's store runs without batch dims (launchPipelined: batch 1).
+  auto cIndices = [&](Value m, Value n) {
+    return ig.outIndices(rewriter, op.getLoc(),
+                         arith::ConstantIndexOp::create(rewriter, op.getLoc(), 0), m, n);
+  };
   return emitGemm(rewriter, op, ig.problem, acc, acc, /*cRowsContiguous=*/false, schedule, make,
-                  /*implicit=*/true, target, epilogue, fused, &operands);
+                  /*implicit=*/true, target, epilogue, fused, &operands, cIndices);
 }

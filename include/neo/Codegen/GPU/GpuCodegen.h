@@ -86,7 +86,8 @@ struct GpuGenericSchedule {
 /// `consumer` (may be null): the elementwise consumer of the result that the
 /// pipelined tensor-core kernels apply as they store (bias, activation): C
 /// is a buffer that only the fill, the GEMM and `consumer` use; the consumer
-/// reads C once at the identity map of its 2-D space and writes another
+/// reads C once at the identity map of its space, C's shape (2-D for a GEMM
+/// kernel; any rank for an implicit GEMM's output), and writes another
 /// buffer, or C in place.
 struct GpuGemmEpilogue {
   linalg::LinalgOp consumer;
@@ -136,8 +137,9 @@ std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const Gp
 /// parallel dims that only a depends on are M, only b: N, both: batch; the
 /// reduction dims are K. Convolutions (forward, and both gradients) take
 /// this path. Returns false when the body has another shape. With
-/// `epilogue`, its fill is taken over as for generateGpuGemm (its consumer
-/// is not).
+/// `epilogue`, its fill is taken over as for generateGpuGemm, and its
+/// consumer by the tensor-core kernels where they store each element of C
+/// once (no K split, no batch dims), at C's indices of each (m, n).
 FailureOr<bool> generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                         const GpuGemmSchedule &schedule,
                                         const GpuGemmEpilogue *epilogue = nullptr,
