@@ -487,8 +487,11 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
     return std::nullopt;
   Block *block = op->getBlock();
   GpuGemmEpilogue e;
+  // The consumer: the first use after the GEMM (a linalg op of the block);
+  // any later uses read the values the kernel then stores too.
   linalg::LinalgOp candidate;
-  bool oneLaterUse = true;
+  Operation *first = nullptr;
+  bool laterUses = false;
   for (Operation *user : c.getUsers()) {
     if (user == op.getOperation())
       continue;
@@ -504,18 +507,24 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
     }
     if (!op->isBeforeInBlock(top))
       return std::nullopt;
-    if (!l || top != user || (candidate && candidate != l))
-      oneLaterUse = false;
-    candidate = l; // (a user once per operand: twice when in place)
+    if (top == first) // (a user once per operand: twice when in place)
+      continue;
+    if (first && first->isBeforeInBlock(top)) {
+      laterUses = true;
+      continue;
+    }
+    laterUses |= first != nullptr;
+    first = top;
+    candidate = top == user ? l : linalg::LinalgOp();
   }
   if (!e.fill)
     return std::nullopt;
   GpuGemmEpilogue initOnly = e;
-  // An elementwise consumer to apply as the results are stored: the only
+  // An elementwise consumer to apply as the results are stored: the first
   // use after the GEMM, over the f32 C (2-D for a GEMM kernel; an implicit
   // GEMM's C, a convolution's output, of any rank).
   e.consumer = candidate;
-  if (!oneLaterUse || !e.consumer || cType.getRank() < 1 || !cType.getLayout().isIdentity() ||
+  if (!e.consumer || cType.getRank() < 1 || !cType.getLayout().isIdentity() ||
       !cType.getElementType().isF32())
     return initOnly;
   linalg::LinalgOp g = e.consumer;
@@ -543,16 +552,21 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
       !isa<MemRefType>(out->get().getType()) ||
       (out->get() == c && !g.getMatchingIndexingMap(out).isIdentity()))
     return initOnly;
-  // C's values are never stored: C must be a temporary, or the consumer's
-  // own output (in place). A C the caller sees (an out-param) keeps its
-  // kernels.
-  if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
-    return initOnly;
+  // C's values are stored too when something after the consumer reads them
+  // or the caller sees C (an out-param), unless the consumer writes C in
+  // place (then only its values are ever seen).
+  e.keepC = out->get() != c && (laterUses || !c.getDefiningOp<memref::AllocOp>());
   // The output is written while other blocks still read A and B: it must be
-  // neither (nor a view of either).
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (baseBuffer(in->get()) == baseBuffer(out->get()))
-      return initOnly;
+  // neither (nor a view of either), nor anything else the GEMM reads (an
+  // implicit GEMM's gathered input, read in its body).
+  Value written = baseBuffer(out->get());
+  bool readByGemm = false;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      readByGemm |= v != c && isa<BaseMemRefType>(v.getType()) && baseBuffer(v) == written;
+  });
+  if (readByGemm)
+    return initOnly;
   for (Operation &inner : g.getBlock()->without_terminator())
     if (!isPure(&inner) || isa<linalg::IndexOp>(inner))
       return initOnly;
@@ -570,16 +584,20 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
   auto independent = [&](Operation *between) {
     if (isPure(between) || isa<memref::AllocOp, memref::AllocaOp>(between))
       return true;
-    return !mayTouch(between, consumerWrites) &&
+    return !mayTouch(between, consumerWrites) && !mayWrite(between, consumerWrites) &&
            llvm::none_of(consumerReads, [&](Value r) { return mayWrite(between, r); });
   };
   for (Operation *between = op->getNextNode(); between != g.getOperation();
        between = between->getNextNode())
     if (!independent(between))
       return initOnly;
+  // (A fresh allocation between them, as bufferization places the
+  // consumer's output, moves up with it: hoistEpilogueAllocations.)
   auto definedLater = [&](Value v) {
     Operation *def = v.getDefiningOp();
-    return def && def->getBlock() == op->getBlock() && !def->isBeforeInBlock(op);
+    if (!def || def->getBlock() != op->getBlock() || def->isBeforeInBlock(op))
+      return false;
+    return !(isa<memref::AllocOp>(def) && def->getNumOperands() == 0 && def->isBeforeInBlock(g));
   };
   if (llvm::any_of(g->getOperands(), definedLater))
     return initOnly;
@@ -592,6 +610,18 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
   if (captured)
     return initOnly;
   return e;
+}
+
+/// Moves the allocations between GEMM `op` and its epilogue's consumer that
+/// the consumer uses (its output's buffer) before `op`, where the consumer
+/// will run.
+static void hoistEpilogueAllocations(linalg::LinalgOp op, const GpuGemmEpilogue &e) {
+  e.consumer->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (auto alloc = v.getDefiningOp<memref::AllocOp>())
+        if (alloc->getBlock() == op->getBlock() && op->isBeforeInBlock(alloc))
+          alloc->moveBefore(op);
+  });
 }
 
 /// The constant that the fill of `e` writes.
@@ -655,6 +685,13 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
                             OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
                             GemmFusion *fused, int64_t splits = 1, CIndicesFn cIndices = nullptr) {
   OpBuilder::InsertionGuard guard(rewriter);
+  // The fill's constant as the accumulators' start (K split over blocks
+  // adds into C, which the fill must then have written); the consumer, if
+  // any, as the store.
+  bool withInit = epilogue && splits == 1;
+  bool withEpilogue = withInit && epilogue->consumer && p.batch == 1;
+  if (withEpilogue)
+    hoistEpilogueAllocations(op, *epilogue);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   gpu::LaunchOp launch = createLaunch(
@@ -663,13 +700,17 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   KB kb{rewriter, loc};
   GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
-  // The fill's constant as the accumulators' start (K split over blocks
-  // adds into C, which the fill must then have written); the consumer, if
-  // any, as the store.
-  bool withInit = epilogue && splits == 1;
-  bool withEpilogue = withInit && epilogue->consumer && p.batch == 1;
   Value init = withInit ? initialValue(*epilogue) : Value();
   auto store = [&](Value row, Value col, Value value) {
+    if (epilogue->keepC) {
+      // C's value too, where later ops (a training step's backward) read it.
+      Value zero = kb.idx(0);
+      if (g.C.implicitAdd)
+        g.C.implicitAdd(zero, row, col, value, CUpdate::Store);
+      else
+        memref::StoreOp::create(rewriter, loc, value, g.C.flat,
+                                g.C.offset(kb, zero, kM, row, kN, col));
+    }
     SmallVector<Value> ivs = cIndices ? cIndices(row, col) : SmallVector<Value>{row, col};
     emitGemmEpilogue(rewriter, loc, *epilogue, ivs, value);
   };

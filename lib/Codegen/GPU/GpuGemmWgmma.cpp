@@ -31,8 +31,10 @@
 // stored k by m, as a weight gradient reads the inputs) is transposed by
 // the threads: each loads 4 x 4 blocks (16-byte loads of 4 m or n from 4
 // k rows; a warp reads 128 contiguous bytes of each of 4 rows) and stores
-// them as 4 16-byte chunks of 4 k into 4 swizzled rows (a warp's stores
-// fill 4 whole 128-byte rows: no bank conflicts). Those are synchronous
+// them as 4 16-byte chunks of 4 k into 4 swizzled rows (a warp's store
+// instruction writes half of each of 8 rows, the even rows' chunks in slots
+// 0-3 or 4-7 and the odd rows' in the others: every bank 4 times, 4
+// wavefronts, no conflicts). Those are synchronous
 // loads and generic-proxy stores: the tile is issued after the wgmmas of
 // the current one (the loads overlap the MMAs in flight) and the fence at
 // the top of each k tile orders the stores before the wgmmas that read
@@ -323,8 +325,10 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   // An f32 tile that lies MN-major, transposed into K-major rows: 4 x 4
   // blocks, block u holding m (n) 4g .. 4g + 3 and k 4kc .. 4kc + 3 with g =
   // 8 (u / 64) + u % 8 and kc = (u / 8) % 8. A warp's loads read 128
-  // contiguous bytes of each of 4 k rows; its stores, 4 chunks to each of 4
-  // rows, fill 4 whole 128-byte rows (all 32 banks, 4 wavefronts).
+  // contiguous bytes of each of 4 k rows; each of its stores writes 4
+  // chunks (4 kc) of each of 8 rows, the rows' swizzles putting the even
+  // rows' in one half of the 8 chunk slots and the odd rows' in the other:
+  // every bank 4 times, 4 wavefronts.
   auto vec4 = VectorType::get({4}, f32);
   auto transposeTile = [&](Value stage, int64_t tileOffsetElems, Value src, const int64_t st[4],
                            int64_t rows, int outerRole, Value outer0, Value k0) {

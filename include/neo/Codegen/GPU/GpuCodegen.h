@@ -84,8 +84,9 @@ struct GpuGenericSchedule {
 /// all of C before the GEMM, with no other use of C before it; the kernel
 /// starts its accumulators from the constant and stores without reading C.
 /// `consumer` (may be null): the elementwise consumer of the result that the
-/// pipelined tensor-core kernels apply as they store (bias, activation): C
-/// is a buffer that only the fill, the GEMM and `consumer` use; the consumer
+/// pipelined tensor-core kernels apply as they store (bias, activation): the
+/// first use of C after the GEMM (later ones read C, which the kernel then
+/// stores too: `keepC`); the consumer
 /// reads C once at the identity map of its space, C's shape (2-D for a GEMM
 /// kernel; any rank for an implicit GEMM's output), and writes another
 /// buffer, or C in place.
@@ -93,6 +94,10 @@ struct GpuGemmEpilogue {
   linalg::LinalgOp consumer;
   linalg::LinalgOp fill;
   unsigned cInput = 0;
+  /// The kernel stores C's values as well as the consumer's: ops after the
+  /// consumer read C (a training step's backward reading the
+  /// pre-activation), or the caller sees it.
+  bool keepC = false;
 };
 
 /// What a GEMM kernel took over of its GpuGemmEpilogue (and erased).
