@@ -174,7 +174,8 @@ bool canVectorize(const int64_t stride[4], int role, int64_t extent, ArrayRef<in
 /// its partial sums into C atomically. With `start` (C's constant initial
 /// value), the sums start from it and replace C without reading it.
 static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, int64_t splits,
-                      int64_t kChunk, Value start = Value()) {
+                      int64_t kChunk, Value start = Value(),
+                      function_ref<void(Value, Value, Value)> epilogue = nullptr) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   KB kb = g.k();
@@ -282,7 +283,10 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
 
   // Epilogue: C += acc, four columns at a time where C's rows are contiguous
   // (atomically, one element at a time, when K is split over blocks).
-  bool vecC = splits == 1 && canVectorize(g.C.stride, kN, p.n, {kB, kM}, {p.batch, p.m});
+  // With an epilogue (its sums start from C's initial value, K is not
+  // split, batch 1), each element goes through it instead.
+  bool vecC =
+      splits == 1 && !epilogue && canVectorize(g.C.stride, kN, p.n, {kB, kM}, {p.batch, p.m});
   auto vt = VectorType::get({4}, acc);
   unsigned vbytes = 4 * acc.getIntOrFloatBitWidth() / 8;
   for (int64_t i = 0; i < TM; ++i) {
@@ -322,6 +326,10 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
           b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         }
         Value part = loop.getResult(i * TN + gj * 4 + x);
+        if (epilogue) {
+          epilogue(row, col, part);
+          continue;
+        }
         if (g.C.implicitAdd) {
           g.C.implicitAdd(batch, row, col, part,
                           splits > 1 ? gpukernel::CUpdate::AtomicAdd
@@ -679,6 +687,25 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
 using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value init,
                                         function_ref<void(Value, Value, Value)> store)>;
 using CIndicesFn = function_ref<SmallVector<Value>(Value row, Value col)>;
+
+/// A GEMM kernel's store of C's element (row, col) (batch 1) with value
+/// `value` through epilogue `e`: C's value too where it is kept, then the
+/// consumer's at C's indices (`cIndices`, else (row, col)).
+static void storeThroughEpilogue(GemmKernel &g, const GpuGemmEpilogue &e, CIndicesFn cIndices,
+                                 Value row, Value col, Value value) {
+  KB kb = g.k();
+  if (e.keepC) {
+    // C's value too, where later ops (a training step's backward) read it.
+    Value zero = kb.idx(0);
+    if (g.C.implicitAdd)
+      g.C.implicitAdd(zero, row, col, value, CUpdate::Store);
+    else
+      memref::StoreOp::create(g.b, g.loc, value, g.C.flat, g.C.offset(kb, zero, kM, row, kN, col));
+  }
+  SmallVector<Value> ivs = cIndices ? cIndices(row, col) : SmallVector<Value>{row, col};
+  emitGemmEpilogue(g.b, g.loc, e, ivs, value);
+}
+
 static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                             Type acc, const GpuGemmSchedule &t, int64_t threads,
                             int64_t sharedBytes, StringRef name, PipelinedBody build,
@@ -702,17 +729,7 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   makeOperands(kb, g.A, g.B, g.C);
   Value init = withInit ? initialValue(*epilogue) : Value();
   auto store = [&](Value row, Value col, Value value) {
-    if (epilogue->keepC) {
-      // C's value too, where later ops (a training step's backward) read it.
-      Value zero = kb.idx(0);
-      if (g.C.implicitAdd)
-        g.C.implicitAdd(zero, row, col, value, CUpdate::Store);
-      else
-        memref::StoreOp::create(rewriter, loc, value, g.C.flat,
-                                g.C.offset(kb, zero, kM, row, kN, col));
-    }
-    SmallVector<Value> ivs = cIndices ? cIndices(row, col) : SmallVector<Value>{row, col};
-    emitGemmEpilogue(rewriter, loc, *epilogue, ivs, value);
+    storeThroughEpilogue(g, *epilogue, cIndices, row, col, value);
   };
   build(launch, g, init, withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
   launch->setAttr("neo.kernel",
@@ -1019,6 +1036,13 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
              FailureOr<bool>(failure());
   }
   OpBuilder::InsertionGuard guard(rewriter);
+  // C's constant initial value (not when blocks add into C atomically); the
+  // SIMT kernel also applies a consumer as it stores (batch 1; the WMMA
+  // kernel stores whole fragments, so its consumer stays a kernel).
+  bool withInit = epilogue && splits == 1;
+  bool withEpilogue = withInit && !tensorCores && epilogue->consumer && p.batch == 1;
+  if (withEpilogue)
+    hoistEpilogueAllocations(op, *epilogue);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   int64_t threads = tensorCores ? s.mmaThreads() : s.simtThreads();
@@ -1034,20 +1058,20 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
   GemmKernel g{rewriter, loc, p, s, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
   Value As = launch.getWorkgroupAttributions()[0], Bs = launch.getWorkgroupAttributions()[1];
-  // C's constant initial value (not when blocks add into C atomically); a
-  // consumer stays a kernel of its own.
-  bool withInit = epilogue && splits == 1;
   Value start = withInit ? initialValue(*epilogue) : Value();
+  auto store = [&](Value row, Value col, Value value) {
+    storeThroughEpilogue(g, *epilogue, cIndices, row, col, value);
+  };
   if (tensorCores)
     buildMma(g, launch, As, Bs, s.bk, kStep, start);
   else
-    buildSimt(g, launch, As, Bs, splits, kChunk, start);
-  launch->setAttr("neo.kernel", rewriter.getStringAttr(tensorCores ? "gemm_mma"
-                                                       : implicit  ? "gemm_implicit"
-                                                                   : "gemm_simt"));
+    buildSimt(g, launch, As, Bs, splits, kChunk, start,
+              withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
+  std::string name = tensorCores ? "gemm_mma" : implicit ? "gemm_implicit" : "gemm_simt";
+  launch->setAttr("neo.kernel", rewriter.getStringAttr(withEpilogue ? name + "_epilogue" : name));
   rewriter.eraseOp(op);
   if (withInit)
-    eraseFused(rewriter, *epilogue, /*consumer=*/false, fused);
+    eraseFused(rewriter, *epilogue, withEpilogue, fused);
   return true;
 }
 

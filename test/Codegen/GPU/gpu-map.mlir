@@ -219,16 +219,19 @@ func.func @fill_read_before(%a: memref<4096x256xf32>, %b: memref<256x2048xf32>, 
 // -----
 
 // An f32 GEMM with an elementwise consumer (bias and relu) on the SIMT
-// kernel: the kernel takes the fill over; the consumer stays a kernel of
-// its own (only the pipelined tensor-core kernels apply consumers).
-// CHECK-LABEL: func.func @fill_folded_consumer_kept
+// kernel: the kernel takes the fill over and applies the consumer as it
+// stores each element (its epilogue), C never written: one launch.
+// CHECK-LABEL: func.func @fill_folded_consumer
 // CHECK-NOT: linalg.fill
 // CHECK: gpu.launch
-// CHECK: {neo.kernel = "gemm_simt"}
-// CHECK: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: memref.store {{.*}} : memref<262144xf32>
 // CHECK: arith.maximumf
-// CHECK: {neo.kernel = "pointwise"}
-func.func @fill_folded_consumer_kept(%a: memref<512x256xf32>, %b: memref<256x512xf32>, %bias: memref<512xf32>, %y: memref<512x512xf32>) {
+// CHECK: memref.store {{.*}} : memref<512x512xf32>
+// CHECK: {neo.kernel = "gemm_simt_epilogue"}
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @fill_folded_consumer(%a: memref<512x256xf32>, %b: memref<256x512xf32>, %bias: memref<512xf32>, %y: memref<512x512xf32>) {
   %zero = arith.constant 0.0 : f32
   %c = memref.alloc() : memref<512x512xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<512x512xf32>)
