@@ -125,15 +125,16 @@ std::pair<int64_t, int64_t> mlir::neo::attention::unmaskedTiles(ArrayRef<KeyMask
                                                                 int64_t rows, int64_t keys,
                                                                 int64_t keyTiles) {
   // As the IR above computes it (coefficients below 2^24: no overflow).
-  auto floorDiv = [](int64_t x, int64_t y) { return llvm::divideFloorSigned(x, y); };
+  using llvm::divideFloorSigned;
   int64_t first = 0, end = keyTiles;
   for (const KeyMask &m : masks) {
     int64_t row = m.row >= 0 ? q0 : q0 + rows - 1;
     int64_t least = row * m.row + m.offset;
     if (m.key > 0)
-      end = std::min(end, floorDiv(-least, m.key * keys) + 1);
+      end = std::min(end, divideFloorSigned(-least, m.key * keys) + 1);
     else if (m.key < 0)
-      first = std::max(first, floorDiv(floorDiv(least - 1, -m.key) - (keys - 1), keys) + 1);
+      first = std::max(
+          first, divideFloorSigned(divideFloorSigned(least - 1, -m.key) - (keys - 1), keys) + 1);
     else if (least > 0)
       end = 0;
   }

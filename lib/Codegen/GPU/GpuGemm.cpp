@@ -632,6 +632,25 @@ static void hoistEpilogueAllocations(linalg::LinalgOp op, const GpuGemmEpilogue 
   });
 }
 
+/// Which parts of epilogue `e` (when there is one) a kernel of GEMM `op`
+/// takes over: the fill's constant as its accumulators' start (not when K
+/// is split over blocks that add into C, which the fill must then have
+/// written), and the consumer as its store (batch 1, and only where the
+/// kernel can apply it: `consumerAllowed`). Moves what the consumer needs
+/// up to `op` when it is taken.
+struct EpilogueUse {
+  bool init = false, consumer = false;
+};
+static EpilogueUse useEpilogue(linalg::LinalgOp op, const GpuGemmEpilogue *e, int64_t splits,
+                               int64_t batch, bool consumerAllowed) {
+  EpilogueUse use;
+  use.init = e && splits == 1;
+  use.consumer = use.init && consumerAllowed && e->consumer && batch == 1;
+  if (use.consumer)
+    hoistEpilogueAllocations(op, *e);
+  return use;
+}
+
 /// The constant that the fill of `e` writes.
 static Value initialValue(const GpuGemmEpilogue &e) {
   return linalg::LinalgOp(e.fill).getDpsInputOperand(0)->get();
@@ -692,11 +711,10 @@ using CIndicesFn = function_ref<SmallVector<Value>(Value row, Value col)>;
 /// `value` through epilogue `e`: C's value too where it is kept, then the
 /// consumer's at C's indices (`cIndices`, else (row, col)).
 static void storeThroughEpilogue(GemmKernel &g, const GpuGemmEpilogue &e, CIndicesFn cIndices,
-                                 Value row, Value col, Value value) {
+                                 Value zero, Value row, Value col, Value value) {
   KB kb = g.k();
   if (e.keepC) {
     // C's value too, where later ops (a training step's backward) read it.
-    Value zero = kb.idx(0);
     if (g.C.implicitAdd)
       g.C.implicitAdd(zero, row, col, value, CUpdate::Store);
     else
@@ -712,13 +730,8 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
                             OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
                             GemmFusion *fused, int64_t splits = 1, CIndicesFn cIndices = nullptr) {
   OpBuilder::InsertionGuard guard(rewriter);
-  // The fill's constant as the accumulators' start (K split over blocks
-  // adds into C, which the fill must then have written); the consumer, if
-  // any, as the store.
-  bool withInit = epilogue && splits == 1;
-  bool withEpilogue = withInit && epilogue->consumer && p.batch == 1;
-  if (withEpilogue)
-    hoistEpilogueAllocations(op, *epilogue);
+  auto [withInit, withEpilogue] =
+      useEpilogue(op, epilogue, splits, p.batch, /*consumerAllowed=*/true);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   gpu::LaunchOp launch = createLaunch(
@@ -728,8 +741,9 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
   Value init = withInit ? initialValue(*epilogue) : Value();
+  Value zero = kb.idx(0);
   auto store = [&](Value row, Value col, Value value) {
-    storeThroughEpilogue(g, *epilogue, cIndices, row, col, value);
+    storeThroughEpilogue(g, *epilogue, cIndices, zero, row, col, value);
   };
   build(launch, g, init, withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
   launch->setAttr("neo.kernel",
@@ -1036,13 +1050,9 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
              FailureOr<bool>(failure());
   }
   OpBuilder::InsertionGuard guard(rewriter);
-  // C's constant initial value (not when blocks add into C atomically); the
-  // SIMT kernel also applies a consumer as it stores (batch 1; the WMMA
-  // kernel stores whole fragments, so its consumer stays a kernel).
-  bool withInit = epilogue && splits == 1;
-  bool withEpilogue = withInit && !tensorCores && epilogue->consumer && p.batch == 1;
-  if (withEpilogue)
-    hoistEpilogueAllocations(op, *epilogue);
+  // The WMMA kernel stores whole fragments, so its consumer stays a kernel.
+  auto [withInit, withEpilogue] =
+      useEpilogue(op, epilogue, splits, p.batch, /*consumerAllowed=*/!tensorCores);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   int64_t threads = tensorCores ? s.mmaThreads() : s.simtThreads();
@@ -1059,8 +1069,9 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
   makeOperands(kb, g.A, g.B, g.C);
   Value As = launch.getWorkgroupAttributions()[0], Bs = launch.getWorkgroupAttributions()[1];
   Value start = withInit ? initialValue(*epilogue) : Value();
+  Value zero = kb.idx(0);
   auto store = [&](Value row, Value col, Value value) {
-    storeThroughEpilogue(g, *epilogue, cIndices, row, col, value);
+    storeThroughEpilogue(g, *epilogue, cIndices, zero, row, col, value);
   };
   if (tensorCores)
     buildMma(g, launch, As, Bs, s.bk, kStep, start);

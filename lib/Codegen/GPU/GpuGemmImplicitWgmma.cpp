@@ -135,8 +135,8 @@ void mlir::neo::gpukernel::buildWgmmaGather(OpBuilder &b, Location loc, gpu::Lau
   Value accInit = LLVM::UndefOp::create(b, loc, structType);
   for (int64_t f = 0; f < WN / 2; ++f)
     accInit = LLVM::InsertValueOp::create(b, loc, accInit, first, f);
-  Value result =
-      wgmmaMainLoop(kb, plan, in, stages.base, wgRow, wgCol, KT, accInit, [&](Value next) {
+  Value result = wgmmaMainLoop(
+      kb, plan, in, stages.base, wgRow, wgCol, KT, accInit, [&](Value next, ValueRange) {
         issueNextTile(kb, next, KT, S, BK,
                       [&](Value stage, Value k0) { fillStage(stage, kb.add(kBase, k0)); });
       });

@@ -148,8 +148,8 @@ Value mlir::neo::gpukernel::wgmmaKTile(KB &kb, Type in, int64_t wn, bool aKMajor
 
 Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in, Value base,
                                           Value wgRow, Value wgCol, int64_t tiles, Value acc,
-                                          function_ref<void(Value next)> issueNext,
-                                          bool issueAfterMma) {
+                                          function_ref<void(Value, ValueRange)> issueNext,
+                                          bool issueAfterMma, const WgmmaPrefetch *prefetch) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   MLIRContext *ctx = b.getContext();
@@ -160,17 +160,21 @@ Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in
   Value aWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgRow, 64 * kRowBytes));
   Value bWg = arith::IndexCastUIOp::create(b, loc, i64, kb.mul(wgCol, plan.wn * kRowBytes));
   Value aBytes = arith::ConstantIntOp::create(b, loc, i64, plan.bm * kRowBytes);
-  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(tiles), kb.idx(1), ValueRange{acc});
+  SmallVector<Value> carriedInit{acc};
+  if (prefetch)
+    llvm::append_range(carriedInit, prefetch->init);
+  auto loop = scf::ForOp::create(b, loc, kb.idx(0), kb.idx(tiles), kb.idx(1), carriedInit);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs().drop_front();
     NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(ahead - 1));
     NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKind::async_shared,
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
     if (!issueAfterMma)
-      issueNext(kb.add(kt, ahead));
+      issueNext(kb.add(kt, ahead), carried);
 
     Value stageBase = arith::AddIOp::create(
         b, loc, base,
@@ -183,11 +187,14 @@ Value mlir::neo::gpukernel::wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in
     // The next tile's buffer was last read by the group that the barrier's
     // waits completed, not by this one.
     if (issueAfterMma)
-      issueNext(kb.add(kt, ahead));
+      issueNext(kb.add(kt, ahead), carried);
+    SmallVector<Value> yielded{next};
+    if (prefetch)
+      llvm::append_range(yielded, prefetch->load(kb.add(kt, ahead + 1)));
     // The group before this one has read its buffers, which the copies of
     // the next iteration (after its barrier) may refill.
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
-    scf::YieldOp::create(b, loc, next);
+    scf::YieldOp::create(b, loc, yielded);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0));
@@ -330,32 +337,51 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   // rows' in one half of the 8 chunk slots and the odd rows' in the other:
   // every bank 4 times, 4 wavefronts.
   auto vec4 = VectorType::get({4}, f32);
-  auto transposeTile = [&](Value stage, int64_t tileOffsetElems, Value src, const int64_t st[4],
-                           int64_t rows, int outerRole, Value outer0, Value k0) {
-    // 2 * rows blocks over the threads, block tid + r * T in round r; the
-    // last round's threads past the blocks (a 128 x 128 tile of 4
-    // warpgroups has 256 blocks for 512 threads) do nothing.
-    const int64_t blocks = 2 * rows;
-    for (int64_t r = 0; r * T < blocks; ++r) {
+  // 2 * rows blocks over the threads, block tid + r * T in round r; in the
+  // last round the threads past the blocks (a 128 x 128 tile of 4
+  // warpgroups has 256 blocks for 512 threads) load the last block again
+  // and store nothing.
+  auto transposeRounds = [&](int64_t rows) { return (2 * rows + T - 1) / T; };
+  auto blockOf = [&](int64_t r, int64_t rows, Value &g, Value &kc) {
+    Value u = kb.add(tid, r * T);
+    if ((r + 1) * T > 2 * rows)
+      u = kb.min(u, 2 * rows - 1);
+    g = kb.add(kb.mul(kb.div(u, 64), 8), kb.rem(u, 8));
+    kc = kb.rem(kb.div(u, 8), 8);
+  };
+  // The loads of the thread's blocks of the tile at k0: 4 vectors a round,
+  // the 4 m (n) at its k, k + 1, k + 2, k + 3.
+  auto transposeLoad = [&](Value src, const int64_t st[4], int64_t rows, int outerRole,
+                           Value outer0, Value k0) {
+    SmallVector<Value> loaded;
+    for (int64_t r = 0; r < transposeRounds(rows); ++r) {
+      Value g, kc;
+      blockOf(r, rows, g, kc);
+      Value outer = kb.add(outer0, kb.mul(g, 4)), k = kb.add(k0, kb.mul(kc, 4));
+      for (int64_t i = 0; i < 4; ++i)
+        loaded.push_back(vector::LoadOp::create(
+            b, loc, vec4, src, globalOffset(st, outer, outerRole, kb.add(k, i), kK), false,
+            llvm::MaybeAlign(16)));
+    }
+    return loaded;
+  };
+  // Their stores, transposed: 4 chunks of 4 k a round, into the rows of
+  // m (n) 4g .. 4g + 3.
+  auto transposeStore = [&](Value stage, int64_t tileOffsetElems, int64_t rows, ValueRange loaded) {
+    for (int64_t r = 0; r < transposeRounds(rows); ++r) {
       OpBuilder::InsertionGuard guard(b);
-      Value u = kb.add(tid, r * T);
-      if ((r + 1) * T > blocks) {
-        Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, u, kb.idx(blocks));
+      if ((r + 1) * T > 2 * rows) {
+        Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kb.add(tid, r * T),
+                                             kb.idx(2 * rows));
         auto ifOp = scf::IfOp::create(b, loc, active, /*withElse=*/false);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       }
-      Value g = kb.add(kb.mul(kb.div(u, 64), 8), kb.rem(u, 8));
-      Value kc = kb.rem(kb.div(u, 8), 8);
-      Value outer = kb.add(outer0, kb.mul(g, 4)), k = kb.add(k0, kb.mul(kc, 4));
-      Value loaded[4];
-      for (int64_t i = 0; i < 4; ++i)
-        loaded[i] = vector::LoadOp::create(b, loc, vec4, src,
-                                           globalOffset(st, outer, outerRole, kb.add(k, i), kK),
-                                           false, llvm::MaybeAlign(16));
+      Value g, kc;
+      blockOf(r, rows, g, kc);
       for (int64_t j = 0; j < 4; ++j) {
         SmallVector<Value, 4> column;
         for (int64_t i = 0; i < 4; ++i)
-          column.push_back(vector::ExtractOp::create(b, loc, loaded[i], j));
+          column.push_back(vector::ExtractOp::create(b, loc, loaded[4 * r + i], j));
         Value chunk = vector::FromElementsOp::create(b, loc, vec4, column);
         Value row = kb.add(kb.mul(g, 4), j);
         Value swz = arith::XOrIOp::create(b, loc, kc, kb.rem(row, 8));
@@ -365,15 +391,35 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
       }
     }
   };
-  auto issueLoads = [&](Value stage, Value k0) {
+  // The registers of the transposed operands' tile `tile` (the last one
+  // past the end, whose values are then not stored): A's, then B's.
+  const int64_t aRegs = plan.aTransposed ? 4 * transposeRounds(BM) : 0;
+  auto loadTransposed = [&](Value tile) {
+    Value k0 = kb.mul(kb.min(tile, KT - 1), BK);
+    SmallVector<Value> regs;
     if (plan.aTransposed)
-      transposeTile(stage, 0, a, strideA, BM, kM, m0, k0);
+      regs = transposeLoad(a, strideA, BM, kM, m0, k0);
+    if (plan.bTransposed)
+      llvm::append_range(regs, transposeLoad(bMem, strideB, BN, kN, n0, k0));
+    return regs;
+  };
+  // A stage's copies (K-major operands) and stores (transposed ones, from
+  // `regs`: loadTransposed's of that tile).
+  auto issueFrom = [&](Value stage, Value k0, ValueRange regs) {
+    if (plan.aTransposed)
+      transposeStore(stage, 0, BM, regs.take_front(aRegs));
     else
       copyTile(stage, 0, a, strideA, BM, plan.aKMajor, kM, m0, k0);
     if (plan.bTransposed)
-      transposeTile(stage, aBytes / elemBytes, bMem, strideB, BN, kN, n0, k0);
+      transposeStore(stage, aBytes / elemBytes, BN, regs.drop_front(aRegs));
     else
       copyTile(stage, aBytes / elemBytes, bMem, strideB, BN, plan.bKMajor, kN, n0, k0);
+  };
+  auto issueLoads = [&](Value stage, Value k0) {
+    SmallVector<Value> regs;
+    if (plan.aTransposed || plan.bTransposed)
+      regs = loadTransposed(kb.div(k0, BK));
+    issueFrom(stage, k0, regs);
   };
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
 
@@ -417,10 +463,23 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
         accInit = LLVM::InsertValueOp::create(b, loc, accInit, v[e], 4 * j + 2 * h + e);
     }
 
+  // Transposed operands: the loads of a tile go out an iteration before
+  // their stores (after the wgmmas of the iteration before that tile's), so
+  // the threads wait for global memory only where a whole k tile's MMAs
+  // have run since.
+  bool transposed = plan.aTransposed || plan.bTransposed;
+  WgmmaPrefetch prefetch;
+  if (transposed) {
+    prefetch.init = loadTransposed(kb.idx(ahead));
+    prefetch.load = loadTransposed;
+  }
   Value result = wgmmaMainLoop(
       kb, plan, in, base, wgRow, wgCol, KT, accInit,
-      [&](Value next) { issueNextTile(kb, next, KT, S, BK, issueLoads); },
-      /*issueAfterMma=*/plan.aTransposed || plan.bTransposed);
+      [&](Value next, ValueRange regs) {
+        issueNextTile(kb, next, KT, S, BK,
+                      [&](Value stage, Value k0) { issueFrom(stage, k0, regs); });
+      },
+      /*issueAfterMma=*/transposed, transposed ? &prefetch : nullptr);
   for (int64_t j = 0; j < WN / 8; ++j)
     for (int64_t h = 0; h < 2; ++h) {
       Value v[2];

@@ -112,10 +112,19 @@ inline int64_t wgmmaInFlight(int64_t stages) { return stages >= 3 ? 1 : 0; }
 /// for everything. With `issueAfterMma`, `issueNext` comes after the
 /// wgmmas are issued (its buffer is free either way): loads that the
 /// threads wait for (a transposed operand) then overlap the MMAs in flight.
-/// Returns the accumulators, from `acc`.
+/// With `prefetch`, the loop also carries registers: `issueNext` gets the
+/// ones loaded an iteration before (the loads of tile kt + ahead; `init`
+/// for the first), and after it `prefetch.load(kt + ahead + 1)` issues the
+/// loads of the tile after, which the threads then wait for only in the
+/// next iteration. Returns the accumulators, from `acc`.
+struct WgmmaPrefetch {
+  SmallVector<Value> init;
+  function_ref<SmallVector<Value>(Value tile)> load;
+};
 Value wgmmaMainLoop(KB &kb, const WgmmaPlan &plan, Type in, Value base, Value wgRow, Value wgCol,
-                    int64_t tiles, Value acc, function_ref<void(Value next)> issueNext,
-                    bool issueAfterMma = false);
+                    int64_t tiles, Value acc,
+                    function_ref<void(Value next, ValueRange carried)> issueNext,
+                    bool issueAfterMma = false, const WgmmaPrefetch *prefetch = nullptr);
 
 /// Builds the kernel body into `launch` (grid (n / bn, m / bm, batch),
 /// plan.threads threads, plan.sharedBytes of dynamic shared memory); `init`

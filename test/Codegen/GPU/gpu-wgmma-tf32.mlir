@@ -3,8 +3,8 @@
 // by 16-byte copies of 4 floats as they lie; MN-major ones (B stored k by
 // n, A stored k by m) are transposed by the threads: 16-byte loads of 4
 // floats along n (m) from 4 k rows, 16-byte stores of 4 k into the
-// swizzled K-major rows that tf32 wgmma reads, issued after the tile's
-// wgmmas. A ragged n: the implicit kernel (float by float, K-major in
+// swizzled K-major rows that tf32 wgmma reads, stored after the wgmmas of
+// the tile before theirs, loaded an iteration earlier. A ragged n: the implicit kernel (float by float, K-major in
 // shared memory). Tiles that leave SMs idle on a K of 512 or more: the
 // implicit kernel too, which splits K (the GEMM kernel does not).
 // mma=tf32 takes no wgmma for contractions.
@@ -46,23 +46,27 @@ func.func @nt(%x: memref<256x96xf32>, %y: memref<192x96xf32>, %z: memref<256x192
 #b = affine_map<(i, j, k) -> (k, j)>
 #c = affine_map<(i, j, k) -> (i, j)>
 
-// B transposed: per k tile, 16-byte global loads of B then its 16-byte
-// shared stores, after the wgmmas are committed and before the wait that
-// leaves them in flight.
+// B transposed: per k tile, after the wgmmas are committed and before the
+// wait that leaves them in flight, the 16-byte shared stores of B's tile
+// from the registers that the iteration before loaded, then the 16-byte
+// global loads of the tile after it, carried by the loop.
 // SEL-LABEL: func.func @nn
 // SEL: #neo.gpu_gemm<bm = 64, bn = 64, bk = 32, tm = 8, tn = 8, wm = 64, wn = 64, mma = "wgmma">
 // MAP-LABEL: func.func @nn
 // MAP: gpu.launch blocks({{.*}}) in ({{.*}} = %c3{{.*}}, {{.*}} = %c4{{.*}}, {{.*}} = %c1{{.*}})
-// MAP: scf.for
+// MAP: vector.load {{.*}} {alignment = 16 : i64} : memref<18432xf32>, vector<4xf32>
+// MAP: scf.for {{.*}} iter_args({{.*}}) -> (!llvm.struct<{{.*}}>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // MAP: nvvm.fence.proxy
 // MAP: gpu.barrier
 // MAP: nvvm.wgmma.commit.group.sync.aligned
 // MAP: nvgpu.device_async_copy
-// MAP: vector.load {{.*}} {alignment = 16 : i64} : memref<18432xf32>, vector<4xf32>
+// MAP-NOT: vector.load
 // MAP: vector.from_elements
 // MAP: vector.store {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // MAP: nvvm.cp.async.commit.group
+// MAP: vector.load {{.*}} {alignment = 16 : i64} : memref<18432xf32>, vector<4xf32>
 // MAP: nvvm.wgmma.wait.group.sync.aligned 1
+// MAP: scf.yield {{.*}} : !llvm.struct<{{.*}}>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
 // MAP: neo.kernel = "gemm_wgmma"
 // MAP-NOT: gemm_implicit
 func.func @nn(%x: memref<256x96xf32>, %y: memref<96x192xf32>, %z: memref<256x192xf32>) {
