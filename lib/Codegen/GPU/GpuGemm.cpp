@@ -635,17 +635,17 @@ static void hoistEpilogueAllocations(linalg::LinalgOp op, const GpuGemmEpilogue 
 /// Which parts of epilogue `e` (when there is one) a kernel of GEMM `op`
 /// takes over: the fill's constant as its accumulators' start (not when K
 /// is split over blocks that add into C, which the fill must then have
-/// written), and the consumer as its store (batch 1, and only where the
-/// kernel can apply it: `consumerAllowed`). Moves what the consumer needs
-/// up to `op` when it is taken.
+/// written), and the consumer as its store (only where the kernel can
+/// apply it: `consumerAllowed`). Moves what the consumer needs up to `op`
+/// when it is taken.
 struct EpilogueUse {
   bool init = false, consumer = false;
 };
 static EpilogueUse useEpilogue(linalg::LinalgOp op, const GpuGemmEpilogue *e, int64_t splits,
-                               int64_t batch, bool consumerAllowed) {
+                               bool consumerAllowed) {
   EpilogueUse use;
   use.init = e && splits == 1;
-  use.consumer = use.init && consumerAllowed && e->consumer && batch == 1;
+  use.consumer = use.init && consumerAllowed && e->consumer;
   if (use.consumer)
     hoistEpilogueAllocations(op, *e);
   return use;
@@ -698,40 +698,37 @@ static void emitGemmEpilogue(OpBuilder &b, Location loc, const GpuGemmEpilogue &
 
 /// Replaces `op` by a pipelined tensor-core kernel (grid (n / bn, m / bm,
 /// batch), `threads` threads, `sharedBytes` of dynamic shared memory) that
-/// `build` fills from A, B, C, the initial value (without split K, at any
-/// batch) and the epilogue store (batch 1), erasing what it took over and
-/// saying so in `*fused`. The store takes C's element (row, col) of the
-/// problem; `cIndices` gives its indices in C (an implicit GEMM's output),
-/// else they are (row, col).
+/// `build` fills from A, B, C, the initial value and the epilogue store
+/// (without split K, at any batch), erasing what it took over and saying so
+/// in `*fused`. The store takes C's element (row, col) of the problem in
+/// the block's batch (grid z); `cIndices` gives its indices in C.
 using PipelinedBody = function_ref<void(gpu::LaunchOp, const GemmKernel &, Value init,
                                         function_ref<void(Value, Value, Value)> store)>;
-using CIndicesFn = function_ref<SmallVector<Value>(Value row, Value col)>;
+using CIndicesFn = function_ref<SmallVector<Value>(Value batch, Value row, Value col)>;
 
-/// A GEMM kernel's store of C's element (row, col) (batch 1) with value
-/// `value` through epilogue `e`: C's value too where it is kept, then the
-/// consumer's at C's indices (`cIndices`, else (row, col)).
+/// A GEMM kernel's store of C's element (row, col) of batch `batch` with
+/// value `value` through epilogue `e`: C's value too where it is kept, then
+/// the consumer's at C's indices (`cIndices`).
 static void storeThroughEpilogue(GemmKernel &g, const GpuGemmEpilogue &e, CIndicesFn cIndices,
-                                 Value zero, Value row, Value col, Value value) {
+                                 Value batch, Value row, Value col, Value value) {
   KB kb = g.k();
   if (e.keepC) {
     // C's value too, where later ops (a training step's backward) read it.
     if (g.C.implicitAdd)
-      g.C.implicitAdd(zero, row, col, value, CUpdate::Store);
+      g.C.implicitAdd(batch, row, col, value, CUpdate::Store);
     else
-      memref::StoreOp::create(g.b, g.loc, value, g.C.flat, g.C.offset(kb, zero, kM, row, kN, col));
+      memref::StoreOp::create(g.b, g.loc, value, g.C.flat, g.C.offset(kb, batch, kM, row, kN, col));
   }
-  SmallVector<Value> ivs = cIndices ? cIndices(row, col) : SmallVector<Value>{row, col};
-  emitGemmEpilogue(g.b, g.loc, e, ivs, value);
+  emitGemmEpilogue(g.b, g.loc, e, cIndices(batch, row, col), value);
 }
 
 static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
                             Type acc, const GpuGemmSchedule &t, int64_t threads,
                             int64_t sharedBytes, StringRef name, PipelinedBody build,
                             OperandMaker makeOperands, const GpuGemmEpilogue *epilogue,
-                            GemmFusion *fused, int64_t splits = 1, CIndicesFn cIndices = nullptr) {
+                            GemmFusion *fused, int64_t splits, CIndicesFn cIndices) {
   OpBuilder::InsertionGuard guard(rewriter);
-  auto [withInit, withEpilogue] =
-      useEpilogue(op, epilogue, splits, p.batch, /*consumerAllowed=*/true);
+  auto [withInit, withEpilogue] = useEpilogue(op, epilogue, splits, /*consumerAllowed=*/true);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   gpu::LaunchOp launch = createLaunch(
@@ -741,9 +738,10 @@ static void launchPipelined(RewriterBase &rewriter, linalg::LinalgOp op, const G
   GemmKernel g{rewriter, loc, p, t, Operand(), Operand(), Operand(), acc};
   makeOperands(kb, g.A, g.B, g.C);
   Value init = withInit ? initialValue(*epilogue) : Value();
-  Value zero = kb.idx(0);
+  // Without split K, grid z is the batch.
+  Value batch = launch.getBlockIds().z;
   auto store = [&](Value row, Value col, Value value) {
-    storeThroughEpilogue(g, *epilogue, cIndices, zero, row, col, value);
+    storeThroughEpilogue(g, *epilogue, cIndices, batch, row, col, value);
   };
   build(launch, g, init, withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
   launch->setAttr("neo.kernel",
@@ -837,12 +835,12 @@ static void storeOrAdd(const GemmKernel &g, function_ref<void(Value, Value, Valu
 
 /// Chooses the kernel (tensor cores or SIMT, tiles, split K) for `p` and
 /// replaces `op` by its launch; `makeOperands` builds A, B and C inside it.
-static FailureOr<bool>
-emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type in, Type acc,
-         bool cRowsContiguous, const GpuGemmSchedule &schedule, OperandMaker makeOperands,
-         bool implicit, const GpuTarget &target, const GpuGemmEpilogue *epilogue = nullptr,
-         GemmFusion *fused = nullptr, const ImplicitOperands *implicitOperands = nullptr,
-         CIndicesFn cIndices = nullptr) {
+static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p,
+                                Type in, Type acc, bool cRowsContiguous,
+                                const GpuGemmSchedule &schedule, OperandMaker makeOperands,
+                                bool implicit, const GpuTarget &target,
+                                const GpuGemmEpilogue *epilogue, GemmFusion *fused,
+                                const ImplicitOperands *implicitOperands, CIndicesFn cIndices) {
   if (!(acc.isF32() || acc.isF64()))
     return false;
   {
@@ -879,7 +877,7 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
       buildWgmma(rewriter, op.getLoc(), launch, plan, p, in, g.buffers(), init, store);
     };
     launchPipelined(rewriter, op, p, acc, s, plan.threads, plan.sharedBytes, "gemm_wgmma", build,
-                    makeOperands, epilogue, fused);
+                    makeOperands, epilogue, fused, /*splits=*/1, cIndices);
     return true;
   }
   if (!implicit) {
@@ -894,7 +892,7 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
         buildMmaSync(rewriter, op.getLoc(), launch, plan, p, in, g.buffers(), init, store);
       };
       launchPipelined(rewriter, op, p, acc, t, plan.threads, plan.sharedBytes, "gemm_mma_sync",
-                      build, makeOperands, epilogue, fused);
+                      build, makeOperands, epilogue, fused, /*splits=*/1, cIndices);
       return true;
     }
     if (t.stages >= 2 && plan.sharedBytes > kMaxDynamicShared)
@@ -1052,7 +1050,7 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
   OpBuilder::InsertionGuard guard(rewriter);
   // The WMMA kernel stores whole fragments, so its consumer stays a kernel.
   auto [withInit, withEpilogue] =
-      useEpilogue(op, epilogue, splits, p.batch, /*consumerAllowed=*/!tensorCores);
+      useEpilogue(op, epilogue, splits, /*consumerAllowed=*/!tensorCores);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   int64_t threads = tensorCores ? s.mmaThreads() : s.simtThreads();
@@ -1069,9 +1067,9 @@ emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, const GemmProblem &p, Type
   makeOperands(kb, g.A, g.B, g.C);
   Value As = launch.getWorkgroupAttributions()[0], Bs = launch.getWorkgroupAttributions()[1];
   Value start = withInit ? initialValue(*epilogue) : Value();
-  Value zero = kb.idx(0);
+  Value batch = launch.getBlockIds().z;
   auto store = [&](Value row, Value col, Value value) {
-    storeThroughEpilogue(g, *epilogue, cIndices, zero, row, col, value);
+    storeThroughEpilogue(g, *epilogue, cIndices, batch, row, col, value);
   };
   if (tensorCores)
     buildMma(g, launch, As, Bs, s.bk, kStep, start);
@@ -1164,20 +1162,33 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
     fill(B, bMem, 1);
     fill(C, c, 2);
   };
-  // The consumer's C is the op's, with its rows contiguous. C's initial
-  // value replaces the fill only if the GEMM writes all of C.
-  GpuGemmEpilogue initOnly;
-  if (epilogue && epilogue->consumer &&
-      (cast<MemRefType>(c.getType()).getRank() != 2 || p.strides[2][kN] != 1 ||
-       p.strides[2][kM] != p.n)) {
-    initOnly = *epilogue;
-    initOnly.consumer = {};
-    epilogue = &initOnly;
-  }
-  if (epilogue && p.batch * p.m * p.n != cast<MemRefType>(c.getType()).getNumElements())
+  // C's initial value replaces the fill, and the consumer is applied as the
+  // kernel stores C, only if the GEMM writes all of C.
+  auto cType = cast<MemRefType>(c.getType());
+  if (epilogue && p.batch * p.m * p.n != cType.getNumElements())
     epilogue = nullptr;
+  // The consumer reads C at the identity map: C's indices of element (row,
+  // col) of a batch. C has the identity layout (findGpuGemmEpilogue), so
+  // its element's offset is its linear index: (row, col) in a row-major 2-D
+  // C, else that offset delinearized over C's shape (a batch of GEMMs,
+  // several batch dims, C transposed).
+  bool rowMajor = cType.getRank() == 2 && p.strides[2][kM] == p.n && p.strides[2][kN] == 1;
+  auto cIndices = [&](Value batch, Value row, Value col) -> SmallVector<Value> {
+    if (rowMajor)
+      return {row, col};
+    KB kb{rewriter, op.getLoc()};
+    Value linear = kb.add(kb.add(kb.mul(batch, p.strides[2][kB]), kb.mul(row, p.strides[2][kM])),
+                          kb.mul(col, p.strides[2][kN]));
+    SmallVector<Value> ivs(cType.getRank());
+    for (int64_t d = cType.getRank() - 1; d > 0; --d) {
+      ivs[d] = kb.rem(linear, cType.getDimSize(d));
+      linear = kb.div(linear, cType.getDimSize(d));
+    }
+    ivs[0] = linear;
+    return ivs;
+  };
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
-                  /*implicit=*/false, target, epilogue, fused);
+                  /*implicit=*/false, target, epilogue, fused, nullptr, cIndices);
 }
 
 /// chooseWgmmaSchedule for implicit GEMMs: both operands plain reads of
@@ -1356,10 +1367,8 @@ FailureOr<bool> mlir::neo::generateGpuImplicitGemm(RewriterBase &rewriter, linal
   if (epilogue && ig.problem.batch * ig.problem.m * ig.problem.n !=
                       cast<MemRefType>(cMem.getType()).getNumElements())
     epilogue = nullptr;
-  // The epilogue's store runs without batch dims (launchPipelined: batch 1).
-  auto cIndices = [&](Value m, Value n) {
-    return ig.outIndices(rewriter, op.getLoc(),
-                         arith::ConstantIndexOp::create(rewriter, op.getLoc(), 0), m, n);
+  auto cIndices = [&](Value batch, Value m, Value n) {
+    return ig.outIndices(rewriter, op.getLoc(), batch, m, n);
   };
   return emitGemm(rewriter, op, ig.problem, acc, acc, /*cRowsContiguous=*/false, schedule, make,
                   /*implicit=*/true, target, epilogue, fused, &operands, cIndices);

@@ -115,9 +115,9 @@ std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
 /// failure after a diagnostic when the schedule is invalid. With
 /// `epilogue`, the kernel starts from the fill's value (when the GEMM's
 /// points are all of C's elements and K is not split over blocks that add
-/// into C) and the pipelined tensor-core kernels store the consumer's values;
-/// what a kernel took over it erases, setting `*fused`. Otherwise it leaves
-/// both.
+/// into C) and the kernel stores the consumer's values (the pipelined
+/// tensor-core and SIMT kernels, at any batch; not WMMA); what a kernel
+/// took over it erases, setting `*fused`. Otherwise it leaves both.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
                                 const GpuGemmEpilogue *epilogue = nullptr,
@@ -143,8 +143,9 @@ std::optional<GpuGemmSchedule> chooseWgmmaSchedule(linalg::LinalgOp op, const Gp
 /// reduction dims are K. Convolutions (forward, and both gradients) take
 /// this path. Returns false when the body has another shape. With
 /// `epilogue`, its fill is taken over as for generateGpuGemm, and its
-/// consumer by the tensor-core kernels where they store each element of C
-/// once (no K split, no batch dims), at C's indices of each (m, n).
+/// consumer by the kernels where they store each element of C once (no K
+/// split; any batch, the groups of a grouped convolution), at C's indices
+/// of each (batch, m, n).
 FailureOr<bool> generateGpuImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                         const GpuGemmSchedule &schedule,
                                         const GpuGemmEpilogue *epilogue = nullptr,
