@@ -284,7 +284,7 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
   // Epilogue: C += acc, four columns at a time where C's rows are contiguous
   // (atomically, one element at a time, when K is split over blocks).
   // With an epilogue (its sums start from C's initial value, K is not
-  // split, batch 1), each element goes through it instead.
+  // split), each element goes through it instead.
   bool vecC =
       splits == 1 && !epilogue && canVectorize(g.C.stride, kN, p.n, {kB, kM}, {p.batch, p.m});
   auto vt = VectorType::get({4}, acc);
@@ -352,9 +352,12 @@ static void buildSimt(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, i
 }
 
 /// Tensor-core kernel (exact tiles, C rows contiguous); the accumulators
-/// start from `start` (C's constant initial value) or from C.
+/// start from `start` (C's constant initial value) or from C. With
+/// `epilogue`, each warp's results go through `staging` (16 rows of wn f32
+/// a warp) to its lanes, which store them through it element by element.
 static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, int64_t BK,
-                     int64_t kStep, Value start = Value()) {
+                     int64_t kStep, Value start = Value(), Value staging = Value(),
+                     function_ref<void(Value, Value, Value)> epilogue = nullptr) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   KB kb = g.k();
@@ -462,6 +465,29 @@ static void buildMma(GemmKernel &g, gpu::LaunchOp launch, Value As, Value Bs, in
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, accs);
   }
+  if (epilogue) {
+    // A fragment stores whole: per row of fragments, the warp's 16 x WN
+    // results into its staging rows, then each lane takes 16 WN / 32 of
+    // them (consecutive columns across the lanes) through the consumer.
+    // Barriers between (the warps run the same loop): the lanes read what
+    // other lanes' fragment stores wrote, and the next row reuses the rows.
+    Value lane = kb.rem(tid, 32), stagingRow = kb.mul(warp, 16);
+    for (int64_t i = 0; i < TI; ++i) {
+      for (int64_t j = 0; j < TJ; ++j)
+        gpu::SubgroupMmaStoreMatrixOp::create(b, loc, loop.getResult(i * TJ + j), staging,
+                                              ValueRange{stagingRow, kb.idx(j * 16)}, ld(WN),
+                                              UnitAttr());
+      gpu::BarrierOp::create(b, loc);
+      for (int64_t r = 0; r < 16 * WN / 32; ++r) {
+        Value e = kb.add(lane, r * 32);
+        Value row = kb.div(e, WN), col = kb.rem(e, WN);
+        Value v = memref::LoadOp::create(b, loc, staging, ValueRange{kb.add(stagingRow, row), col});
+        epilogue(kb.add(kb.add(rowBase, i * 16), row), kb.add(colBase, col), v);
+      }
+      gpu::BarrierOp::create(b, loc);
+    }
+    return;
+  }
   for (int64_t i = 0; i < TI; ++i)
     for (int64_t j = 0; j < TJ; ++j) {
       Value off = g.C.offset(kb, batch, kM, kb.add(rowBase, i * 16), kN, kb.add(colBase, j * 16));
@@ -556,8 +582,10 @@ std::optional<GpuGemmEpilogue> mlir::neo::findGpuGemmEpilogue(linalg::LinalgOp o
   // The output: another buffer, or C itself at the identity map (in place,
   // as bufferization writes `y = f(C)` when C is y's buffer).
   OpOperand *out = g.getDpsInitOperand(0);
+  // Its map a permutation: each element of C's space writes one element of
+  // the output (a map dropping a dim would have blocks race on one).
   if (reads != 1 || !g.getMatchingBlockArgument(out).use_empty() ||
-      !isa<MemRefType>(out->get().getType()) ||
+      !isa<MemRefType>(out->get().getType()) || !g.getMatchingIndexingMap(out).isPermutation() ||
       (out->get() == c && !g.getMatchingIndexingMap(out).isIdentity()))
     return initOnly;
   // C's values are stored too when something after the consumer reads them
@@ -638,9 +666,11 @@ static void hoistEpilogueAllocations(linalg::LinalgOp op, const GpuGemmEpilogue 
 /// written), and the consumer as its store (only where the kernel can
 /// apply it: `consumerAllowed`). Moves what the consumer needs up to `op`
 /// when it is taken.
+namespace {
 struct EpilogueUse {
   bool init = false, consumer = false;
 };
+} // namespace
 static EpilogueUse useEpilogue(linalg::LinalgOp op, const GpuGemmEpilogue *e, int64_t splits,
                                bool consumerAllowed) {
   EpilogueUse use;
@@ -1037,20 +1067,21 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     if (!s.isValid(/*tensorCores=*/false, error))
       return op->emitOpError("invalid gpu_gemm schedule: ") << error, FailureOr<bool>(failure());
   }
-  {
-    int64_t elemBytes = (tensorCores ? in : acc).getIntOrFloatBitWidth() / 8;
-    int64_t bytes = tensorCores ? (s.bm * (s.bk + 8) + s.bk * (s.bn + 8)) * elemBytes
-                                : (s.bk * (s.bm + 4) + s.bk * s.bn) * elemBytes;
-    if (bytes > 48 * 1024)
-      return op->emitOpError("invalid gpu gemm schedule: its tiles need ")
-                 << bytes << " bytes of shared memory, more than the 49152 a kernel holds "
-                 << "statically",
-             FailureOr<bool>(failure());
-  }
+  int64_t elemBytes = (tensorCores ? in : acc).getIntOrFloatBitWidth() / 8;
+  int64_t sharedBytes = tensorCores ? (s.bm * (s.bk + 8) + s.bk * (s.bn + 8)) * elemBytes
+                                    : (s.bk * (s.bm + 4) + s.bk * s.bn) * elemBytes;
+  if (sharedBytes > 48 * 1024)
+    return op->emitOpError("invalid gpu gemm schedule: its tiles need ")
+               << sharedBytes << " bytes of shared memory, more than the 49152 a kernel holds "
+               << "statically",
+           FailureOr<bool>(failure());
   OpBuilder::InsertionGuard guard(rewriter);
-  // The WMMA kernel stores whole fragments, so its consumer stays a kernel.
-  auto [withInit, withEpilogue] =
-      useEpilogue(op, epilogue, splits, /*consumerAllowed=*/!tensorCores);
+  // The WMMA kernel stores whole fragments: it applies a consumer through
+  // 16 rows of wn f32 a warp in shared memory, where they fit.
+  int64_t warps = s.mmaThreads() / 32;
+  int64_t stagingBytes = tensorCores ? warps * 16 * s.wn * 4 : 0;
+  auto [withInit, withEpilogue] = useEpilogue(
+      op, epilogue, splits, /*consumerAllowed=*/sharedBytes + stagingBytes <= 48 * 1024);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   int64_t threads = tensorCores ? s.mmaThreads() : s.simtThreads();
@@ -1059,6 +1090,8 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
                                           : sharedType({s.bk, s.bm + 4}, sharedElem),
                               tensorCores ? sharedType({s.bk, s.bn + 8}, sharedElem)
                                           : sharedType({s.bk, s.bn}, sharedElem)};
+  if (tensorCores && withEpilogue)
+    shared.push_back(sharedType({warps * 16, s.wn}, acc));
   gpu::LaunchOp launch = createLaunch(
       rewriter, loc, {(p.n + s.bn - 1) / s.bn, (p.m + s.bm - 1) / s.bm, p.batch * splits},
       {threads}, shared);
@@ -1072,7 +1105,9 @@ static FailureOr<bool> emitGemm(RewriterBase &rewriter, linalg::LinalgOp op, con
     storeThroughEpilogue(g, *epilogue, cIndices, batch, row, col, value);
   };
   if (tensorCores)
-    buildMma(g, launch, As, Bs, s.bk, kStep, start);
+    buildMma(g, launch, As, Bs, s.bk, kStep, start,
+             withEpilogue ? Value(launch.getWorkgroupAttributions()[2]) : Value(),
+             withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
   else
     buildSimt(g, launch, As, Bs, splits, kChunk, start,
               withEpilogue ? function_ref<void(Value, Value, Value)>(store) : nullptr);
@@ -1173,6 +1208,7 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
   // C, else that offset delinearized over C's shape (a batch of GEMMs,
   // several batch dims, C transposed).
   bool rowMajor = cType.getRank() == 2 && p.strides[2][kM] == p.n && p.strides[2][kN] == 1;
+  assert((!rowMajor || p.batch == 1) && "a 2-D C holds no batch dim");
   auto cIndices = [&](Value batch, Value row, Value col) -> SmallVector<Value> {
     if (rowMajor)
       return {row, col};

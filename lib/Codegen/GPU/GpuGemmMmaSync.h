@@ -79,8 +79,8 @@ void mmaTile(KB &kb, const MmaSyncPlan &plan, Type in, Value As, Value Bs, Value
 /// Builds the kernel body into `launch` (grid: (n / bn, m / bm, batch),
 /// plan.threads threads, plan.sharedBytes of dynamic shared memory). With
 /// `init`, the accumulators start from that f32 value instead of C, and with
-/// `epilogue`, each result (row, col, value) goes to it instead of C (batch
-/// 1).
+/// `epilogue`, each result (row, col, value) of the block's batch (grid z)
+/// goes to it instead of C.
 void buildMmaSync(OpBuilder &b, Location loc, gpu::LaunchOp launch, const MmaSyncPlan &plan,
                   const GemmProblem &p, Type in, const GemmBuffers &buffers, Value init = Value(),
                   function_ref<void(Value, Value, Value)> epilogue = nullptr);

@@ -34,11 +34,13 @@
 // them as 4 16-byte chunks of 4 k into 4 swizzled rows (a warp's store
 // instruction writes half of each of 8 rows, the even rows' chunks in slots
 // 0-3 or 4-7 and the odd rows' in the others: every bank 4 times, 4
-// wavefronts, no conflicts). Those are synchronous
-// loads and generic-proxy stores: the tile is issued after the wgmmas of
-// the current one (the loads overlap the MMAs in flight) and the fence at
-// the top of each k tile orders the stores before the wgmmas that read
-// them.
+// wavefronts, no conflicts). The loads run an iteration ahead of their
+// stores (the k loop carries them in registers): after committing tile
+// kt's wgmmas the threads store tile kt + ahead from the registers loaded
+// in the iteration before, then issue the loads of tile kt + ahead + 1 (the
+// last tile's again past the end). Those stores go through the generic
+// proxy: the fence at the top of each k tile orders them before the wgmmas
+// that read them.
 //
 // Extents must be multiples of the tiles (planWgmma says why not).
 //

@@ -147,8 +147,8 @@ struct NeoGpuMapPass : public mlir::neo::impl::NeoGpuMapBase<NeoGpuMapPass> {
     });
     // GEMMs whose C a constant fill initializes: the kernel starts from the
     // constant instead of reading C; an elementwise consumer of the result
-    // the tensor-core kernels apply as they store. Their fills wait for the
-    // GEMM's kernel choice.
+    // the GEMM kernels apply as they store. Their fills wait for the GEMM's
+    // kernel choice.
     llvm::DenseMap<Operation *, GpuGemmEpilogue> epilogues;
     llvm::DenseSet<Operation *> deferred, erased;
     for (linalg::LinalgOp op : ops)

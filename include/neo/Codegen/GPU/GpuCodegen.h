@@ -115,8 +115,8 @@ std::optional<GpuGemmEpilogue> findGpuGemmEpilogue(linalg::LinalgOp op);
 /// failure after a diagnostic when the schedule is invalid. With
 /// `epilogue`, the kernel starts from the fill's value (when the GEMM's
 /// points are all of C's elements and K is not split over blocks that add
-/// into C) and the kernel stores the consumer's values (the pipelined
-/// tensor-core and SIMT kernels, at any batch; not WMMA); what a kernel
+/// into C) and the kernel stores the consumer's values (at any batch; the
+/// WMMA kernel where its staging rows fit in shared memory); what a kernel
 /// took over it erases, setting `*fused`. Otherwise it leaves both.
 FailureOr<bool> generateGpuGemm(RewriterBase &rewriter, linalg::LinalgOp op,
                                 const GpuGemmSchedule &schedule,
