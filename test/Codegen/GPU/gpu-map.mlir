@@ -249,6 +249,31 @@ func.func @fill_folded_consumer(%a: memref<512x256xf32>, %b: memref<256x512xf32>
 
 // -----
 
+// A consumer whose output map drops a dim (rows of C all writing one row of
+// y) stays a kernel of its own: applied at the GEMM's stores, blocks would
+// race on y. The GEMM still takes the fill over.
+// CHECK-LABEL: func.func @consumer_dropping_dim
+// CHECK-NOT: linalg.fill
+// CHECK: {neo.kernel = "gemm_simt"}
+// CHECK: gpu.launch
+// CHECK: arith.maximumf
+func.func @consumer_dropping_dim(%a: memref<512x256xf32>, %b: memref<256x512xf32>, %y: memref<512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<512x512xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<512x512xf32>)
+  linalg.matmul ins(%a, %b : memref<512x256xf32>, memref<256x512xf32>) outs(%c : memref<512x512xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<512x512xf32>) outs(%y : memref<512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A padded convolution (an implicit GEMM): its kernel takes the fill over
 // too and stores its sums without reading the output.
 // CHECK-LABEL: func.func @fill_folded_conv
