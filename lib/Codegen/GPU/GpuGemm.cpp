@@ -1215,13 +1215,7 @@ FailureOr<bool> mlir::neo::generateGpuGemm(RewriterBase &rewriter, linalg::Linal
     KB kb{rewriter, op.getLoc()};
     Value linear = kb.add(kb.add(kb.mul(batch, p.strides[2][kB]), kb.mul(row, p.strides[2][kM])),
                           kb.mul(col, p.strides[2][kN]));
-    SmallVector<Value> ivs(cType.getRank());
-    for (int64_t d = cType.getRank() - 1; d > 0; --d) {
-      ivs[d] = kb.rem(linear, cType.getDimSize(d));
-      linear = kb.div(linear, cType.getDimSize(d));
-    }
-    ivs[0] = linear;
-    return ivs;
+    return kb.delinearize(linear, cType.getShape());
   };
   return emitGemm(rewriter, op, p, in, acc, p.strides[2][kN] == 1, schedule, make,
                   /*implicit=*/false, target, epilogue, fused, nullptr, cIndices);

@@ -397,8 +397,10 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   // past the end, whose values are then not stored): A's, then B's.
   const int64_t aRegs = plan.aTransposed ? 4 * transposeRounds(BM) : 0;
   auto loadTransposed = [&](Value tile) {
-    Value k0 = kb.mul(kb.min(tile, KT - 1), BK);
     SmallVector<Value> regs;
+    if (!plan.aTransposed && !plan.bTransposed)
+      return regs;
+    Value k0 = kb.mul(kb.min(tile, KT - 1), BK);
     if (plan.aTransposed)
       regs = transposeLoad(a, strideA, BM, kM, m0, k0);
     if (plan.bTransposed)
@@ -417,12 +419,6 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
     else
       copyTile(stage, aBytes / elemBytes, bMem, strideB, BN, plan.bKMajor, kN, n0, k0);
   };
-  auto issueLoads = [&](Value stage, Value k0) {
-    SmallVector<Value> regs;
-    if (plan.aTransposed || plan.bTransposed)
-      regs = loadTransposed(kb.div(k0, BK));
-    issueFrom(stage, k0, regs);
-  };
   auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); };
 
   // With 3 or more stages one wgmma group stays in flight while the next
@@ -432,7 +428,7 @@ void mlir::neo::gpukernel::buildWgmma(OpBuilder &b, Location loc, gpu::LaunchOp 
   const int64_t ahead = S - 1 - wgmmaInFlight(S);
   for (int64_t st = 0; st < ahead; ++st) {
     if (st < KT)
-      issueLoads(kb.idx(st), kb.idx(st * BK));
+      issueFrom(kb.idx(st), kb.idx(st * BK), loadTransposed(kb.idx(st)));
     commit();
   }
 

@@ -45,16 +45,11 @@ struct GenericKernel {
 
   /// Splits a linear index over `dims` (the last one fastest) into ivs.
   void delinearize(Value linear, ArrayRef<unsigned> dims, SmallVectorImpl<Value> &ivs) {
-    KB kb = k();
-    for (int64_t i = dims.size() - 1; i >= 0; --i) {
-      int64_t extent = ranges[dims[i]];
-      if (i == 0) {
-        ivs[dims[i]] = linear;
-        break;
-      }
-      ivs[dims[i]] = extent == 1 ? kb.idx(0) : kb.rem(linear, extent);
-      linear = kb.div(linear, extent);
-    }
+    SmallVector<int64_t> extents;
+    for (unsigned d : dims)
+      extents.push_back(ranges[d]);
+    for (auto [d, iv] : llvm::zip(dims, k().delinearize(linear, extents)))
+      ivs[d] = iv;
   }
 
   /// The indices of `operand` at the iteration point `ivs`.

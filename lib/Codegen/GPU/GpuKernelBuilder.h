@@ -55,6 +55,19 @@ struct KB {
   }
   Value zero(Type t) { return arith::ConstantOp::create(b, loc, b.getZeroAttr(t)); }
 
+  /// Splits `linear` (below the extents' product) into indices over
+  /// `extents`, the last one fastest.
+  SmallVector<Value> delinearize(Value linear, ArrayRef<int64_t> extents) {
+    SmallVector<Value> ivs(extents.size());
+    for (int64_t i = extents.size() - 1; i > 0; --i) {
+      ivs[i] = extents[i] == 1 ? idx(0) : rem(linear, extents[i]);
+      linear = div(linear, extents[i]);
+    }
+    if (!extents.empty())
+      ivs[0] = linear;
+    return ivs;
+  }
+
   /// A 1-D view of an identity-layout memref (a no-op for rank 1).
   Value flat(Value mem) {
     auto type = cast<MemRefType>(mem.getType());
